@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+struct client_options;
+
+int cmd_record(const struct client_options *o, int argc, char *argv[]);
+int cmd_stop(const struct client_options *o, int argc, char *argv[]);
+int cmd_list(const struct client_options *o, int argc, char *argv[]);
+int cmd_status(const struct client_options *o, int argc, char *argv[]);

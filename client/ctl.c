@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ftracectl's side of the control protocol: connecting (with errors that
+ * say what to do), sending requests with an optional fd, receiving and
+ * decoding replies with the same codec the daemon uses, and the output
+ * helpers every subcommand shares.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client/ctl.h"
+#include "ftraced/macro.h"
+
+#define REPLY_TIMEOUT_MS 30000
+
+void print_error(const char *command, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ftracectl%s%s: ", command ? " " : "", command ?: "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int exit_code_for_error(int error)
+{
+	switch (error) {
+	case -EACCES:
+	case -EPERM:
+		return EXIT_DENIED;
+	default:
+		return EXIT_FAILED;
+	}
+}
+
+/**
+ * ctl_connect() - connect to the daemon's control socket.
+ * @o: options (socket path)
+ * @ret_fd: the connected socket
+ *
+ * Return: 0, or -errno after printing what went wrong and what to do.
+ */
+int ctl_connect(const struct client_options *o, int *ret_fd)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -EBADF;
+
+	if (strlen(o->socket_path) >= sizeof(sa.sun_path)) {
+		print_error(NULL, "socket path '%s' is too long", o->socket_path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, o->socket_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return negative_errno();
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = negative_errno();
+
+		if (r == -ENOENT || r == -ECONNREFUSED)
+			print_error(NULL, "ftraced is not running (nothing listens on '%s'); start it "
+				    "with 'systemctl start ftraced' or run 'ftraced' as root",
+				    o->socket_path);
+		else if (r == -EACCES || r == -EPERM)
+			print_error(NULL, "permission denied on '%s': you must be root or a member "
+				    "of the tracing group", o->socket_path);
+		else
+			print_error(NULL, "cannot connect to '%s': %s", o->socket_path,
+				    strerror(-r));
+		return r;
+	}
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+/**
+ * ctl_send() - send one request, optionally passing a file descriptor.
+ * @fd: connected socket
+ * @b: request
+ * @pass_fd: fd to pass with SCM_RIGHTS, or -1
+ *
+ * Return: 0 or -errno.
+ */
+int ctl_send(int fd, struct ctl_builder *b, int pass_fd)
+{
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(int))];
+	} control = {};
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	size_t n;
+	int r;
+
+	r = ctl_builder_finish(b, &n);
+	if (r < 0)
+		return r;
+	iov = (struct iovec){ .iov_base = b->buf, .iov_len = n };
+	if (pass_fd >= 0) {
+		struct cmsghdr *cm;
+
+		mh.msg_control = &control;
+		mh.msg_controllen = sizeof(control);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &pass_fd, sizeof(int));
+	}
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
+		return negative_errno();
+	return 0;
+}
+
+static int decode_session(struct ctl_attr_iter *it, struct session_info *s, struct ctl_attr *next,
+			  bool *has_next)
+{
+	struct ctl_attr a;
+	int r;
+
+	*has_next = false;
+	while ((r = ctl_attr_next(it, &a)) > 0) {
+		switch (a.type) {
+		case FTRACED_ATTR_SESSION_BEGIN:
+			*next = a;
+			*has_next = true;
+			return 0;
+		case FTRACED_ATTR_SESSION:
+			r = ctl_attr_string(&a, FTRACED_NAME_MAX, s->name);
+			break;
+		case FTRACED_ATTR_STATE:
+			r = ctl_attr_string(&a, FTRACED_NAME_MAX, s->state);
+			break;
+		case FTRACED_ATTR_INSTANCE:
+			r = ctl_attr_string(&a, FTRACED_NAME_MAX, s->instance);
+			break;
+		case FTRACED_ATTR_OWNER_UID:
+			r = ctl_attr_u32(&a, &s->owner);
+			break;
+		case FTRACED_ATTR_COMPRESSION:
+			r = ctl_attr_u32(&a, &s->compression);
+			break;
+		case FTRACED_ATTR_SUBBUF_SIZE:
+			r = ctl_attr_u32(&a, &s->subbuf_size);
+			break;
+		case FTRACED_ATTR_EVENT:
+			if (s->n_events >= FTRACED_EVENTS_PER_REQUEST_MAX)
+				return -EBADMSG;
+			r = ctl_attr_string(&a, FTRACED_EVENT_SPEC_MAX, s->events[s->n_events]);
+			if (r >= 0)
+				s->n_events++;
+			break;
+		case FTRACED_ATTR_ELAPSED_MS:
+			r = ctl_attr_u64(&a, &s->elapsed_ms);
+			break;
+		case FTRACED_ATTR_FILE_BYTES:
+			r = ctl_attr_u64(&a, &s->file_bytes);
+			s->has_file_bytes = true;
+			break;
+		case FTRACED_ATTR_ERRNO: {
+			uint32_t e;
+
+			r = ctl_attr_u32(&a, &e);
+			s->error = -(int)e;
+			break;
+		}
+		case FTRACED_ATTR_MESSAGE:
+			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->message);
+			break;
+		case FTRACED_ATTR_CPU: {
+			struct ftraced_cpu_stats *c;
+
+			c = realloc(s->cpus, (s->n_cpus + 1) * sizeof(*c));
+			if (!c)
+				return -ENOMEM;
+			s->cpus = c;
+			r = ctl_attr_cpu_stats(&a, &s->cpus[s->n_cpus]);
+			if (r >= 0)
+				s->n_cpus++;
+			break;
+		}
+		default:
+			break; /* newer daemons may add attributes */
+		}
+		if (r < 0)
+			return r;
+	}
+	return r;
+}
+
+/**
+ * ctl_receive() - wait for one message and decode it.
+ * @fd: connected socket
+ * @timeout_ms: how long to wait, -1 for ever
+ * @ret: the decoded reply (free with reply_done())
+ *
+ * Return: 0, -ETIMEDOUT, -ECONNRESET when the daemon closed the
+ * connection, -EBADMSG for a malformed reply, or -errno.
+ */
+int ctl_receive(int fd, int timeout_ms, struct reply *ret)
+{
+	static uint8_t buf[FTRACED_MSG_SIZE_MAX];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct ctl_attr_iter it;
+	struct ctl_attr a;
+	struct ctl_msg m;
+	bool has_next;
+	ssize_t n;
+	int r;
+
+	*ret = (struct reply){};
+	r = poll(&p, 1, timeout_ms);
+	if (r < 0)
+		return negative_errno();
+	if (r == 0)
+		return -ETIMEDOUT;
+	n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
+	if (n < 0)
+		return negative_errno();
+	if (n == 0)
+		return -ECONNRESET;
+	if ((size_t)n > sizeof(buf))
+		return -EBADMSG;
+	r = ctl_msg_parse(buf, (size_t)n, &m);
+	if (r < 0)
+		return -EBADMSG;
+	ret->type = m.type;
+	ctl_attr_iter_init(&it, &m);
+	if (m.type == FTRACED_MSG_ERROR) {
+		while ((r = ctl_attr_next(&it, &a)) > 0) {
+			uint32_t e;
+
+			if (a.type == FTRACED_ATTR_ERRNO && ctl_attr_u32(&a, &e) >= 0)
+				ret->error = -(int)e;
+			else if (a.type == FTRACED_ATTR_MESSAGE)
+				ctl_attr_string(&a, FTRACED_MESSAGE_MAX, ret->message);
+		}
+		if (ret->error >= 0)
+			ret->error = -EIO;
+		return 0;
+	}
+	has_next = false;
+	r = ctl_attr_next(&it, &a);
+	if (r > 0 && a.type == FTRACED_ATTR_SESSION_BEGIN)
+		has_next = true;
+	while (has_next) {
+		struct session_info *items;
+
+		items = realloc(ret->sessions.items, (ret->sessions.n + 1) * sizeof(*items));
+		if (!items) {
+			reply_done(ret);
+			return -ENOMEM;
+		}
+		ret->sessions.items = items;
+		items[ret->sessions.n] = (struct session_info){};
+		r = decode_session(&it, &items[ret->sessions.n++], &a, &has_next);
+		if (r < 0) {
+			reply_done(ret);
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+void reply_done(struct reply *r)
+{
+	for (size_t i = 0; i < r->sessions.n; i++)
+		free(r->sessions.items[i].cpus);
+	free(r->sessions.items);
+	r->sessions = (struct sessions){};
+}
+
+/**
+ * ctl_call() - connect, send one request, wait for its reply.
+ * @o: options
+ * @b: request
+ * @ret: the reply
+ *
+ * Return: 0 (the reply may still be an ERROR), or -errno after printing why.
+ */
+int ctl_call(const struct client_options *o, struct ctl_builder *b, struct reply *ret)
+{
+	_cleanup_close_ int fd = -EBADF;
+	int r;
+
+	r = ctl_connect(o, &fd);
+	if (r < 0)
+		return r;
+	r = ctl_send(fd, b, -1);
+	if (r >= 0)
+		r = ctl_receive(fd, REPLY_TIMEOUT_MS, ret);
+	if (r == -ECONNRESET)
+		print_error(NULL, "the daemon closed the connection");
+	else if (r < 0)
+		print_error(NULL, "talking to the daemon failed: %s", strerror(-r));
+	return r;
+}
+
+uint64_t session_lost(const struct session_info *s)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < s->n_cpus; i++)
+		n += s->cpus[i].overrun + s->cpus[i].dropped;
+	return n;
+}
+
+uint64_t session_bytes_raw(const struct session_info *s)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < s->n_cpus; i++)
+		n += s->cpus[i].bytes_raw;
+	return n;
+}
+
+uint64_t session_bytes_stored(const struct session_info *s)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < s->n_cpus; i++)
+		n += s->cpus[i].bytes_stored;
+	return n;
+}
+
+void print_size(char *buf, size_t n, uint64_t bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)bytes;
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < ELEMENTSOF(units)) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, n, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, n, "%.1f %s", v, units[u]);
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/**
+ * print_session_json() - one session as a JSON object (no trailing newline).
+ * @s: session
+ * @indent: prefix of each line
+ */
+void print_session_json(const struct session_info *s, const char *indent)
+{
+	printf("%s{\"name\": ", indent);
+	json_string(s->name);
+	printf(", \"state\": ");
+	json_string(s->state);
+	printf(", \"instance\": ");
+	json_string(s->instance);
+	printf(", \"owner_uid\": %u, \"compression\": \"%s\", \"subbuf_size\": %u",
+	       s->owner, s->compression == FTRACED_COMPRESSION_NONE ? "none" : "zstd",
+	       s->subbuf_size);
+	printf(", \"events\": [");
+	for (unsigned i = 0; i < s->n_events; i++) {
+		printf(i ? ", " : "");
+		json_string(s->events[i]);
+	}
+	printf("], \"elapsed_ms\": %llu", (unsigned long long)s->elapsed_ms);
+	if (s->has_file_bytes)
+		printf(", \"file_bytes\": %llu", (unsigned long long)s->file_bytes);
+	printf(", \"bytes_raw\": %llu, \"bytes_stored\": %llu, \"lost_events\": %llu",
+	       (unsigned long long)session_bytes_raw(s), (unsigned long long)session_bytes_stored(s),
+	       (unsigned long long)session_lost(s));
+	if (s->error < 0) {
+		printf(", \"errno\": %d, \"error\": ", -s->error);
+		json_string(s->message);
+	}
+	printf(", \"cpus\": [");
+	for (unsigned i = 0; i < s->n_cpus; i++) {
+		const struct ftraced_cpu_stats *c = &s->cpus[i];
+
+		printf("%s\n%s  {\"cpu\": %u, \"bytes_raw\": %llu, \"bytes_stored\": %llu, "
+		       "\"chunks\": %llu, \"entries\": %llu, \"overrun\": %llu, \"dropped\": %llu, "
+		       "\"read\": %llu}", i ? "," : "", indent, c->cpu,
+		       (unsigned long long)c->bytes_raw, (unsigned long long)c->bytes_stored,
+		       (unsigned long long)c->chunks, (unsigned long long)c->entries,
+		       (unsigned long long)c->overrun, (unsigned long long)c->dropped,
+		       (unsigned long long)c->read);
+	}
+	printf("]}");
+}
+
+/**
+ * parse_duration_ms() - "10s", "500ms", "2m", "1h", "1.5s" or a bare number of seconds.
+ * @s: text
+ * @ret: milliseconds, > 0
+ *
+ * Return: 0 or -EINVAL.
+ */
+int parse_duration_ms(const char *s, uint64_t *ret)
+{
+	static const struct {
+		const char *suffix;
+		double ms;
+	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "", 1000 } };
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || !(v > 0))
+		return -EINVAL;
+	for (size_t i = 0; i < ELEMENTSOF(units); i++) {
+		if (strcmp(end, units[i].suffix) == 0) {
+			double ms = v * units[i].ms;
+
+			if (ms < 1 || ms > 30.0 * 24 * 3600 * 1000)
+				return -EINVAL;
+			*ret = (uint64_t)ms;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/ctl-proto.h"
+#include "ftraced/proto.h"
+
+/* Exit codes of ftracectl, documented in ftracectl(1). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAILED = 1,       /* the daemon refused or the operation failed */
+	EXIT_USAGE = 2,        /* bad command line */
+	EXIT_NO_DAEMON = 3,    /* cannot reach ftraced */
+	EXIT_DENIED = 4,       /* not allowed to talk to ftraced, or to that session */
+};
+
+struct client_options {
+	const char *socket_path;
+	bool json;
+};
+
+/* A session record as received in STARTED, SESSIONS and FINISHED. */
+struct session_info {
+	char name[FTRACED_NAME_MAX + 1];
+	char state[FTRACED_NAME_MAX + 1];
+	char instance[FTRACED_NAME_MAX + 1];
+	uint32_t owner;
+	uint32_t compression;
+	uint32_t subbuf_size;
+	unsigned n_events;
+	char events[FTRACED_EVENTS_PER_REQUEST_MAX][FTRACED_EVENT_SPEC_MAX + 1];
+	uint64_t elapsed_ms;
+	bool has_file_bytes;
+	uint64_t file_bytes;
+	unsigned n_cpus;
+	struct ftraced_cpu_stats *cpus;
+	int error;
+	char message[FTRACED_MESSAGE_MAX + 1];
+};
+
+struct sessions {
+	size_t n;
+	struct session_info *items;
+};
+
+struct reply {
+	uint16_t type;
+	int error;                       /* ERROR: negative errno */
+	char message[FTRACED_MESSAGE_MAX + 1];
+	struct sessions sessions;
+};
+
+int ctl_connect(const struct client_options *o, int *ret_fd);
+int ctl_send(int fd, struct ctl_builder *b, int pass_fd);
+int ctl_receive(int fd, int timeout_ms, struct reply *ret);
+void reply_done(struct reply *r);
+int ctl_call(const struct client_options *o, struct ctl_builder *b, struct reply *ret);
+int exit_code_for_error(int error);
+
+uint64_t session_lost(const struct session_info *s);
+uint64_t session_bytes_raw(const struct session_info *s);
+uint64_t session_bytes_stored(const struct session_info *s);
+
+void print_size(char *buf, size_t n, uint64_t bytes);
+void print_session_json(const struct session_info *s, const char *indent);
+int parse_duration_ms(const char *s, uint64_t *ret);
+void print_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ftracectl list, status and stop: what runs, in how much detail, and
+ * stopping it by name.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client/commands.h"
+#include "client/ctl.h"
+
+static int session_arg(const char *command, int argc, char *argv[], bool required,
+		       const char **ret)
+{
+	*ret = NULL;
+	if (argc > 2) {
+		print_error(command, "unexpected argument '%s'", argv[2]);
+		return -EINVAL;
+	}
+	if (argc == 2) {
+		if (!ctl_name_valid(argv[1])) {
+			print_error(command, "invalid session name '%s'", argv[1]);
+			return -EINVAL;
+		}
+		*ret = argv[1];
+	} else if (required) {
+		print_error(command, "which session? (see 'ftracectl list')");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int call_sessions(const struct client_options *o, const char *command, uint16_t type,
+			 const char *session, struct reply *rep)
+{
+	static struct ctl_builder b;
+	int r;
+
+	ctl_builder_init(&b, type);
+	if (session)
+		ctl_put_string(&b, FTRACED_ATTR_SESSION, session);
+	r = ctl_call(o, &b, rep);
+	if (r < 0)
+		return r == -ECONNREFUSED || r == -ENOENT ? EXIT_NO_DAEMON :
+		       r == -EACCES ? EXIT_DENIED : EXIT_FAILED;
+	if (rep->type == FTRACED_MSG_ERROR) {
+		print_error(command, "%s", rep->message[0] ? rep->message : strerror(-rep->error));
+		return exit_code_for_error(rep->error);
+	}
+	return EXIT_OK;
+}
+
+static void print_json(const struct reply *rep)
+{
+	printf("[");
+	for (size_t i = 0; i < rep->sessions.n; i++) {
+		printf(i ? ",\n" : "\n");
+		print_session_json(&rep->sessions.items[i], "  ");
+	}
+	printf("%s]\n", rep->sessions.n ? "\n" : "");
+}
+
+int cmd_list(const struct client_options *o, int argc, char *argv[])
+{
+	struct reply rep;
+	const char *unused;
+	int r;
+
+	if (session_arg("list", argc, argv, false, &unused) < 0 || unused) {
+		if (unused)
+			print_error("list", "unexpected argument '%s'", unused);
+		return EXIT_USAGE;
+	}
+	r = call_sessions(o, "list", FTRACED_MSG_LIST, NULL, &rep);
+	if (r != EXIT_OK)
+		return r;
+	if (o->json) {
+		print_json(&rep);
+	} else if (rep.sessions.n == 0) {
+		printf("No sessions.\n");
+	} else {
+		printf("%-16s %-11s %-14s %6s %10s %10s %10s %8s  %s\n", "SESSION", "STATE",
+		       "INSTANCE", "OWNER", "ELAPSED", "CAPTURED", "STORED", "LOST", "EVENTS");
+		for (size_t i = 0; i < rep.sessions.n; i++) {
+			const struct session_info *s = &rep.sessions.items[i];
+			char raw[32], stored[32], elapsed[32];
+
+			print_size(raw, sizeof(raw), session_bytes_raw(s));
+			print_size(stored, sizeof(stored), session_bytes_stored(s));
+			snprintf(elapsed, sizeof(elapsed), "%.1fs", (double)s->elapsed_ms / 1000);
+			printf("%-16s %-11s %-14s %6u %10s %10s %10s %8llu  ", s->name, s->state,
+			       s->instance[0] ? s->instance : "-", s->owner, elapsed, raw, stored,
+			       (unsigned long long)session_lost(s));
+			for (unsigned k = 0; k < s->n_events; k++)
+				printf("%s%s", k ? "," : "", s->events[k]);
+			printf("\n");
+		}
+	}
+	reply_done(&rep);
+	return EXIT_OK;
+}
+
+int cmd_status(const struct client_options *o, int argc, char *argv[])
+{
+	const char *session;
+	struct reply rep;
+	int r;
+
+	if (session_arg("status", argc, argv, false, &session) < 0)
+		return EXIT_USAGE;
+	r = call_sessions(o, "status", FTRACED_MSG_STATUS, session, &rep);
+	if (r != EXIT_OK)
+		return r;
+	if (o->json) {
+		if (session && rep.sessions.n == 1) {
+			print_session_json(&rep.sessions.items[0], "");
+			printf("\n");
+		} else {
+			print_json(&rep);
+		}
+		reply_done(&rep);
+		return EXIT_OK;
+	}
+	if (rep.sessions.n == 0)
+		printf("No sessions.\n");
+	for (size_t i = 0; i < rep.sessions.n; i++) {
+		const struct session_info *s = &rep.sessions.items[i];
+		char a[32], b[32];
+
+		printf("%sSession %s (%s)\n", i ? "\n" : "", s->name, s->state);
+		printf("  instance:     %s\n", s->instance[0] ? s->instance : "- (released)");
+		printf("  owner uid:    %u\n", s->owner);
+		printf("  events:      ");
+		for (unsigned k = 0; k < s->n_events; k++)
+			printf(" %s", s->events[k]);
+		printf("\n  compression:  %s, sub-buffer %u bytes\n",
+		       s->compression == FTRACED_COMPRESSION_NONE ? "none" : "zstd", s->subbuf_size);
+		print_size(a, sizeof(a), session_bytes_raw(s));
+		print_size(b, sizeof(b), session_bytes_stored(s));
+		printf("  elapsed:      %.1f s\n  captured:     %s (stored %s)\n",
+		       (double)s->elapsed_ms / 1000, a, b);
+		printf("  lost events:  %llu\n", (unsigned long long)session_lost(s));
+		if (s->error < 0)
+			printf("  error:        %s\n", s->message);
+		printf("  %-4s %12s %12s %8s %10s %10s %10s\n", "CPU", "CAPTURED", "STORED", "CHUNKS",
+		       "READ", "OVERRUN", "DROPPED");
+		for (unsigned k = 0; k < s->n_cpus; k++) {
+			const struct ftraced_cpu_stats *c = &s->cpus[k];
+
+			print_size(a, sizeof(a), c->bytes_raw);
+			print_size(b, sizeof(b), c->bytes_stored);
+			printf("  %-4u %12s %12s %8llu %10llu %10llu %10llu\n", c->cpu, a, b,
+			       (unsigned long long)c->chunks, (unsigned long long)c->read,
+			       (unsigned long long)c->overrun, (unsigned long long)c->dropped);
+		}
+	}
+	reply_done(&rep);
+	return EXIT_OK;
+}
+
+int cmd_stop(const struct client_options *o, int argc, char *argv[])
+{
+	static struct ctl_builder b;
+	const char *session;
+	struct reply rep;
+	int r;
+
+	if (session_arg("stop", argc, argv, true, &session) < 0)
+		return EXIT_USAGE;
+	ctl_builder_init(&b, FTRACED_MSG_STOP);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, session);
+	r = ctl_call(o, &b, &rep);
+	if (r < 0)
+		return r == -ECONNREFUSED || r == -ENOENT ? EXIT_NO_DAEMON : EXIT_FAILED;
+	if (rep.type == FTRACED_MSG_ERROR) {
+		print_error("stop", "%s", rep.message[0] ? rep.message : strerror(-rep.error));
+		return exit_code_for_error(rep.error);
+	}
+	reply_done(&rep);
+	if (o->json)
+		printf("{\"stopped\": \"%s\"}\n", session);
+	return EXIT_OK;
+}

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ftracectl: global options, then one subcommand per file (record.c,
+ * list.c). Exit codes are in client/ctl.h and ftracectl(1).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/commands.h"
+#include "client/ctl.h"
+#include "config.h"
+
+#define DEFAULT_SOCKET "/run/ftraced/control"
+
+static void help(void)
+{
+	printf("Usage: ftracectl [--socket PATH] [--json] COMMAND [ARGS]\n\n"
+	       "Control the ftraced kernel trace daemon.\n\n"
+	       "Commands:\n"
+	       "  record -e EVENT... -o FILE [-d TIME]   record into a trace-cmd v7 file\n"
+	       "  list                                    list sessions\n"
+	       "  status [SESSION]                        show sessions in detail\n"
+	       "  stop SESSION                            stop a session\n\n"
+	       "Options:\n"
+	       "  -s, --socket PATH   control socket (default $FTRACED_SOCKET or " DEFAULT_SOCKET ")\n"
+	       "  -j, --json          machine-readable output\n"
+	       "  -h, --help          show this help ('ftracectl COMMAND --help' for a command)\n"
+	       "      --version       show the version\n");
+}
+
+int main(int argc, char *argv[])
+{
+	static const struct {
+		const char *name;
+		int (*run)(const struct client_options *o, int argc, char *argv[]);
+	} commands[] = {
+		{ "record", cmd_record },
+		{ "list", cmd_list },
+		{ "status", cmd_status },
+		{ "stop", cmd_stop },
+	};
+	static const struct option options[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	struct client_options o = { .socket_path = getenv("FTRACED_SOCKET") };
+	int c;
+
+	if (!o.socket_path || !*o.socket_path)
+		o.socket_path = DEFAULT_SOCKET;
+	/* '+': stop at the command name, its options are its own. */
+	while ((c = getopt_long(argc, argv, "+s:jh", options, NULL)) >= 0) {
+		switch (c) {
+		case 's':
+			o.socket_path = optarg;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'h':
+			help();
+			return EXIT_OK;
+		case 'V':
+			printf("ftracectl " FTRACED_VERSION "\n");
+			return EXIT_OK;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		help();
+		return EXIT_USAGE;
+	}
+	argc -= optind;
+	argv += optind;
+	/* --json is also accepted after the command, where scripts tend to put it. */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0) {
+			o.json = true;
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
+			argc--;
+			i--;
+		}
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[0], commands[i].name) == 0)
+			return commands[i].run(&o, argc, argv);
+	print_error(NULL, "unknown command '%s' (see 'ftracectl --help')", argv[0]);
+	return EXIT_USAGE;
+}

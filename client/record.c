@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ftracectl record: one command, one complete file. The client opens the
+ * output itself (as FILE.partial, with its own rights), passes the fd to
+ * the daemon, and renames it into place once the daemon says the file is
+ * complete and synced; a failed or interrupted capture leaves only the
+ * .partial. Ctrl-C or SIGTERM asks the daemon to stop and the file is
+ * still finished cleanly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/ctl.h"
+#include "client/commands.h"
+#include "ftraced/macro.h"
+
+#define PROGRESS_INTERVAL_MS 1000
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	stop_requested = 1;
+}
+
+static void record_help(void)
+{
+	printf("Usage: ftracectl record -e EVENT [-e EVENT...] -o FILE [OPTIONS]\n\n"
+	       "Record kernel events into a trace-cmd v7 file.\n\n"
+	       "  -e, --event EVENT      SYSTEM:EVENT, SYSTEM:* or SYSTEM (repeatable)\n"
+	       "  -o, --output FILE      output file (written as FILE.partial until complete)\n"
+	       "      --filter EXPR      kernel filter applied to every event\n"
+	       "  -b, --buffer-kb KB     ring buffer per CPU in KiB (default 4096)\n"
+	       "      --subbuf-kb N      ring-buffer sub-buffer size in KiB (power of two)\n"
+	       "      --clock NAME       trace clock (default local)\n"
+	       "  -C, --compression ALG  zstd (default) or none\n"
+	       "      --level N          zstd level (default 3)\n"
+	       "  -d, --duration TIME    stop after TIME (e.g. 10s, 500ms, 2m); default: until Ctrl-C\n"
+	       "      --force            overwrite FILE if it exists\n"
+	       "  -q, --quiet            no progress line\n");
+}
+
+static bool progress_wanted(bool quiet, bool json)
+{
+	return !quiet && !json && isatty(STDERR_FILENO);
+}
+
+static void print_progress(const struct session_info *s)
+{
+	char raw[32], stored[32];
+
+	print_size(raw, sizeof(raw), session_bytes_raw(s));
+	print_size(stored, sizeof(stored), session_bytes_stored(s));
+	fprintf(stderr, "\r%6.1f s  captured %s  stored %s  lost %llu events\033[K",
+		(double)s->elapsed_ms / 1000, raw, stored, (unsigned long long)session_lost(s));
+}
+
+static void print_summary(const struct session_info *s, const char *output)
+{
+	char raw[32], file[32];
+	uint64_t lost = session_lost(s);
+
+	print_size(raw, sizeof(raw), session_bytes_raw(s));
+	print_size(file, sizeof(file), s->file_bytes);
+	printf("%s: %s, %s of ring-buffer data from %u CPUs in %.2f s (%s", output, file, raw,
+	       s->n_cpus, (double)s->elapsed_ms / 1000,
+	       s->compression == FTRACED_COMPRESSION_NONE ? "uncompressed" : "zstd");
+	if (s->compression != FTRACED_COMPRESSION_NONE && session_bytes_stored(s) > 0)
+		printf(", %.1fx", (double)session_bytes_raw(s) / (double)session_bytes_stored(s));
+	printf(")\n");
+	for (unsigned i = 0; i < s->n_cpus; i++) {
+		const struct ftraced_cpu_stats *c = &s->cpus[i];
+
+		print_size(raw, sizeof(raw), c->bytes_raw);
+		printf("  CPU %u: %s, %llu events read, %llu lost\n", c->cpu, raw,
+		       (unsigned long long)c->read, (unsigned long long)(c->overrun + c->dropped));
+	}
+	if (lost > 0)
+		fprintf(stderr, "ftracectl record: warning: the kernel lost %llu events; use a larger "
+			"buffer (-b) or fewer events\n", (unsigned long long)lost);
+	else
+		printf("No events lost.\n");
+}
+
+/* Makes the rename durable: without it a power cut can undo it. */
+static void sync_parent_dir(const char *path)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	int fd;
+
+	if (!copy)
+		return;
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+struct record_args {
+	struct ctl_builder *req;
+	const char *output;
+	bool force;
+	bool quiet;
+	bool has_event;
+};
+
+static int parse_args(int argc, char *argv[], struct record_args *a)
+{
+	enum { ARG_FILTER = 0x100, ARG_SUBBUF, ARG_CLOCK, ARG_LEVEL, ARG_FORCE };
+	static const struct option options[] = {
+		{ "event", required_argument, NULL, 'e' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "filter", required_argument, NULL, ARG_FILTER },
+		{ "buffer-kb", required_argument, NULL, 'b' },
+		{ "subbuf-kb", required_argument, NULL, ARG_SUBBUF },
+		{ "clock", required_argument, NULL, ARG_CLOCK },
+		{ "compression", required_argument, NULL, 'C' },
+		{ "level", required_argument, NULL, ARG_LEVEL },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "force", no_argument, NULL, ARG_FORCE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	uint64_t ms;
+	char *end;
+	long v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "e:o:b:C:d:qh", options, NULL)) >= 0) {
+		switch (c) {
+		case 'e':
+			if (strlen(optarg) > FTRACED_EVENT_SPEC_MAX) {
+				print_error("record", "event '%s' is too long", optarg);
+				return -EINVAL;
+			}
+			ctl_put_string(a->req, FTRACED_ATTR_EVENT, optarg);
+			a->has_event = true;
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case ARG_FILTER:
+			if (strlen(optarg) > FTRACED_FILTER_MAX) {
+				print_error("record", "filter is longer than %u bytes", FTRACED_FILTER_MAX);
+				return -EINVAL;
+			}
+			ctl_put_string(a->req, FTRACED_ATTR_FILTER, optarg);
+			break;
+		case 'b':
+		case ARG_SUBBUF:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v <= 0 || v > UINT32_MAX / 2) {
+				print_error("record", "invalid size '%s' (KiB, a positive integer)", optarg);
+				return -EINVAL;
+			}
+			ctl_put_u32(a->req, c == 'b' ? FTRACED_ATTR_BUFFER_KB : FTRACED_ATTR_SUBBUF_KB,
+				    (uint32_t)v);
+			break;
+		case ARG_CLOCK:
+			ctl_put_string(a->req, FTRACED_ATTR_CLOCK, optarg);
+			break;
+		case 'C':
+			if (strcmp(optarg, "zstd") == 0)
+				ctl_put_u32(a->req, FTRACED_ATTR_COMPRESSION, FTRACED_COMPRESSION_ZSTD);
+			else if (strcmp(optarg, "none") == 0)
+				ctl_put_u32(a->req, FTRACED_ATTR_COMPRESSION, FTRACED_COMPRESSION_NONE);
+			else {
+				print_error("record", "unknown compression '%s' (zstd or none)", optarg);
+				return -EINVAL;
+			}
+			break;
+		case ARG_LEVEL:
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v < -100 || v > 100) {
+				print_error("record", "invalid zstd level '%s'", optarg);
+				return -EINVAL;
+			}
+			ctl_put_u32(a->req, FTRACED_ATTR_LEVEL, (uint32_t)(int32_t)v);
+			break;
+		case 'd':
+			if (parse_duration_ms(optarg, &ms) < 0) {
+				print_error("record", "invalid duration '%s' (e.g. 10s, 500ms, 2m)",
+					    optarg);
+				return -EINVAL;
+			}
+			ctl_put_u64(a->req, FTRACED_ATTR_DURATION_MS, ms);
+			break;
+		case ARG_FORCE:
+			a->force = true;
+			break;
+		case 'q':
+			a->quiet = true;
+			break;
+		case 'h':
+			record_help();
+			return 0;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		print_error("record", "unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (!a->has_event) {
+		print_error("record", "no events given; use -e SYSTEM:EVENT (e.g. -e sched)");
+		return -EINVAL;
+	}
+	if (!a->output) {
+		print_error("record", "no output file given; use -o FILE");
+		return -EINVAL;
+	}
+	if (a->req->error) {
+		print_error("record", "too many events or options for one request");
+		return -EINVAL;
+	}
+	return 1;
+}
+
+static int open_partial(const struct record_args *a, char *partial, size_t n)
+{
+	struct stat st;
+	int fd;
+
+	if ((size_t)snprintf(partial, n, "%s.partial", a->output) >= n) {
+		print_error("record", "output path is too long");
+		return -ENAMETOOLONG;
+	}
+	if (!a->force && lstat(a->output, &st) == 0) {
+		print_error("record", "'%s' exists; use --force to overwrite it", a->output);
+		return -EEXIST;
+	}
+	fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0) {
+		int r = negative_errno();
+
+		print_error("record", "cannot create '%s': %s", partial, strerror(-r));
+		return r;
+	}
+	return fd;
+}
+
+/* Waits for FINISHED; sends STOP on a signal and polls STATUS for the progress line. */
+static int wait_finished(int sock, const char *session, bool progress, struct reply *ret)
+{
+	struct ctl_builder *b = malloc(sizeof(*b));
+	bool stop_sent = false;
+	int r;
+
+	if (!b)
+		return -ENOMEM;
+	for (;;) {
+		struct reply rep;
+
+		if (stop_requested && !stop_sent) {
+			ctl_builder_init(b, FTRACED_MSG_STOP);
+			ctl_put_string(b, FTRACED_ATTR_SESSION, session);
+			r = ctl_send(sock, b, -1);
+			if (r < 0)
+				break;
+			stop_sent = true;
+			if (progress)
+				fprintf(stderr, "\nStopping, finishing the file...\n");
+		}
+		r = ctl_receive(sock, PROGRESS_INTERVAL_MS, &rep);
+		if (r == -EINTR)
+			continue;
+		if (r == -ETIMEDOUT) {
+			if (progress && !stop_sent) {
+				ctl_builder_init(b, FTRACED_MSG_STATUS);
+				ctl_put_string(b, FTRACED_ATTR_SESSION, session);
+				r = ctl_send(sock, b, -1);
+				if (r < 0)
+					break;
+			}
+			continue;
+		}
+		if (r < 0)
+			break;
+		if (rep.type == FTRACED_MSG_SESSIONS && rep.sessions.n == 1 && progress && !stop_sent)
+			print_progress(&rep.sessions.items[0]);
+		if (rep.type == FTRACED_MSG_FINISHED ||
+		    (rep.type == FTRACED_MSG_ERROR && rep.error != -EALREADY)) {
+			*ret = rep;
+			r = 0;
+			break;
+		}
+		reply_done(&rep);
+	}
+	free(b);
+	if (progress)
+		fputc('\n', stderr);
+	return r;
+}
+
+int cmd_record(const struct client_options *o, int argc, char *argv[])
+{
+	_cleanup_free_ struct ctl_builder *req = malloc(sizeof(*req));
+	struct record_args a = { .req = req };
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	_cleanup_close_ int sock = -EBADF, out = -EBADF;
+	char partial[PATH_MAX];
+	struct reply rep = {};
+	bool progress;
+	int r;
+
+	if (!req)
+		return EXIT_FAILED;
+	ctl_builder_init(req, FTRACED_MSG_RECORD);
+	r = parse_args(argc, argv, &a);
+	if (r <= 0)
+		return r < 0 ? EXIT_USAGE : EXIT_OK;
+	progress = progress_wanted(a.quiet, o->json);
+
+	out = open_partial(&a, partial, sizeof(partial));
+	if (out < 0)
+		return EXIT_FAILED;
+	r = ctl_connect(o, &sock);
+	if (r < 0) {
+		unlink(partial);
+		return r == -EACCES || r == -EPERM ? EXIT_DENIED : EXIT_NO_DAEMON;
+	}
+	/* From here on, a signal asks the daemon to stop instead of killing us. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	r = ctl_send(sock, req, out);
+	out = safe_close(out);
+	if (r >= 0)
+		r = ctl_receive(sock, 30000, &rep);
+	if (r < 0) {
+		print_error("record", "talking to the daemon failed: %s", strerror(-r));
+		unlink(partial);
+		return EXIT_FAILED;
+	}
+	if (rep.type == FTRACED_MSG_ERROR) {
+		print_error("record", "%s", rep.message[0] ? rep.message : strerror(-rep.error));
+		unlink(partial);
+		return exit_code_for_error(rep.error);
+	}
+	if (rep.type != FTRACED_MSG_STARTED || rep.sessions.n != 1) {
+		print_error("record", "unexpected reply from the daemon");
+		reply_done(&rep);
+		unlink(partial);
+		return EXIT_FAILED;
+	}
+	if (!o->json)
+		fprintf(stderr, "Recording into '%s' as session '%s' on instance '%s'%s\n", a.output,
+			rep.sessions.items[0].name, rep.sessions.items[0].instance,
+			progress ? " (Ctrl-C to stop)" : "");
+
+	{
+		char session[FTRACED_NAME_MAX + 1];
+
+		snprintf(session, sizeof(session), "%s", rep.sessions.items[0].name);
+		reply_done(&rep);
+		r = wait_finished(sock, session, progress, &rep);
+	}
+	if (r < 0) {
+		print_error("record", "%s; the partial output is left at '%s'",
+			    r == -ECONNRESET ? "the daemon went away before the file was complete" :
+			    strerror(-r), partial);
+		return EXIT_FAILED;
+	}
+	if (rep.type == FTRACED_MSG_ERROR) {
+		print_error("record", "capture failed: %s; the partial output is left at '%s'",
+			    rep.message[0] ? rep.message : strerror(-rep.error), partial);
+		reply_done(&rep);
+		return EXIT_FAILED;
+	}
+	if (rename(partial, a.output) < 0) {
+		print_error("record", "cannot rename '%s' to '%s': %m", partial, a.output);
+		reply_done(&rep);
+		return EXIT_FAILED;
+	}
+	sync_parent_dir(a.output);
+	if (o->json) {
+		print_session_json(&rep.sessions.items[0], "");
+		printf("\n");
+	} else {
+		print_summary(&rep.sessions.items[0], a.output);
+	}
+	reply_done(&rep);
+	return EXIT_OK;
+}

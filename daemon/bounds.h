@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Every limit the daemon enforces, in one place. Protocol-level limits (what
+ * the parser accepts) live in ftraced/proto.h; these are the semantic ones:
+ * what a client may make the daemon or the kernel allocate.
+ */
+#pragma once
+
+#include "ftraced/proto.h"
+
+#define CTL_MSG_SIZE_MAX          FTRACED_MSG_SIZE_MAX
+#define CTL_CONN_MAX              64u
+#define CTL_CONN_PER_UID_MAX      16u
+
+#define SESSION_MAX               16u
+#define SESSION_PER_UID_MAX       4u
+#define EVENTS_PER_SESSION_MAX    512u   /* after wildcard expansion */
+
+#define BUFFER_KB_MIN             4u
+#define BUFFER_KB_MAX             (1024u * 1024u) /* per CPU; also capped by memory */
+#define BUFFER_KB_DEFAULT         4096u
+#define BUFFER_MEM_PERCENT_MAX    10u    /* of MemAvailable, all CPUs together */
+#define SUBBUF_KB_MIN             4u
+#define SUBBUF_KB_MAX             1024u
+#define ZSTD_LEVEL_MIN            (-7)
+#define ZSTD_LEVEL_MAX            19
+#define ZSTD_LEVEL_DEFAULT        3
+#define DURATION_MS_MAX           (UINT64_C(30) * 24 * 3600 * 1000)
+
+/* Sub-buffers per compressed chunk: a chunk is about CHUNK_TARGET_BYTES raw. */
+#define CHUNK_TARGET_BYTES        (128u * 1024u)
+/* Bytes one splice() may move: the pipe is grown to this when the kernel lets us. */
+#define CAPTURE_PIPE_BYTES        (1024u * 1024u)
+
+/* Metadata files read from tracefs and /proc: refuse anything larger. */
+#define METADATA_FILE_MAX         (64u * 1024u * 1024u)

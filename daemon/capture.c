@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Capture workers: one thread per CPU, shared by every session. A worker
+ * waits in its own epoll on the trace_pipe_raw fd of each stream (one
+ * stream = one session on that CPU) plus a wake-up eventfd, so the number
+ * of threads is bounded by the CPU count and an idle worker sleeps.
+ *
+ * Data path of a stream: splice() trace_pipe_raw -> the stream's pipe, in
+ * whole sub-buffers, then
+ *   - "none": splice() pipe -> spool file, raw pages;
+ *   - "zstd": read() the pipe and compress groups of whole sub-buffers,
+ *     each an independent zstd frame with a checksum, appended to the spool
+ *     as `u32 csize, u32 usize, frame` - exactly the v7 chunk record, so the
+ *     file is later assembled by copying the spool as it is. Raw pages
+ *     never reach the disk and nothing is compressed twice.
+ *
+ * Ownership: the main thread creates a stream, hands it to the pool with
+ * capture_pool_add() and asks for it back with capture_pool_finish(). From
+ * add to finished, only the worker touches the stream's fds and buffers;
+ * it publishes progress through atomic counters and, once the final drain
+ * is done, sets `finished` and signals the stream's notify eventfd. After
+ * that the main thread may free it. Workers never touch sd-event,
+ * connections or sessions.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "daemon/bounds.h"
+#include "daemon/capture.h"
+#include "daemon/compress.h"
+#include "daemon/log.h"
+
+#define CHUNK_HDR_SIZE 8u
+#define EPOLL_BATCH 16
+/* Splices per wake-up before other streams of the CPU get their turn. */
+#define SPLICES_PER_TURN 8
+
+struct capture_stream {
+	unsigned cpu;
+	int trace_fd;
+	int pipe_fd[2];
+	size_t pipe_size;
+	int spool_fd;
+	int notify_fd;
+	uint32_t subbuf_size;
+	uint32_t chunk_bytes; /* a whole number of sub-buffers */
+	bool zstd;
+	int level;
+
+	bool dead; /* worker-only: an error stopped reading */
+
+	_Atomic uint64_t bytes_raw;
+	_Atomic uint64_t bytes_stored;
+	_Atomic uint64_t chunks;
+	_Atomic int error;
+	_Atomic bool finished;
+};
+
+enum cmd_op { CMD_ADD, CMD_FINISH };
+
+struct cmd {
+	enum cmd_op op;
+	struct capture_stream *stream;
+};
+
+struct capture_worker {
+	unsigned cpu;
+	pthread_t thread;
+	bool started;
+	int epoll_fd;
+	int wake_fd;
+
+	pthread_mutex_t lock; /* protects queue and stop */
+	struct cmd *queue;
+	size_t n_queue;
+	size_t cap_queue;
+	bool stop;
+
+	/* Worker-thread only. */
+	struct compressor *zc;
+	uint8_t *raw;
+	size_t raw_cap;
+	uint8_t *out;
+	size_t out_cap;
+};
+
+struct capture_pool {
+	unsigned n_cpus;
+	struct capture_worker *workers;
+};
+
+/**
+ * capture_stream_new() - prepare one CPU's stream of one session.
+ * @c: configuration; @c->trace_fd is taken over even on failure
+ * @ret: the stream, not yet reading
+ *
+ * Return: 0, -EINVAL for a sub-buffer larger than a pipe can hold, or -errno.
+ */
+int capture_stream_new(const struct capture_stream_config *c, struct capture_stream **ret)
+{
+	struct capture_stream *s;
+	int size;
+
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		safe_close(c->trace_fd);
+		return -ENOMEM;
+	}
+	*s = (struct capture_stream){
+		.cpu = c->cpu,
+		.trace_fd = c->trace_fd,
+		.pipe_fd = { -EBADF, -EBADF },
+		.spool_fd = c->spool_fd,
+		.notify_fd = c->notify_fd,
+		.subbuf_size = c->subbuf_size,
+		.zstd = c->zstd,
+		.level = c->level,
+	};
+	s->chunk_bytes = MAX(1u, CHUNK_TARGET_BYTES / c->subbuf_size) * c->subbuf_size;
+
+	if (c->subbuf_size == 0 || c->subbuf_size > CAPTURE_PIPE_BYTES) {
+		capture_stream_free(s);
+		return -EINVAL;
+	}
+	if (pipe2(s->pipe_fd, O_CLOEXEC | O_NONBLOCK) < 0) {
+		int r = negative_errno();
+
+		capture_stream_free(s);
+		return r;
+	}
+	/* A bigger pipe moves more sub-buffers per splice(); the default may not even hold one. */
+	size = fcntl(s->pipe_fd[1], F_SETPIPE_SZ, (int)CAPTURE_PIPE_BYTES);
+	if (size < 0)
+		size = fcntl(s->pipe_fd[1], F_GETPIPE_SZ);
+	if (size < (int)c->subbuf_size) {
+		capture_stream_free(s);
+		return -ENOBUFS;
+	}
+	s->pipe_size = (size_t)size / c->subbuf_size * c->subbuf_size;
+	*ret = s;
+	return 0;
+}
+
+/**
+ * capture_stream_free() - free a stream that is not (or no longer) in a worker.
+ * @s: stream or NULL
+ *
+ * Return: NULL.
+ */
+struct capture_stream *capture_stream_free(struct capture_stream *s)
+{
+	if (!s)
+		return NULL;
+	safe_close(s->trace_fd);
+	close_pair(s->pipe_fd);
+	free(s);
+	return NULL;
+}
+
+void capture_stream_counters(const struct capture_stream *s, struct capture_counters *ret)
+{
+	*ret = (struct capture_counters){
+		.bytes_raw = atomic_load_explicit(&s->bytes_raw, memory_order_relaxed),
+		.bytes_stored = atomic_load_explicit(&s->bytes_stored, memory_order_relaxed),
+		.chunks = atomic_load_explicit(&s->chunks, memory_order_relaxed),
+		.error = atomic_load_explicit(&s->error, memory_order_relaxed),
+		.finished = atomic_load_explicit(&s->finished, memory_order_acquire),
+	};
+}
+
+static int write_full(int fd, const struct iovec *iov_in, int n_iov)
+{
+	struct iovec iov[2];
+
+	if (n_iov > 2)
+		return -EINVAL;
+	memcpy(iov, iov_in, sizeof(*iov) * (size_t)n_iov);
+	while (n_iov > 0) {
+		ssize_t k = writev(fd, iov, n_iov);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		while (k > 0 && n_iov > 0) {
+			size_t step = MIN((size_t)k, iov[0].iov_len);
+
+			iov[0].iov_base = (uint8_t *)iov[0].iov_base + step;
+			iov[0].iov_len -= step;
+			k -= (ssize_t)step;
+			if (iov[0].iov_len == 0) {
+				iov[0] = iov[1];
+				n_iov--;
+			}
+		}
+	}
+	return 0;
+}
+
+static int read_full(int fd, uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = read(fd, p, n);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Compresses @n bytes of whole sub-buffers in w->raw into chunk records. */
+static int store_compressed(struct capture_worker *w, struct capture_stream *s, size_t n)
+{
+	for (size_t off = 0; off < n; off += s->chunk_bytes) {
+		size_t len = MIN((size_t)s->chunk_bytes, n - off), csize;
+		struct iovec iov[1];
+		int r;
+
+		r = compress_frame(w->zc, s->level, w->raw + off, len, w->out + CHUNK_HDR_SIZE,
+				   w->out_cap - CHUNK_HDR_SIZE, &csize);
+		if (r < 0)
+			return r;
+		put_le32(w->out, (uint32_t)csize);
+		put_le32(w->out + 4, (uint32_t)len);
+		iov[0] = (struct iovec){ .iov_base = w->out, .iov_len = CHUNK_HDR_SIZE + csize };
+		r = write_full(s->spool_fd, iov, 1);
+		if (r < 0)
+			return r;
+		atomic_fetch_add_explicit(&s->bytes_stored, CHUNK_HDR_SIZE + csize,
+					  memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->chunks, 1, memory_order_relaxed);
+	}
+	atomic_fetch_add_explicit(&s->bytes_raw, n, memory_order_relaxed);
+	return 0;
+}
+
+/* Moves @n bytes of whole sub-buffers from the stream's pipe to its spool. */
+static int store_from_pipe(struct capture_worker *w, struct capture_stream *s, size_t n)
+{
+	int r;
+
+	if (s->zstd) {
+		r = read_full(s->pipe_fd[0], w->raw, n);
+		if (r < 0)
+			return r;
+		return store_compressed(w, s, n);
+	}
+	for (size_t left = n; left > 0;) {
+		ssize_t k = splice(s->pipe_fd[0], NULL, s->spool_fd, NULL, left, SPLICE_F_MOVE);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -EIO;
+		left -= (size_t)k;
+	}
+	atomic_fetch_add_explicit(&s->bytes_raw, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->bytes_stored, n, memory_order_relaxed);
+	return 0;
+}
+
+/*
+ * Splices full sub-buffers until the kernel has none left (returns 0) or
+ * the turn is over (returns 1).
+ */
+static int drain_full_pages(struct capture_worker *w, struct capture_stream *s, unsigned max_turns)
+{
+	for (unsigned i = 0; max_turns == 0 || i < max_turns; i++) {
+		ssize_t n = splice(s->trace_fd, NULL, s->pipe_fd[1], NULL, s->pipe_size,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		int r;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return 0;
+			return -errno;
+		}
+		if (n == 0)
+			return 0;
+		if ((size_t)n % s->subbuf_size != 0)
+			return -EPROTO; /* splice moves whole sub-buffers; anything else is a bug */
+		r = store_from_pipe(w, s, (size_t)n);
+		if (r < 0)
+			return r;
+	}
+	return 1;
+}
+
+/*
+ * After tracing was turned off: splice refuses the partly filled last
+ * sub-buffer, read() hands it over (as a whole sub-buffer whose commit
+ * field says how much is valid).
+ */
+static int drain_partial_pages(struct capture_worker *w, struct capture_stream *s)
+{
+	size_t n = 0;
+
+	while (n + s->subbuf_size <= w->raw_cap) {
+		ssize_t k = read(s->trace_fd, w->raw + n, s->subbuf_size);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			return -errno;
+		}
+		if (k == 0)
+			break;
+		memset(w->raw + n + k, 0, s->subbuf_size - (size_t)k);
+		n += s->subbuf_size;
+	}
+	if (n == 0)
+		return 0;
+	if (s->zstd)
+		return store_compressed(w, s, n);
+
+	struct iovec iov[1] = { { .iov_base = w->raw, .iov_len = n } };
+	int r = write_full(s->spool_fd, iov, 1);
+
+	if (r < 0)
+		return r;
+	atomic_fetch_add_explicit(&s->bytes_raw, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->bytes_stored, n, memory_order_relaxed);
+	return 0;
+}
+
+static void stream_fail(struct capture_worker *w, struct capture_stream *s, int error)
+{
+	int expected = 0;
+
+	atomic_compare_exchange_strong(&s->error, &expected, error);
+	log_error_errno(error, "CPU %u: capture stopped: %m", s->cpu);
+	epoll_ctl(w->epoll_fd, EPOLL_CTL_DEL, s->trace_fd, NULL);
+	s->dead = true;
+}
+
+static void stream_finish(struct capture_worker *w, struct capture_stream *s)
+{
+	uint64_t one = 1;
+	int r = 0;
+
+	if (!s->dead) {
+		epoll_ctl(w->epoll_fd, EPOLL_CTL_DEL, s->trace_fd, NULL);
+		r = drain_full_pages(w, s, /* max_turns= */ 0);
+		if (r >= 0)
+			r = drain_partial_pages(w, s);
+		if (r < 0)
+			stream_fail(w, s, r);
+	}
+	atomic_store_explicit(&s->finished, true, memory_order_release);
+	(void)!write(s->notify_fd, &one, sizeof(one));
+}
+
+static bool process_commands(struct capture_worker *w)
+{
+	struct cmd *queue;
+	size_t n;
+	bool stop;
+
+	pthread_mutex_lock(&w->lock);
+	queue = w->queue;
+	n = w->n_queue;
+	stop = w->stop;
+	w->queue = NULL;
+	w->n_queue = w->cap_queue = 0;
+	pthread_mutex_unlock(&w->lock);
+
+	for (size_t i = 0; i < n; i++) {
+		struct capture_stream *s = queue[i].stream;
+
+		if (queue[i].op == CMD_ADD) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
+
+			if (epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, s->trace_fd, &ev) < 0)
+				stream_fail(w, s, negative_errno());
+		} else {
+			stream_finish(w, s);
+		}
+	}
+	free(queue);
+	return stop;
+}
+
+static void *worker_main(void *userdata)
+{
+	struct capture_worker *w = userdata;
+	struct epoll_event evs[EPOLL_BATCH];
+
+	for (;;) {
+		bool commands = false;
+		int n;
+
+		n = epoll_wait(w->epoll_fd, evs, EPOLL_BATCH, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_error_errno(negative_errno(), "CPU %u: epoll_wait failed: %m", w->cpu);
+			break;
+		}
+		/* Data first, commands last: a stream finished below is never seen again. */
+		for (int i = 0; i < n; i++) {
+			struct capture_stream *s = evs[i].data.ptr;
+			int r;
+
+			if (!s) {
+				uint64_t v;
+
+				(void)!read(w->wake_fd, &v, sizeof(v));
+				commands = true;
+				continue;
+			}
+			if (s->dead)
+				continue;
+			r = drain_full_pages(w, s, SPLICES_PER_TURN);
+			if (r < 0)
+				stream_fail(w, s, r);
+		}
+		if (commands && process_commands(w))
+			break;
+	}
+	return NULL;
+}
+
+static int worker_queue(struct capture_worker *w, enum cmd_op op, struct capture_stream *s)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->n_queue == w->cap_queue) {
+		size_t cap = MAX(w->cap_queue * 2, (size_t)8);
+		struct cmd *q = realloc(w->queue, cap * sizeof(*q));
+
+		if (!q) {
+			pthread_mutex_unlock(&w->lock);
+			return -ENOMEM;
+		}
+		w->queue = q;
+		w->cap_queue = cap;
+	}
+	w->queue[w->n_queue++] = (struct cmd){ .op = op, .stream = s };
+	pthread_mutex_unlock(&w->lock);
+	if (write(w->wake_fd, &one, sizeof(one)) < 0)
+		return negative_errno();
+	return 0;
+}
+
+static void worker_deinit(struct capture_worker *w)
+{
+	if (w->started) {
+		uint64_t one = 1;
+
+		pthread_mutex_lock(&w->lock);
+		w->stop = true;
+		pthread_mutex_unlock(&w->lock);
+		(void)!write(w->wake_fd, &one, sizeof(one));
+		pthread_join(w->thread, NULL);
+		w->started = false;
+	}
+	w->epoll_fd = safe_close(w->epoll_fd);
+	w->wake_fd = safe_close(w->wake_fd);
+	free(w->queue);
+	w->queue = NULL;
+	w->zc = compressor_free(w->zc);
+	free(w->raw);
+	free(w->out);
+	w->raw = w->out = NULL;
+	pthread_mutex_destroy(&w->lock);
+}
+
+static int worker_init(struct capture_worker *w, unsigned cpu)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	sigset_t all, saved;
+	int r;
+
+	*w = (struct capture_worker){ .cpu = cpu, .epoll_fd = -EBADF, .wake_fd = -EBADF };
+	pthread_mutex_init(&w->lock, NULL);
+	w->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->epoll_fd < 0 || w->wake_fd < 0)
+		return negative_errno();
+	if (epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, w->wake_fd, &ev) < 0)
+		return negative_errno();
+	r = compressor_new(&w->zc);
+	if (r < 0)
+		return r;
+	/* Room for one full pipe, or for the final drain of sub-buffers at the largest size. */
+	w->raw_cap = CAPTURE_PIPE_BYTES + SUBBUF_KB_MAX * 1024u;
+	w->raw = malloc(w->raw_cap);
+	w->out_cap = CHUNK_HDR_SIZE + compress_bound(MAX(CHUNK_TARGET_BYTES, SUBBUF_KB_MAX * 1024u));
+	w->out = malloc(w->out_cap);
+	if (!w->raw || !w->out)
+		return -ENOMEM;
+
+	/* Signals belong to the main thread's event loop. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	r = -pthread_create(&w->thread, NULL, worker_main, w);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (r < 0)
+		return r;
+	w->started = true;
+	return 0;
+}
+
+/**
+ * capture_pool_new() - start one worker thread per CPU.
+ * @n_cpus: number of CPUs (possible CPUs, so per_cpu/cpuN of each exists)
+ * @ret: the pool
+ *
+ * Return: 0 or -errno.
+ */
+int capture_pool_new(unsigned n_cpus, struct capture_pool **ret)
+{
+	struct capture_pool *p;
+	int r;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->workers = calloc(n_cpus, sizeof(*p->workers));
+	if (!p->workers) {
+		free(p);
+		return -ENOMEM;
+	}
+	for (unsigned cpu = 0; cpu < n_cpus; cpu++) {
+		p->n_cpus = cpu + 1;
+		r = worker_init(&p->workers[cpu], cpu);
+		if (r < 0) {
+			capture_pool_free(p);
+			return r;
+		}
+	}
+	*ret = p;
+	return 0;
+}
+
+/**
+ * capture_pool_free() - stop and join every worker.
+ * @p: pool or NULL
+ *
+ * Streams still in a worker are abandoned (not drained); the caller
+ * finishes its sessions first.
+ *
+ * Return: NULL.
+ */
+struct capture_pool *capture_pool_free(struct capture_pool *p)
+{
+	if (!p)
+		return NULL;
+	for (unsigned i = 0; i < p->n_cpus; i++)
+		worker_deinit(&p->workers[i]);
+	free(p->workers);
+	free(p);
+	return NULL;
+}
+
+unsigned capture_pool_cpus(const struct capture_pool *p)
+{
+	return p->n_cpus;
+}
+
+/**
+ * capture_pool_add() - hand a stream to its CPU's worker, which starts reading.
+ * @p: pool
+ * @s: stream, now owned by the worker until finished
+ *
+ * Return: 0, -EINVAL for a CPU without worker, or -ENOMEM.
+ */
+int capture_pool_add(struct capture_pool *p, struct capture_stream *s)
+{
+	if (s->cpu >= p->n_cpus)
+		return -EINVAL;
+	return worker_queue(&p->workers[s->cpu], CMD_ADD, s);
+}
+
+/**
+ * capture_pool_finish() - ask for a final drain; the stream's notify fd fires when done.
+ * @p: pool
+ * @s: a stream previously added
+ *
+ * Call after tracing was turned off, so the drain reaches the end.
+ *
+ * Return: 0, or -errno if the request could not be queued.
+ */
+int capture_pool_finish(struct capture_pool *p, struct capture_stream *s)
+{
+	if (s->cpu >= p->n_cpus)
+		return -EINVAL;
+	return worker_queue(&p->workers[s->cpu], CMD_FINISH, s);
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ftraced/macro.h"
+
+struct capture_pool;
+struct capture_stream;
+
+struct capture_stream_config {
+	unsigned cpu;
+	int trace_fd;     /* per_cpu/cpuN/trace_pipe_raw, O_NONBLOCK; the stream takes it */
+	int spool_fd;     /* borrowed: chunks are appended here */
+	int notify_fd;    /* borrowed eventfd: incremented once the stream is finished */
+	uint32_t subbuf_size;
+	bool zstd;
+	int level;
+};
+
+/* What a stream has done so far; safe to read from any thread. */
+struct capture_counters {
+	uint64_t bytes_raw;    /* sub-buffer bytes taken from the kernel */
+	uint64_t bytes_stored; /* bytes appended to the spool */
+	uint64_t chunks;       /* chunk records in the spool (zstd) */
+	int error;             /* first -errno that stopped the stream, or 0 */
+	bool finished;
+};
+
+int capture_stream_new(const struct capture_stream_config *c, struct capture_stream **ret);
+struct capture_stream *capture_stream_free(struct capture_stream *s);
+DEFINE_CLEANUP(struct capture_stream *, capture_stream_free)
+void capture_stream_counters(const struct capture_stream *s, struct capture_counters *ret);
+
+int capture_pool_new(unsigned n_cpus, struct capture_pool **ret);
+struct capture_pool *capture_pool_free(struct capture_pool *p);
+DEFINE_CLEANUP(struct capture_pool *, capture_pool_free)
+unsigned capture_pool_cpus(const struct capture_pool *p);
+int capture_pool_add(struct capture_pool *p, struct capture_stream *s);
+int capture_pool_finish(struct capture_pool *p, struct capture_stream *s);

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * zstd, behind a small interface: one compressor per thread (a ZSTD_CCtx is
+ * not thread-safe), one whole frame per call. Every frame carries the zstd
+ * content checksum, so a damaged chunk is a decode error for every reader
+ * (libtracecmd uses ZSTD_decompressDCtx, which verifies it) instead of
+ * silently wrong events, and our own verifier and crash recovery can check
+ * chunks without any other framing.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "daemon/compress.h"
+
+struct compressor {
+	ZSTD_CCtx *cctx;
+	int level;
+};
+
+/**
+ * compressor_new() - allocate a compression context.
+ * @ret: the new compressor
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int compressor_new(struct compressor **ret)
+{
+	struct compressor *c;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->cctx = ZSTD_createCCtx();
+	if (!c->cctx) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->level = ZSTD_CLEVEL_DEFAULT;
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_checksumFlag, 1)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, c->level))) {
+		compressor_free(c);
+		return -EINVAL;
+	}
+	*ret = c;
+	return 0;
+}
+
+struct compressor *compressor_free(struct compressor *c)
+{
+	if (!c)
+		return NULL;
+	ZSTD_freeCCtx(c->cctx);
+	free(c);
+	return NULL;
+}
+
+size_t compress_bound(size_t n)
+{
+	return ZSTD_compressBound(n);
+}
+
+/**
+ * compress_frame() - compress @n_src bytes into one checksummed zstd frame.
+ * @c: this thread's compressor
+ * @level: zstd level
+ * @src: input
+ * @n_src: input size
+ * @dst: output buffer
+ * @n_dst: its size; compress_bound(@n_src) always suffices
+ * @ret_size: the frame size
+ *
+ * Return: 0, -EINVAL for a bad level, or -ENOBUFS if @dst is too small.
+ */
+int compress_frame(struct compressor *c, int level, const void *src, size_t n_src,
+		   void *dst, size_t n_dst, size_t *ret_size)
+{
+	size_t r;
+
+	if (level != c->level) {
+		if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level)))
+			return -EINVAL;
+		c->level = level;
+	}
+	r = ZSTD_compress2(c->cctx, dst, n_dst, src, n_src);
+	if (ZSTD_isError(r))
+		return ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall ? -ENOBUFS : -EIO;
+	*ret_size = r;
+	return 0;
+}
+
+/**
+ * decompress_frame() - decompress exactly one frame, verifying its checksum.
+ * @src: the frame
+ * @n_src: its size
+ * @dst: output buffer
+ * @n_dst: output capacity (the chunk's declared raw size)
+ * @ret_size: bytes produced
+ *
+ * Return: 0, or -EBADMSG for a damaged or oversized frame.
+ */
+int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, size_t *ret_size)
+{
+	size_t r;
+
+	r = ZSTD_decompress(dst, n_dst, src, n_src);
+	if (ZSTD_isError(r))
+		return -EBADMSG;
+	*ret_size = r;
+	return 0;
+}
+
+const char *compress_version(void)
+{
+	return ZSTD_versionString();
+}

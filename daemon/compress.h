@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ftraced/macro.h"
+
+struct compressor;
+
+int compressor_new(struct compressor **ret);
+struct compressor *compressor_free(struct compressor *c);
+DEFINE_CLEANUP(struct compressor *, compressor_free)
+
+size_t compress_bound(size_t n);
+int compress_frame(struct compressor *c, int level, const void *src, size_t n_src,
+		   void *dst, size_t n_dst, size_t *ret_size);
+int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, size_t *ret_size);
+
+const char *compress_version(void);

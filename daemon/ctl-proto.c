@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The control protocol codec: bytes <-> messages, attributes and requests.
+ * Pure: no I/O, no allocation, no logging, so it is unit-tested and fuzzed
+ * on its own. Both the daemon and ftracectl link it, so the two sides of
+ * the wire are the same code.
+ *
+ * The parser is the daemon's first line against hostile clients: lengths
+ * are checked against each other and against named limits before use,
+ * strings are restricted to what each attribute needs, and *ret is only
+ * written on success. Meaning (does the event exist, is the size sane) is
+ * checked later, by the session.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "daemon/ctl-proto.h"
+#include "ftraced/macro.h"
+
+/**
+ * ctl_msg_parse() - check a packet's header against its length.
+ * @buf: the packet
+ * @n: bytes received
+ * @ret: the message type and payload
+ *
+ * Return: 0; -EBADMSG for a short packet, bad magic, unknown flags or a
+ * payload length that disagrees with @n; -EPROTONOSUPPORT for another
+ * version; -EOPNOTSUPP for an unknown type.
+ */
+int ctl_msg_parse(const void *buf, size_t n, struct ctl_msg *ret)
+{
+	const uint8_t *p = buf;
+	uint32_t magic, flags, n_payload;
+	uint16_t version, type;
+
+	if (n < sizeof(struct ftraced_msg_hdr) || n > FTRACED_MSG_SIZE_MAX)
+		return -EBADMSG;
+	magic = get_le32(p);
+	version = get_le16(p + 4);
+	type = get_le16(p + 6);
+	flags = get_le32(p + 8);
+	n_payload = get_le32(p + 12);
+	if (magic != FTRACED_PROTO_MAGIC)
+		return -EBADMSG;
+	if (version != FTRACED_PROTO_VERSION)
+		return -EPROTONOSUPPORT;
+	if (flags != 0)
+		return -EBADMSG;
+	if ((uint64_t)sizeof(struct ftraced_msg_hdr) + n_payload != (uint64_t)n)
+		return -EBADMSG;
+	if (type == 0 || type >= _FTRACED_MSG_TYPE_MAX)
+		return -EOPNOTSUPP;
+
+	*ret = (struct ctl_msg){
+		.type = type,
+		.payload = p + sizeof(struct ftraced_msg_hdr),
+		.n_payload = n_payload,
+	};
+	return 0;
+}
+
+void ctl_attr_iter_init(struct ctl_attr_iter *it, const struct ctl_msg *m)
+{
+	it->p = m->payload;
+	it->n = m->n_payload;
+}
+
+/**
+ * ctl_attr_next() - the next attribute of a payload.
+ * @it: iterator
+ * @ret: the attribute (points into the payload)
+ *
+ * Return: 1 with an attribute, 0 at the end, -EBADMSG if the rest of the
+ * payload is not a whole attribute.
+ */
+int ctl_attr_next(struct ctl_attr_iter *it, struct ctl_attr *ret)
+{
+	uint16_t type, len;
+
+	if (it->n == 0)
+		return 0;
+	if (it->n < FTRACED_ATTR_HDR_SIZE)
+		return -EBADMSG;
+	type = get_le16(it->p);
+	len = get_le16(it->p + 2);
+	if ((size_t)len > it->n - FTRACED_ATTR_HDR_SIZE)
+		return -EBADMSG;
+	*ret = (struct ctl_attr){ .type = type, .len = len, .data = it->p + FTRACED_ATTR_HDR_SIZE };
+	it->p += FTRACED_ATTR_HDR_SIZE + len;
+	it->n -= FTRACED_ATTR_HDR_SIZE + len;
+	return 1;
+}
+
+int ctl_attr_u32(const struct ctl_attr *a, uint32_t *ret)
+{
+	if (a->len != 4)
+		return -EBADMSG;
+	*ret = get_le32(a->data);
+	return 0;
+}
+
+int ctl_attr_u64(const struct ctl_attr *a, uint64_t *ret)
+{
+	if (a->len != 8)
+		return -EBADMSG;
+	*ret = get_le64(a->data);
+	return 0;
+}
+
+int ctl_attr_cpu_stats(const struct ctl_attr *a, struct ftraced_cpu_stats *ret)
+{
+	if (a->len != sizeof(*ret))
+		return -EBADMSG;
+	*ret = (struct ftraced_cpu_stats){
+		.cpu = get_le32(a->data),
+		.bytes_raw = get_le64(a->data + 8),
+		.bytes_stored = get_le64(a->data + 16),
+		.chunks = get_le64(a->data + 24),
+		.entries = get_le64(a->data + 32),
+		.overrun = get_le64(a->data + 40),
+		.dropped = get_le64(a->data + 48),
+		.read = get_le64(a->data + 56),
+	};
+	return 0;
+}
+
+/* Which bytes each string attribute may contain. */
+static bool char_ok(uint16_t type, uint8_t c)
+{
+	bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+
+	switch (type) {
+	case FTRACED_ATTR_SESSION:
+	case FTRACED_ATTR_CLOCK:
+	case FTRACED_ATTR_INSTANCE:
+	case FTRACED_ATTR_STATE:
+		return alnum || c == '_' || c == '-';
+	case FTRACED_ATTR_EVENT:
+		return alnum || c == '_' || c == '-' || c == ':' || c == '*' || c == '.';
+	case FTRACED_ATTR_FILTER:
+		return c >= 0x20 && c < 0x7f;
+	case FTRACED_ATTR_MESSAGE:
+		return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t';
+	default:
+		return false;
+	}
+}
+
+/**
+ * ctl_attr_string() - copy a string attribute out, checking its characters.
+ * @a: the attribute (not NUL-terminated on the wire)
+ * @max: longest accepted length
+ * @ret: buffer of at least @max + 1 bytes
+ *
+ * Return: 0, or -EBADMSG for an empty, overlong or ill-formed string.
+ */
+int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
+{
+	if (a->len == 0 || a->len > max)
+		return -EBADMSG;
+	for (size_t i = 0; i < a->len; i++)
+		if (!char_ok(a->type, a->data[i]))
+			return -EBADMSG;
+	memcpy(ret, a->data, a->len);
+	ret[a->len] = '\0';
+	return 0;
+}
+
+/* Which attributes each request type accepts. */
+static uint32_t allowed_attrs(uint16_t type)
+{
+#define BIT(a) (UINT32_C(1) << (a))
+	switch (type) {
+	case FTRACED_MSG_RECORD:
+		return BIT(FTRACED_ATTR_EVENT) | BIT(FTRACED_ATTR_FILTER) |
+		       BIT(FTRACED_ATTR_BUFFER_KB) | BIT(FTRACED_ATTR_SUBBUF_KB) |
+		       BIT(FTRACED_ATTR_CLOCK) | BIT(FTRACED_ATTR_COMPRESSION) |
+		       BIT(FTRACED_ATTR_LEVEL) | BIT(FTRACED_ATTR_DURATION_MS);
+	case FTRACED_MSG_STOP:
+	case FTRACED_MSG_STATUS:
+		return BIT(FTRACED_ATTR_SESSION);
+	case FTRACED_MSG_LIST:
+		return 0;
+	default:
+		return 0;
+	}
+#undef BIT
+}
+
+static bool is_request(uint16_t type)
+{
+	return type >= FTRACED_MSG_RECORD && type <= FTRACED_MSG_STATUS;
+}
+
+/**
+ * ctl_request_parse() - parse and validate a whole request packet.
+ * @buf: the packet
+ * @n: its length
+ * @ret: the request; written only on success
+ *
+ * Return: 0; -EOPNOTSUPP for a type that is not a request; -EBADMSG for
+ * malformed, unknown, duplicate or missing attributes; or what
+ * ctl_msg_parse() returns.
+ */
+int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret)
+{
+	struct ctl_request req = {};
+	struct ctl_attr_iter it;
+	struct ctl_attr a;
+	struct ctl_msg m;
+	uint32_t allowed;
+	int r;
+
+	r = ctl_msg_parse(buf, n, &m);
+	if (r < 0)
+		return r;
+	if (!is_request(m.type))
+		return -EOPNOTSUPP;
+	req.type = m.type;
+	allowed = allowed_attrs(m.type);
+
+	ctl_attr_iter_init(&it, &m);
+	while ((r = ctl_attr_next(&it, &a)) > 0) {
+		uint32_t bit;
+
+		if (a.type == 0 || a.type >= _FTRACED_ATTR_MAX)
+			return -EBADMSG;
+		bit = UINT32_C(1) << a.type;
+		if (!(allowed & bit))
+			return -EBADMSG;
+		if ((req.present & bit) && a.type != FTRACED_ATTR_EVENT)
+			return -EBADMSG;
+		req.present |= bit;
+
+		switch (a.type) {
+		case FTRACED_ATTR_EVENT:
+			if (req.n_events >= FTRACED_EVENTS_PER_REQUEST_MAX)
+				return -EBADMSG;
+			r = ctl_attr_string(&a, FTRACED_EVENT_SPEC_MAX, req.events[req.n_events]);
+			if (r >= 0)
+				req.n_events++;
+			break;
+		case FTRACED_ATTR_FILTER:
+			r = ctl_attr_string(&a, FTRACED_FILTER_MAX, req.filter);
+			break;
+		case FTRACED_ATTR_CLOCK:
+			r = ctl_attr_string(&a, FTRACED_NAME_MAX, req.clock);
+			break;
+		case FTRACED_ATTR_SESSION:
+			r = ctl_attr_string(&a, FTRACED_NAME_MAX, req.session);
+			break;
+		case FTRACED_ATTR_BUFFER_KB:
+			r = ctl_attr_u32(&a, &req.buffer_kb);
+			break;
+		case FTRACED_ATTR_SUBBUF_KB:
+			r = ctl_attr_u32(&a, &req.subbuf_kb);
+			break;
+		case FTRACED_ATTR_COMPRESSION:
+			r = ctl_attr_u32(&a, &req.compression);
+			if (r >= 0 && req.compression >= _FTRACED_COMPRESSION_MAX)
+				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_LEVEL: {
+			uint32_t v;
+
+			r = ctl_attr_u32(&a, &v);
+			req.level = (int32_t)v;
+			break;
+		}
+		case FTRACED_ATTR_DURATION_MS:
+			r = ctl_attr_u64(&a, &req.duration_ms);
+			break;
+		default:
+			r = -EBADMSG;
+		}
+		if (r < 0)
+			return r;
+	}
+	if (r < 0)
+		return r;
+
+	if (req.type == FTRACED_MSG_RECORD && req.n_events == 0)
+		return -EBADMSG;
+	if (req.type == FTRACED_MSG_STOP && !ctl_request_has(&req, FTRACED_ATTR_SESSION))
+		return -EBADMSG;
+
+	memcpy(ret, &req, sizeof(req));
+	return 0;
+}
+
+/**
+ * ctl_name_valid() - is @s an acceptable session name?
+ * @s: NUL-terminated name
+ *
+ * Return: true for 1..FTRACED_NAME_MAX characters of [A-Za-z0-9_-].
+ */
+bool ctl_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > FTRACED_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!char_ok(FTRACED_ATTR_SESSION, (uint8_t)s[i]))
+			return false;
+	return true;
+}
+
+void ctl_builder_init(struct ctl_builder *b, enum ftraced_msg_type type)
+{
+	put_le32(b->buf, FTRACED_PROTO_MAGIC);
+	put_le16(b->buf + 4, FTRACED_PROTO_VERSION);
+	put_le16(b->buf + 6, (uint16_t)type);
+	put_le32(b->buf + 8, 0);
+	put_le32(b->buf + 12, 0);
+	b->n = sizeof(struct ftraced_msg_hdr);
+	b->error = 0;
+}
+
+void ctl_put(struct ctl_builder *b, enum ftraced_attr type, const void *data, size_t len)
+{
+	if (b->error)
+		return;
+	if (len > UINT16_MAX || len + FTRACED_ATTR_HDR_SIZE > sizeof(b->buf) - b->n) {
+		b->error = -EMSGSIZE;
+		return;
+	}
+	put_le16(b->buf + b->n, (uint16_t)type);
+	put_le16(b->buf + b->n + 2, (uint16_t)len);
+	if (len > 0)
+		memcpy(b->buf + b->n + FTRACED_ATTR_HDR_SIZE, data, len);
+	b->n += FTRACED_ATTR_HDR_SIZE + len;
+}
+
+void ctl_put_u32(struct ctl_builder *b, enum ftraced_attr type, uint32_t v)
+{
+	uint8_t p[4];
+
+	put_le32(p, v);
+	ctl_put(b, type, p, sizeof(p));
+}
+
+void ctl_put_u64(struct ctl_builder *b, enum ftraced_attr type, uint64_t v)
+{
+	uint8_t p[8];
+
+	put_le64(p, v);
+	ctl_put(b, type, p, sizeof(p));
+}
+
+void ctl_put_string(struct ctl_builder *b, enum ftraced_attr type, const char *s)
+{
+	ctl_put(b, type, s, strlen(s));
+}
+
+void ctl_put_cpu_stats(struct ctl_builder *b, const struct ftraced_cpu_stats *s)
+{
+	uint8_t p[sizeof(*s)] = {};
+
+	put_le32(p, s->cpu);
+	put_le64(p + 8, s->bytes_raw);
+	put_le64(p + 16, s->bytes_stored);
+	put_le64(p + 24, s->chunks);
+	put_le64(p + 32, s->entries);
+	put_le64(p + 40, s->overrun);
+	put_le64(p + 48, s->dropped);
+	put_le64(p + 56, s->read);
+	ctl_put(b, FTRACED_ATTR_CPU, p, sizeof(p));
+}
+
+/**
+ * ctl_builder_finish() - fill in the payload length.
+ * @b: builder
+ * @ret_size: the packet's length
+ *
+ * Return: 0, or -EMSGSIZE if anything did not fit.
+ */
+int ctl_builder_finish(struct ctl_builder *b, size_t *ret_size)
+{
+	if (b->error)
+		return b->error;
+	put_le32(b->buf + 12, (uint32_t)(b->n - sizeof(struct ftraced_msg_hdr)));
+	*ret_size = b->n;
+	return 0;
+}

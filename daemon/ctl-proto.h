@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ftraced/proto.h"
+
+/* A message after its header was checked: the payload still points into the packet. */
+struct ctl_msg {
+	uint16_t type;
+	const uint8_t *payload;
+	size_t n_payload;
+};
+
+struct ctl_attr {
+	uint16_t type;
+	uint16_t len;
+	const uint8_t *data;
+};
+
+struct ctl_attr_iter {
+	const uint8_t *p;
+	size_t n;
+};
+
+/* A request, fully validated for syntax; strings are NUL-terminated copies. */
+struct ctl_request {
+	uint16_t type;
+	uint32_t present; /* bit (1 << attr) for each attribute seen */
+	unsigned n_events;
+	char events[FTRACED_EVENTS_PER_REQUEST_MAX][FTRACED_EVENT_SPEC_MAX + 1];
+	char filter[FTRACED_FILTER_MAX + 1];
+	char clock[FTRACED_NAME_MAX + 1];
+	char session[FTRACED_NAME_MAX + 1];
+	uint32_t buffer_kb;
+	uint32_t subbuf_kb;
+	uint32_t compression;
+	int32_t level;
+	uint64_t duration_ms;
+};
+
+static inline bool ctl_request_has(const struct ctl_request *r, enum ftraced_attr a)
+{
+	return r->present & (UINT32_C(1) << a);
+}
+
+int ctl_msg_parse(const void *buf, size_t n, struct ctl_msg *ret);
+void ctl_attr_iter_init(struct ctl_attr_iter *it, const struct ctl_msg *m);
+int ctl_attr_next(struct ctl_attr_iter *it, struct ctl_attr *ret);
+int ctl_attr_u32(const struct ctl_attr *a, uint32_t *ret);
+int ctl_attr_u64(const struct ctl_attr *a, uint64_t *ret);
+int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret);
+int ctl_attr_cpu_stats(const struct ctl_attr *a, struct ftraced_cpu_stats *ret);
+int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret);
+
+bool ctl_name_valid(const char *s);
+
+/* Building a message into a fixed buffer; the first overflow sticks. */
+struct ctl_builder {
+	uint8_t buf[FTRACED_MSG_SIZE_MAX];
+	size_t n;
+	int error;
+};
+
+void ctl_builder_init(struct ctl_builder *b, enum ftraced_msg_type type);
+void ctl_put(struct ctl_builder *b, enum ftraced_attr type, const void *data, size_t len);
+void ctl_put_u32(struct ctl_builder *b, enum ftraced_attr type, uint32_t v);
+void ctl_put_u64(struct ctl_builder *b, enum ftraced_attr type, uint64_t v);
+void ctl_put_string(struct ctl_builder *b, enum ftraced_attr type, const char *s);
+void ctl_put_cpu_stats(struct ctl_builder *b, const struct ftraced_cpu_stats *s);
+int ctl_builder_finish(struct ctl_builder *b, size_t *ret_size);

@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The control socket: a pathname AF_UNIX SOCK_SEQPACKET listener, taken
+ * from systemd (sd_listen_fds) or bound by us, and one struct ctl_conn per
+ * accepted client.
+ *
+ * Every connection is authorised on accept from SO_PEERCRED and
+ * SO_PEERGROUPS (root, or a member of the configured group), whatever the
+ * socket file's permissions say. Each packet is received whole into a
+ * CTL_MSG_SIZE_MAX buffer; truncated packets, unexpected or surplus file
+ * descriptors and malformed requests get an error reply and every fd that
+ * arrived is closed. Replies are sent without blocking: a client that does
+ * not read its replies is dropped, never waited for.
+ *
+ * Main thread only.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "daemon/bounds.h"
+#include "daemon/ctl-proto.h"
+#include "daemon/ctl-server.h"
+#include "daemon/log.h"
+
+#define PEER_GROUPS_MAX 256
+
+struct ctl_conn {
+	struct ctl_server *server;
+	struct ctl_conn *next;
+	int fd;
+	sd_event_source *source;
+	uid_t uid;
+	pid_t pid;
+};
+
+struct ctl_server {
+	sd_event *event;
+	struct ctl_server_handlers handlers;
+	gid_t group;
+	int listen_fd;
+	sd_event_source *listen_source;
+	struct ctl_conn *conns;
+	unsigned n_conns;
+	uint8_t buf[CTL_MSG_SIZE_MAX];
+	struct ctl_request *req;
+	char *bound_path; /* set when we bound the socket ourselves: unlinked at exit */
+};
+
+uid_t ctl_conn_uid(const struct ctl_conn *c)
+{
+	return c->uid;
+}
+
+static void conn_free(struct ctl_conn *c)
+{
+	struct ctl_server *s = c->server;
+
+	if (s->handlers.closed)
+		s->handlers.closed(s->handlers.userdata, c);
+	for (struct ctl_conn **p = &s->conns; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	s->n_conns--;
+	sd_event_source_disable_unref(c->source);
+	safe_close(c->fd);
+	free(c);
+}
+
+/**
+ * ctl_conn_send() - send a built message without blocking.
+ * @c: connection
+ * @b: message
+ *
+ * Return: 0 or -errno; on failure the connection is not usable any more
+ * (the caller may keep going, the next poll closes it).
+ */
+int ctl_conn_send(struct ctl_conn *c, struct ctl_builder *b)
+{
+	size_t n;
+	int r;
+
+	r = ctl_builder_finish(b, &n);
+	if (r < 0)
+		return log_error_errno(r, "Reply does not fit in one message: %m");
+	if (send(c->fd, b->buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		r = negative_errno();
+		log_ratelimit_debug_errno(r, "Sending to client pid %d failed, dropping it: %m",
+					  (int)c->pid);
+		shutdown(c->fd, SHUT_RDWR);
+		return r;
+	}
+	return 0;
+}
+
+/**
+ * ctl_conn_send_error() - send an ERROR reply.
+ * @c: connection
+ * @error: negative errno
+ * @fmt: message for the user
+ *
+ * Return: @error.
+ */
+int ctl_conn_send_error(struct ctl_conn *c, int error, const char *fmt, ...)
+{
+	static struct ctl_builder b;
+	char msg[FTRACED_MESSAGE_MAX + 1];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* Only what the protocol allows in a message goes out. */
+	for (char *p = msg; *p; p++)
+		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+			*p = '?';
+	ctl_builder_init(&b, FTRACED_MSG_ERROR);
+	ctl_put_u32(&b, FTRACED_ATTR_ERRNO, (uint32_t)-error);
+	if (msg[0])
+		ctl_put_string(&b, FTRACED_ATTR_MESSAGE, msg);
+	ctl_conn_send(c, &b);
+	return error;
+}
+
+static void close_fds(struct msghdr *mh)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			safe_close(fd);
+		}
+	}
+}
+
+static int take_fd(struct msghdr *mh, int *ret)
+{
+	int n_fds = 0, fd = -EBADF;
+
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			return -EBADMSG;
+		n_fds += (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		if (n_fds == 1)
+			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	}
+	if (n_fds > 1)
+		return -ETOOMANYREFS;
+	*ret = fd;
+	return 0;
+}
+
+static int on_conn(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+{
+	struct ctl_conn *c = userdata;
+	struct ctl_server *s = c->server;
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(int))];
+	} control;
+	struct iovec iov = { .iov_base = s->buf, .iov_len = sizeof(s->buf) };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = &control,
+		.msg_controllen = sizeof(control),
+	};
+	int passed_fd = -EBADF;
+	ssize_t n;
+	int r;
+
+	if (revents & (EPOLLHUP | EPOLLERR) && !(revents & EPOLLIN)) {
+		conn_free(c);
+		return 0;
+	}
+	n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		conn_free(c);
+		return 0;
+	}
+	if (n == 0) {
+		conn_free(c);
+		return 0;
+	}
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+		close_fds(&mh);
+		ctl_conn_send_error(c, -EMSGSIZE,
+				    (mh.msg_flags & MSG_TRUNC) ?
+				    "message too large (max %u bytes)" :
+				    "too many file descriptors (max 1)", CTL_MSG_SIZE_MAX);
+		log_ratelimit_debug_errno(-EMSGSIZE, "Truncated message from pid %d, dropping",
+					  (int)c->pid);
+		conn_free(c);
+		return 0;
+	}
+	r = take_fd(&mh, &passed_fd);
+	if (r < 0) {
+		close_fds(&mh);
+		ctl_conn_send_error(c, r, "malformed control data");
+		return 0;
+	}
+	r = ctl_request_parse(s->buf, (size_t)n, s->req);
+	if (r < 0) {
+		safe_close(passed_fd);
+		log_ratelimit_debug_errno(r, "Bad request from pid %d, rejecting: %m", (int)c->pid);
+		if (r == -EPROTONOSUPPORT)
+			ctl_conn_send_error(c, r, "protocol version not supported (this is version %u)",
+					    FTRACED_PROTO_VERSION);
+		else if (r == -EOPNOTSUPP)
+			ctl_conn_send_error(c, r, "unknown request type");
+		else
+			ctl_conn_send_error(c, r, "malformed request");
+		return 0;
+	}
+	if (passed_fd >= 0 && s->req->type != FTRACED_MSG_RECORD) {
+		safe_close(passed_fd);
+		ctl_conn_send_error(c, -EBADMSG, "this request takes no file descriptor");
+		return 0;
+	}
+	s->handlers.request(s->handlers.userdata, c, s->req, passed_fd);
+	return 0;
+}
+
+static bool peer_allowed(int fd, gid_t group, struct ucred *ret_cred)
+{
+	gid_t groups[PEER_GROUPS_MAX];
+	socklen_t len = sizeof(*ret_cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, ret_cred, &len) < 0)
+		return false;
+	if (ret_cred->uid == 0)
+		return true;
+	if (group == (gid_t)-1)
+		return false;
+	if (ret_cred->gid == group)
+		return true;
+	len = sizeof(groups);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+		return false;
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == group)
+			return true;
+	return false;
+}
+
+static unsigned conns_of_uid(struct ctl_server *s, uid_t uid)
+{
+	unsigned n = 0;
+
+	for (struct ctl_conn *c = s->conns; c; c = c->next)
+		n += c->uid == uid;
+	return n;
+}
+
+static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+{
+	struct ctl_server *s = userdata;
+	struct ctl_conn *c;
+	struct ucred cred;
+	int cfd, r;
+
+	cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (cfd < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_ratelimit_warning_errno(negative_errno(), "accept failed: %m");
+		return 0;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		safe_close(cfd);
+		return 0;
+	}
+	*c = (struct ctl_conn){ .server = s, .fd = cfd, .next = s->conns };
+	s->conns = c;
+	s->n_conns++;
+
+	if (!peer_allowed(cfd, s->group, &cred)) {
+		c->uid = cred.uid;
+		log_ratelimit_debug_errno(-EACCES, "Refusing client uid %u: not root or in the group",
+					  (unsigned)cred.uid);
+		ctl_conn_send_error(c, -EACCES,
+				    "permission denied: ftraced accepts root and members of its group");
+		conn_free(c);
+		return 0;
+	}
+	c->uid = cred.uid;
+	c->pid = cred.pid;
+	if (s->n_conns > CTL_CONN_MAX || conns_of_uid(s, cred.uid) > CTL_CONN_PER_UID_MAX) {
+		ctl_conn_send_error(c, -EUSERS, "too many connections");
+		conn_free(c);
+		return 0;
+	}
+	r = sd_event_add_io(s->event, &c->source, cfd, EPOLLIN, on_conn, c);
+	if (r < 0) {
+		log_error_errno(r, "Cannot watch connection: %m");
+		conn_free(c);
+	}
+	return 0;
+}
+
+/* The activated socket if systemd passed one for @path, else -ENOENT. Unknown fds are closed. */
+static int listen_fd_from_systemd(const char *path)
+{
+	int n, found = -ENOENT;
+
+	n = sd_listen_fds(1);
+	if (n < 0)
+		return n;
+	for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
+		if (found < 0 && sd_is_socket_unix(fd, SOCK_SEQPACKET, 1, path, 0) > 0) {
+			found = fd;
+			continue;
+		}
+		log_warning("Closing unexpected file descriptor %d passed by the service manager",
+			    fd);
+		safe_close(fd);
+	}
+	return found;
+}
+
+static int bind_socket(const char *path, gid_t group)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *dir = NULL;
+	char *slash;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+
+	dir = strdup(path);
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return negative_errno();
+	}
+
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return negative_errno();
+	/* A socket file is left behind by a daemon that died; one that answers is alive. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		return -EADDRINUSE;
+	safe_close(fd);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return negative_errno();
+	{
+		struct stat st;
+
+		if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+			unlink(path);
+	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return negative_errno();
+	if (chmod(path, 0660) < 0)
+		return negative_errno();
+	if (group != (gid_t)-1 && chown(path, 0, group) < 0)
+		return negative_errno();
+	if (listen(fd, 32) < 0)
+		return negative_errno();
+	return TAKE_FD(fd);
+}
+
+/**
+ * ctl_server_new() - listen on the control socket.
+ * @e: event loop
+ * @path: socket path
+ * @group: gid whose members may connect besides root, or (gid_t)-1
+ * @h: request and close handlers
+ * @ret: the server
+ *
+ * Return: 0, -EADDRINUSE if another daemon answers on @path, or -errno.
+ */
+int ctl_server_new(sd_event *e, const char *path, gid_t group,
+		   const struct ctl_server_handlers *h, struct ctl_server **ret)
+{
+	struct ctl_server *s;
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->req = malloc(sizeof(*s->req));
+	if (!s->req) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->event = sd_event_ref(e);
+	s->handlers = *h;
+	s->group = group;
+	s->listen_fd = listen_fd_from_systemd(path);
+	if (s->listen_fd >= 0)
+		log_info("Using the control socket passed by the service manager");
+	else {
+		s->listen_fd = bind_socket(path, group);
+		if (s->listen_fd >= 0)
+			s->bound_path = strdup(path);
+	}
+	if (s->listen_fd < 0) {
+		r = s->listen_fd;
+		ctl_server_free(s);
+		return r;
+	}
+	r = sd_event_add_io(e, &s->listen_source, s->listen_fd, EPOLLIN, on_listen, s);
+	if (r < 0) {
+		ctl_server_free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+struct ctl_server *ctl_server_free(struct ctl_server *s)
+{
+	if (!s)
+		return NULL;
+	while (s->conns)
+		conn_free(s->conns);
+	sd_event_source_disable_unref(s->listen_source);
+	safe_close(s->listen_fd);
+	if (s->bound_path)
+		unlink(s->bound_path);
+	free(s->bound_path);
+	sd_event_unref(s->event);
+	free(s->req);
+	free(s);
+	return NULL;
+}

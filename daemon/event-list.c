@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Event specifications as users type them ("sched:sched_switch",
+ * "sched:*", "sched") turned into the list of concrete events the kernel
+ * has. Names are only ever taken from the kernel's own listing: a spec
+ * that matches nothing is an error naming the spec, and nothing built from
+ * client text reaches a tracefs path unchecked.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tracefs.h>
+
+#include "daemon/event-list.h"
+#include "ftraced/macro.h"
+
+/**
+ * event_spec_split() - split "system:event", "system:*" or "system".
+ * @spec: the spec
+ * @system: receives the system name
+ * @n_system: its size
+ * @event: receives the event name, "*" for all
+ * @n_event: its size
+ *
+ * Return: 0, or -EINVAL for an empty or overlong part.
+ */
+int event_spec_split(const char *spec, char *system, size_t n_system, char *event, size_t n_event)
+{
+	const char *colon = strchr(spec, ':');
+	size_t n_sys = colon ? (size_t)(colon - spec) : strlen(spec);
+	const char *ev = colon ? colon + 1 : "*";
+
+	if (n_sys == 0 || n_sys >= n_system || *ev == '\0' || strlen(ev) >= n_event)
+		return -EINVAL;
+	if (strchr(ev, ':') || memchr(spec, '*', n_sys))
+		return -EINVAL;
+	memcpy(system, spec, n_sys);
+	system[n_sys] = '\0';
+	strcpy(event, ev);
+	return 0;
+}
+
+static bool list_contains(char **list, const char *s)
+{
+	for (size_t i = 0; list && list[i]; i++)
+		if (strcmp(list[i], s) == 0)
+			return true;
+	return false;
+}
+
+static int list_add(struct event_list *l, const char *system, const char *event, size_t n_max)
+{
+	struct event_id *e;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->events[i].system, system) == 0 &&
+		    strcmp(l->events[i].event, event) == 0)
+			return 0;
+	if (l->n >= n_max)
+		return -E2BIG;
+	if (strlen(system) >= sizeof(e->system) || strlen(event) >= sizeof(e->event))
+		return -ENAMETOOLONG;
+	e = realloc(l->events, (l->n + 1) * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	l->events = e;
+	e = &l->events[l->n++];
+	strcpy(e->system, system);
+	strcpy(e->event, event);
+	return 0;
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct event_id *x = a, *y = b;
+	int c = strcmp(x->system, y->system);
+
+	return c ?: strcmp(x->event, y->event);
+}
+
+/**
+ * event_list_expand() - add the events one spec names to @l.
+ * @l: the list, kept sorted and without duplicates
+ * @tracing_dir: tracefs mount, or NULL for the default
+ * @spec: what the user typed
+ * @n_max: most events the list may hold
+ *
+ * Return: 0; -EINVAL for a malformed spec; -ENOENT if the system or event
+ * does not exist; -E2BIG if the list would exceed @n_max.
+ */
+int event_list_expand(struct event_list *l, const char *tracing_dir, const char *spec,
+		      size_t n_max)
+{
+	char system[FTRACED_NAME_MAX + 1], event[FTRACED_EVENT_SPEC_MAX + 1];
+	char **systems = NULL, **events = NULL;
+	int r;
+
+	r = event_spec_split(spec, system, sizeof(system), event, sizeof(event));
+	if (r < 0)
+		return r;
+
+	systems = tracefs_event_systems(tracing_dir);
+	if (!systems)
+		return -ENOENT;
+	if (!list_contains(systems, system)) {
+		r = -ENOENT;
+		goto out;
+	}
+	events = tracefs_system_events(tracing_dir, system);
+	if (!events) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (strcmp(event, "*") == 0) {
+		for (size_t i = 0; events[i] && r >= 0; i++)
+			r = list_add(l, system, events[i], n_max);
+	} else if (list_contains(events, event)) {
+		r = list_add(l, system, event, n_max);
+	} else {
+		r = -ENOENT;
+	}
+	if (r >= 0)
+		qsort(l->events, l->n, sizeof(*l->events), cmp_event);
+out:
+	tracefs_list_free(systems);
+	tracefs_list_free(events);
+	return r;
+}
+
+void event_list_done(struct event_list *l)
+{
+	free(l->events);
+	*l = (struct event_list){};
+}

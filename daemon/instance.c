@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Our own tracefs instance: the only module that changes kernel tracing
+ * state. Everything a session sets (events, filters, buffer and sub-buffer
+ * size, clock, tracing_on) lives inside its instance "ftraced-<id>", so
+ * undoing it all is one tracefs_instance_destroy(); the top-level buffer and
+ * other tools' instances are never touched.
+ *
+ * Called from the main thread, except instance_read*() which the assembler
+ * thread may use on an instance that is no longer changed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <tracefs.h>
+
+#include "daemon/event-list.h"
+#include "daemon/instance.h"
+#include "daemon/log.h"
+
+#define INSTANCE_PREFIX "ftraced-"
+
+struct instance {
+	struct tracefs_instance *tfs;
+	char name[32];
+};
+
+/**
+ * instance_new() - create the tracefs instance "ftraced-<id>".
+ * @id: internal session id (never client text)
+ * @ret: the instance, tracing off
+ *
+ * The instance is made 0700: when tracefs is mounted with gid=, group
+ * members could otherwise consume our trace_pipe_raw.
+ *
+ * Return: 0, -EEXIST if it already exists, or another -errno.
+ */
+int instance_new(uint64_t id, struct instance **ret)
+{
+	_cleanup_free_ char *dir = NULL;
+	struct instance *i;
+	int r;
+
+	i = calloc(1, sizeof(*i));
+	if (!i)
+		return -ENOMEM;
+	snprintf(i->name, sizeof(i->name), INSTANCE_PREFIX "%" PRIu64, id);
+	if (tracefs_instance_exists(i->name)) {
+		free(i);
+		return -EEXIST;
+	}
+	i->tfs = tracefs_instance_create(i->name);
+	if (!i->tfs) {
+		r = negative_errno();
+		free(i);
+		return r;
+	}
+	dir = tracefs_instance_get_dir(i->tfs);
+	if (dir && chmod(dir, 0700) < 0)
+		log_debug_errno(negative_errno(), "chmod 0700 of '%s' failed, ignoring: %m", dir);
+	r = instance_set_tracing(i, false);
+	if (r < 0) {
+		instance_free(i);
+		return r;
+	}
+	*ret = i;
+	return 0;
+}
+
+/**
+ * instance_free() - destroy the tracefs instance and free it.
+ * @i: instance or NULL
+ *
+ * Return: NULL.
+ */
+struct instance *instance_free(struct instance *i)
+{
+	if (!i)
+		return NULL;
+	if (i->tfs) {
+		if (tracefs_instance_destroy(i->tfs) < 0)
+			log_warning_errno(negative_errno(), "Removing instance '%s' failed: %m",
+					  i->name);
+		tracefs_instance_free(i->tfs);
+	}
+	free(i);
+	return NULL;
+}
+
+const char *instance_name(const struct instance *i)
+{
+	return i->name;
+}
+
+static int write_file(struct instance *i, const char *file, const char *value)
+{
+	if (tracefs_instance_file_write(i->tfs, file, value) < 0)
+		return negative_errno();
+	return 0;
+}
+
+/**
+ * instance_set_buffer() - set the sub-buffer size, then the per-CPU buffer size.
+ * @i: instance
+ * @buffer_kb: per-CPU buffer size, already checked against bounds.h
+ * @subbuf_kb: sub-buffer size, or 0 for the kernel's default
+ *
+ * Return: 0, -EOPNOTSUPP if the kernel has no buffer_subbuf_size_kb, or -errno.
+ */
+int instance_set_buffer(struct instance *i, uint32_t buffer_kb, uint32_t subbuf_kb)
+{
+	char v[16];
+	int r;
+
+	if (subbuf_kb > 0) {
+		if (!tracefs_file_exists(i->tfs, "buffer_subbuf_size_kb"))
+			return -EOPNOTSUPP;
+		snprintf(v, sizeof(v), "%u", subbuf_kb);
+		r = write_file(i, "buffer_subbuf_size_kb", v);
+		if (r < 0)
+			return r;
+	}
+	if (tracefs_instance_set_buffer_size(i->tfs, buffer_kb, -1) < 0)
+		return negative_errno();
+	return 0;
+}
+
+/**
+ * instance_set_clock() - select the trace clock.
+ * @i: instance
+ * @clock: a name checked against the instance's trace_clock list
+ *
+ * Return: 0, -EINVAL for a clock the kernel does not offer, or -errno.
+ */
+int instance_set_clock(struct instance *i, const char *clock)
+{
+	_cleanup_free_ char *list = NULL;
+	bool found = false;
+	char *save = NULL;
+
+	list = tracefs_instance_file_read(i->tfs, "trace_clock", NULL);
+	if (!list)
+		return negative_errno();
+	for (char *t = strtok_r(list, " []\n", &save); t; t = strtok_r(NULL, " []\n", &save))
+		if (strcmp(t, clock) == 0)
+			found = true;
+	if (!found)
+		return -EINVAL;
+	return write_file(i, "trace_clock", clock);
+}
+
+/**
+ * instance_enable_event() - apply the filter to one event and enable it.
+ * @i: instance
+ * @e: an event the kernel listed
+ * @filter: filter expression or NULL
+ * @ret_kernel_error: on a rejected filter, the kernel's error_log text (caller frees)
+ *
+ * Return: 0, or -errno (-EINVAL for a rejected filter).
+ */
+int instance_enable_event(struct instance *i, const struct event_id *e, const char *filter,
+			  char **ret_kernel_error)
+{
+	if (filter && tracefs_event_file_write(i->tfs, e->system, e->event, "filter", filter) < 0) {
+		int r = negative_errno();
+
+		if (ret_kernel_error)
+			*ret_kernel_error = tracefs_error_last(i->tfs);
+		return r;
+	}
+	if (tracefs_event_enable(i->tfs, e->system, e->event) < 0)
+		return negative_errno();
+	return 0;
+}
+
+int instance_set_tracing(struct instance *i, bool on)
+{
+	if ((on ? tracefs_trace_on(i->tfs) : tracefs_trace_off(i->tfs)) < 0)
+		return negative_errno();
+	return 0;
+}
+
+/**
+ * instance_read() - read a whole file of the instance.
+ * @i: instance
+ * @file: path inside the instance, built by us
+ * @ret: NUL-terminated contents (caller frees)
+ * @ret_size: length, or NULL
+ *
+ * Return: 0 or -errno.
+ */
+int instance_read(struct instance *i, const char *file, char **ret, size_t *ret_size)
+{
+	int size = 0;
+	char *s;
+
+	s = tracefs_instance_file_read(i->tfs, file, &size);
+	if (!s)
+		return negative_errno();
+	*ret = s;
+	if (ret_size)
+		*ret_size = (size_t)size;
+	return 0;
+}
+
+/**
+ * instance_open_cpu_raw() - open one CPU's trace_pipe_raw, non-blocking.
+ * @i: instance
+ * @cpu: CPU number
+ * @ret_fd: the fd
+ *
+ * Return: 0 or -errno.
+ */
+int instance_open_cpu_raw(struct instance *i, unsigned cpu, int *ret_fd)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "per_cpu/cpu%u/trace_pipe_raw", cpu);
+	fd = tracefs_instance_file_open(i->tfs, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	*ret_fd = fd;
+	return 0;
+}
+
+static uint64_t field(const char *text, const char *key)
+{
+	const char *p = text;
+	size_t n = strlen(key);
+
+	while (p && *p) {
+		if (strncmp(p, key, n) == 0 && p[n] == ':')
+			return strtoull(p + n + 1, NULL, 10);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return 0;
+}
+
+/**
+ * cpu_counters_parse() - the counters of a per_cpu/cpuN/stats text.
+ * @text: the file's contents
+ * @ret: counters; missing fields read as 0
+ *
+ * Return: 0, or -EINVAL if it does not look like a stats file.
+ */
+int cpu_counters_parse(const char *text, struct cpu_counters *ret)
+{
+	if (!strstr(text, "entries:"))
+		return -EINVAL;
+	*ret = (struct cpu_counters){
+		.entries = field(text, "entries"),
+		.overrun = field(text, "overrun"),
+		.dropped = field(text, "dropped events"),
+		.read = field(text, "read events"),
+	};
+	return 0;
+}
+
+/**
+ * instance_read_cpu_stats() - read and parse one CPU's stats file.
+ * @i: instance
+ * @cpu: CPU number
+ * @ret: parsed counters
+ * @ret_text: the raw text for a CPUSTAT option (caller frees), or NULL
+ *
+ * Return: 0 or -errno.
+ */
+int instance_read_cpu_stats(struct instance *i, unsigned cpu, struct cpu_counters *ret,
+			    char **ret_text)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "per_cpu/cpu%u/stats", cpu);
+	r = instance_read(i, path, &text, NULL);
+	if (r < 0)
+		return r;
+	r = cpu_counters_parse(text, ret);
+	if (r < 0)
+		return r;
+	if (ret_text)
+		*ret_text = TAKE_PTR(text);
+	return 0;
+}
+
+/**
+ * subbuf_size_from_header_page() - the sub-buffer size a header_page text describes.
+ * @text: events/header_page of an instance
+ * @ret: data offset + data size, i.e. the sub-buffer size in bytes
+ *
+ * Return: 0, or -EINVAL if the "data" field is missing.
+ */
+int subbuf_size_from_header_page(const char *text, uint32_t *ret)
+{
+	const char *p = strstr(text, "field: char data;");
+	unsigned long off, size;
+
+	if (!p || sscanf(p, "field: char data;\toffset:%lu;\tsize:%lu;", &off, &size) != 2)
+		return -EINVAL;
+	if (off + size > UINT32_MAX || off + size == 0)
+		return -EINVAL;
+	*ret = (uint32_t)(off + size);
+	return 0;
+}
+
+/**
+ * instance_remove_orphans() - destroy every "ftraced-*" instance.
+ *
+ * Called once at start-up, before any session exists: an instance with our
+ * prefix then belongs to a daemon that died, and each one pins its ring
+ * buffers in kernel memory.
+ *
+ * Return: the number removed, or -errno.
+ */
+int instance_remove_orphans(void)
+{
+	char **names;
+	int n = 0;
+
+	names = tracefs_instances("^" INSTANCE_PREFIX);
+	if (!names)
+		return 0;
+	for (size_t k = 0; names[k]; k++) {
+		struct tracefs_instance *t = tracefs_instance_alloc(NULL, names[k]);
+
+		if (!t)
+			continue;
+		if (tracefs_instance_destroy(t) < 0) {
+			log_warning_errno(negative_errno(),
+					  "Removing orphaned instance '%s' failed: %m", names[k]);
+		} else {
+			log_notice("Removed orphaned instance '%s'", names[k]);
+			n++;
+		}
+		tracefs_instance_free(t);
+	}
+	tracefs_list_free(names);
+	return n;
+}

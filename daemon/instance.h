@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ftraced/macro.h"
+
+struct instance;
+struct event_id;
+
+/* One CPU's counters from per_cpu/cpuN/stats. */
+struct cpu_counters {
+	uint64_t entries;
+	uint64_t overrun;
+	uint64_t dropped;
+	uint64_t read;
+};
+
+int instance_new(uint64_t id, struct instance **ret);
+struct instance *instance_free(struct instance *i);
+DEFINE_CLEANUP(struct instance *, instance_free)
+
+const char *instance_name(const struct instance *i);
+int instance_set_buffer(struct instance *i, uint32_t buffer_kb, uint32_t subbuf_kb);
+int instance_set_clock(struct instance *i, const char *clock);
+int instance_enable_event(struct instance *i, const struct event_id *e, const char *filter,
+			  char **ret_kernel_error);
+int instance_set_tracing(struct instance *i, bool on);
+int instance_read(struct instance *i, const char *file, char **ret, size_t *ret_size);
+int instance_open_cpu_raw(struct instance *i, unsigned cpu, int *ret_fd);
+int instance_read_cpu_stats(struct instance *i, unsigned cpu, struct cpu_counters *ret,
+			    char **ret_text);
+int instance_remove_orphans(void);
+
+int cpu_counters_parse(const char *text, struct cpu_counters *ret);
+int subbuf_size_from_header_page(const char *text, uint32_t *ret);

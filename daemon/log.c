@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Logging: one line per message on stderr, prefixed with "<N>" (the syslog
+ * priority), which journald parses for services. Any thread may log; a line
+ * is written with one write() so lines never interleave.
+ *
+ * libtraceevent declares tep_vprint() weak and libtracefs routes its
+ * warnings through it; defining it here pulls both libraries into our log.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event-parse.h>
+#include <event-utils.h>
+
+#include "daemon/log.h"
+
+#define LOG_LINE_MAX 2048
+#define RATELIMIT_INTERVAL_NS (5ull * 1000 * 1000 * 1000)
+#define RATELIMIT_BURST 20
+
+static int max_level = LOG_INFO;
+
+void log_set_max_level(int level)
+{
+	max_level = level;
+}
+
+int log_get_max_level(void)
+{
+	return max_level;
+}
+
+/**
+ * log_parse_level() - map "debug", "info", ... to a syslog level.
+ * @s: level name
+ *
+ * Return: the level, or -EINVAL for an unknown name.
+ */
+int log_parse_level(const char *s)
+{
+	static const char *const names[] = {
+		[LOG_ERR] = "err", [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
+		[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		if (names[i] && strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
+/**
+ * log_internalv() - format and write one log line.
+ * @level: syslog priority
+ * @error: negative errno for %m, or 0
+ * @format: printf format
+ * @ap: arguments
+ *
+ * Return: @error, so callers can `return log_error_errno(r, ...)`.
+ */
+int log_internalv(int level, int error, const char *format, va_list ap)
+{
+	char line[LOG_LINE_MAX];
+	int saved = errno;
+	int n;
+
+	if (level > max_level)
+		return error;
+
+	if (error != 0)
+		errno = -error;
+	n = snprintf(line, sizeof(line), "<%d>", level);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n, format, ap);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	(void)!write(STDERR_FILENO, line, (size_t)n);
+	errno = saved;
+	return error;
+}
+
+int log_internal(int level, int error, const char *format, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, format);
+	r = log_internalv(level, error, format, ap);
+	va_end(ap);
+	return r;
+}
+
+/**
+ * log_ratelimited() - log, unless more than a burst came in the interval.
+ * @level: syslog priority
+ * @error: negative errno for %m, or 0
+ * @format: printf format
+ *
+ * A client can trigger these messages at will, so it must not be able to
+ * flood the journal through us. Suppressed lines are counted and the count
+ * is reported with the next line that gets through.
+ *
+ * Return: @error.
+ */
+int log_ratelimited(int level, int error, const char *format, ...)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static unsigned long long window_start;
+	static unsigned n_in_window, n_suppressed;
+	struct timespec ts;
+	unsigned long long now;
+	unsigned suppressed = 0;
+	bool emit;
+	va_list ap;
+
+	if (level > max_level)
+		return error;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+	pthread_mutex_lock(&lock);
+	if (now - window_start > RATELIMIT_INTERVAL_NS) {
+		window_start = now;
+		n_in_window = 0;
+	}
+	emit = n_in_window++ < RATELIMIT_BURST;
+	if (emit) {
+		suppressed = n_suppressed;
+		n_suppressed = 0;
+	} else {
+		n_suppressed++;
+	}
+	pthread_mutex_unlock(&lock);
+
+	if (!emit)
+		return error;
+	if (suppressed > 0)
+		log_internal(level, 0, "(%u similar messages suppressed)", suppressed);
+	va_start(ap, format);
+	log_internalv(level, error, format, ap);
+	va_end(ap);
+	return error;
+}
+
+/* Overrides the weak symbol in libtraceevent; libtracefs logs through it too. */
+int tep_vprint(const char *name, enum tep_loglevel level, bool print_err,
+	       const char *fmt, va_list ap)
+{
+	static const int map[] = {
+		[TEP_LOG_NONE] = LOG_DEBUG, [TEP_LOG_CRITICAL] = LOG_ERR,
+		[TEP_LOG_ERROR] = LOG_WARNING, [TEP_LOG_WARNING] = LOG_NOTICE,
+		[TEP_LOG_INFO] = LOG_DEBUG, [TEP_LOG_DEBUG] = LOG_DEBUG,
+		[TEP_LOG_ALL] = LOG_DEBUG,
+	};
+	char msg[LOG_LINE_MAX];
+	int l = (unsigned)level < ELEMENTSOF(map) ? map[level] : LOG_DEBUG;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_ratelimited(l, 0, "%s: %s", name ?: "libtraceevent", msg);
+	return 0;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <errno.h>
+#include <stdarg.h>
+#include <syslog.h>
+
+#include "ftraced/macro.h"
+
+void log_set_max_level(int level);
+int log_get_max_level(void);
+int log_parse_level(const char *s);
+
+int log_internal(int level, int error, const char *format, ...) _printf_(3, 4);
+int log_internalv(int level, int error, const char *format, va_list ap) _printf_(3, 0);
+/* Like log_internal, but at most a burst of messages per interval (client-triggered input). */
+int log_ratelimited(int level, int error, const char *format, ...) _printf_(3, 4);
+
+#define log_debug(...)   log_internal(LOG_DEBUG, 0, __VA_ARGS__)
+#define log_info(...)    log_internal(LOG_INFO, 0, __VA_ARGS__)
+#define log_notice(...)  log_internal(LOG_NOTICE, 0, __VA_ARGS__)
+#define log_warning(...) log_internal(LOG_WARNING, 0, __VA_ARGS__)
+#define log_error(...)   log_internal(LOG_ERR, 0, __VA_ARGS__)
+
+/* The _errno variants take a negative errno, make %m print it, and return it. */
+#define log_debug_errno(r, ...)   log_internal(LOG_DEBUG, (r), __VA_ARGS__)
+#define log_info_errno(r, ...)    log_internal(LOG_INFO, (r), __VA_ARGS__)
+#define log_warning_errno(r, ...) log_internal(LOG_WARNING, (r), __VA_ARGS__)
+#define log_error_errno(r, ...)   log_internal(LOG_ERR, (r), __VA_ARGS__)
+
+#define log_ratelimit_debug_errno(r, ...) log_ratelimited(LOG_DEBUG, (r), __VA_ARGS__)
+#define log_ratelimit_warning_errno(r, ...) log_ratelimited(LOG_WARNING, (r), __VA_ARGS__)

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ftraced: argv -> configuration, start-up checks, the manager, exit code.
+ * No logic of its own.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <tracefs.h>
+
+#include "config.h"
+#include "daemon/log.h"
+#include "daemon/manager.h"
+
+#define DEFAULT_SOCKET "/run/ftraced/control"
+#define DEFAULT_STATE_DIR "/var/lib/ftraced"
+#define DEFAULT_GROUP "tracing"
+
+static const char *arg_socket = DEFAULT_SOCKET;
+static const char *arg_state_dir = DEFAULT_STATE_DIR;
+static const char *arg_group = DEFAULT_GROUP;
+
+static void help(void)
+{
+	printf("Usage: ftraced [OPTIONS]\n\n"
+	       "Kernel trace capture daemon: writes trace-cmd v7 files.\n\n"
+	       "  -s, --socket PATH      control socket (default " DEFAULT_SOCKET ")\n"
+	       "  -d, --state-dir DIR    spools and session files (default " DEFAULT_STATE_DIR ")\n"
+	       "  -g, --group NAME       group allowed to use the socket besides root\n"
+	       "                         (default " DEFAULT_GROUP "; \"\" for root only)\n"
+	       "  -l, --log-level LEVEL  err, warning, notice, info (default), debug\n"
+	       "  -h, --help             show this help\n"
+	       "      --version          show the version\n");
+}
+
+static int parse_argv(int argc, char *argv[])
+{
+	enum { ARG_VERSION = 0x100 };
+	static const struct option options[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "state-dir", required_argument, NULL, 'd' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "log-level", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{}
+	};
+	int c, level;
+
+	while ((c = getopt_long(argc, argv, "s:d:g:l:h", options, NULL)) >= 0) {
+		switch (c) {
+		case 's':
+			arg_socket = optarg;
+			break;
+		case 'd':
+			arg_state_dir = optarg;
+			break;
+		case 'g':
+			arg_group = optarg;
+			break;
+		case 'l':
+			level = log_parse_level(optarg);
+			if (level < 0)
+				return log_error_errno(level, "Unknown log level '%s'", optarg);
+			log_set_max_level(level);
+			break;
+		case 'h':
+			help();
+			return 0;
+		case ARG_VERSION:
+			printf("ftraced " FTRACED_VERSION "\n");
+			return 0;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		return log_error_errno(-EINVAL, "Unexpected argument '%s'", argv[optind]);
+	return 1;
+}
+
+int main(int argc, char *argv[])
+{
+	_cleanup_(manager_freep) struct manager *m = NULL;
+	struct manager_config config;
+	int r;
+
+	r = parse_argv(argc, argv);
+	if (r <= 0)
+		return r < 0 ? 2 : 0;
+
+	/* libtracefs caches the tracing directory in a static: find it before any thread runs. */
+	tracefs_set_loglevel(log_get_max_level() >= LOG_DEBUG ? TEP_LOG_ALL : TEP_LOG_WARNING);
+	if (!tracefs_tracing_dir()) {
+		log_error("tracefs is not mounted: mount it on /sys/kernel/tracing "
+			  "(sys-kernel-tracing.mount, or 'mount -t tracefs nodev /sys/kernel/tracing')");
+		return 1;
+	}
+
+	config = (struct manager_config){
+		.socket_path = arg_socket,
+		.state_dir = arg_state_dir,
+		.group = arg_group,
+	};
+	r = manager_new(&config, &m);
+	if (r < 0)
+		return 1;
+	r = manager_run(m);
+	if (r < 0) {
+		log_error_errno(r, "Event loop failed: %m");
+		return 1;
+	}
+	log_info("ftraced exiting");
+	return 0;
+}

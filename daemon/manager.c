@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The top object: the sd-event loop, signals, the control server, the
+ * capture pool and the session table. It turns requests into session
+ * operations, enforces the session limits of bounds.h, routes a record's
+ * completion back to the client that asked for it, and shuts down by
+ * stopping every session and waiting until each file is complete.
+ *
+ * Main thread only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "daemon/bounds.h"
+#include "daemon/capture.h"
+#include "daemon/ctl-proto.h"
+#include "daemon/ctl-server.h"
+#include "daemon/instance.h"
+#include "daemon/log.h"
+#include "daemon/manager.h"
+#include "daemon/metadata.h"
+#include "daemon/session.h"
+
+struct slot {
+	struct session *session;
+	struct ctl_conn *conn; /* the client waiting for FINISHED, or NULL */
+};
+
+struct manager {
+	sd_event *event;
+	struct ctl_server *server;
+	struct capture_pool *pool;
+	int state_dir_fd;
+	int kallsyms_fd;
+	uint32_t next_id;
+	bool exiting;
+	struct slot slots[SESSION_MAX];
+	struct ctl_builder reply;
+};
+
+static unsigned n_sessions(const struct manager *m, uid_t uid, bool only_uid)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < SESSION_MAX; i++)
+		if (m->slots[i].session && (!only_uid || session_owner(m->slots[i].session) == uid))
+			n++;
+	return n;
+}
+
+static void notify_status(const struct manager *m)
+{
+	sd_notifyf(false, "STATUS=%u session(s)", n_sessions(m, 0, false));
+}
+
+static struct slot *find_slot(struct manager *m, const char *name)
+{
+	for (size_t i = 0; i < SESSION_MAX; i++)
+		if (m->slots[i].session && strcmp(session_name(m->slots[i].session), name) == 0)
+			return &m->slots[i];
+	return NULL;
+}
+
+static void maybe_exit(struct manager *m)
+{
+	if (m->exiting && n_sessions(m, 0, false) == 0)
+		sd_event_exit(m->event, 0);
+}
+
+static void on_session_done(struct session *s, void *userdata)
+{
+	struct manager *m = userdata;
+	struct slot *slot = NULL;
+	const char *message;
+	int error;
+
+	for (size_t i = 0; i < SESSION_MAX; i++)
+		if (m->slots[i].session == s)
+			slot = &m->slots[i];
+	if (!slot)
+		return;
+	error = session_error(s, &message);
+	if (slot->conn) {
+		if (error < 0) {
+			ctl_conn_send_error(slot->conn, error, "%s", message);
+		} else {
+			ctl_builder_init(&m->reply, FTRACED_MSG_FINISHED);
+			session_describe(s, &m->reply);
+			ctl_conn_send(slot->conn, &m->reply);
+		}
+	}
+	log_info("Session '%s' %s", session_name(s), error < 0 ? "failed" : "finished");
+	slot->session = session_free(s);
+	slot->conn = NULL;
+	notify_status(m);
+	maybe_exit(m);
+}
+
+/* The output fd must be a regular file or FIFO, writable, without O_APPEND. */
+static int check_output_fd(int fd, const char **ret_why)
+{
+	struct stat st;
+	int flags;
+
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		*ret_why = "the output must be a regular file or a FIFO";
+		return -EBADF;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0)
+		return negative_errno();
+	if ((flags & O_ACCMODE) != O_WRONLY && (flags & O_ACCMODE) != O_RDWR) {
+		*ret_why = "the output file is not open for writing";
+		return -EBADF;
+	}
+	if (flags & O_APPEND) {
+		*ret_why = "the output file must not be opened with O_APPEND";
+		return -EBADF;
+	}
+	return 0;
+}
+
+static void handle_record(struct manager *m, struct ctl_conn *c, const struct ctl_request *req,
+			  int fd)
+{
+	char error[FTRACED_MESSAGE_MAX] = "";
+	const char *why = "invalid output file descriptor";
+	struct session_env env = {
+		.event = m->event,
+		.pool = m->pool,
+		.state_dir_fd = m->state_dir_fd,
+		.on_done = on_session_done,
+		.userdata = m,
+	};
+	struct slot *slot = NULL;
+	struct session *s;
+	uid_t uid = ctl_conn_uid(c);
+	int r;
+
+	if (fd < 0) {
+		ctl_conn_send_error(c, -EBADF, "record needs the output file descriptor");
+		return;
+	}
+	if (m->exiting) {
+		safe_close(fd);
+		ctl_conn_send_error(c, -ESHUTDOWN, "the daemon is shutting down");
+		return;
+	}
+	r = check_output_fd(fd, &why);
+	if (r < 0) {
+		safe_close(fd);
+		ctl_conn_send_error(c, r, "%s", why);
+		return;
+	}
+	if (n_sessions(m, 0, false) >= SESSION_MAX ||
+	    (uid != 0 && n_sessions(m, uid, true) >= SESSION_PER_UID_MAX)) {
+		safe_close(fd);
+		ctl_conn_send_error(c, -EUSERS, "too many sessions (at most %u, %u per user)",
+				    SESSION_MAX, SESSION_PER_UID_MAX);
+		return;
+	}
+	for (size_t i = 0; i < SESSION_MAX && !slot; i++)
+		if (!m->slots[i].session)
+			slot = &m->slots[i];
+
+	r = session_new_record(&env, ++m->next_id, uid, req, fd, &s, error, sizeof(error));
+	if (r < 0) {
+		log_ratelimit_debug_errno(r, "Record request rejected: %s", error);
+		ctl_conn_send_error(c, r, "%s", error);
+		return;
+	}
+	slot->session = s;
+	slot->conn = c;
+	r = session_start(s);
+	if (r < 0) {
+		const char *message;
+
+		session_error(s, &message);
+		ctl_conn_send_error(c, r, "cannot start: %s", message[0] ? message : strerror(-r));
+		slot->conn = NULL;
+		if (session_state(s) == SESSION_CREATED)
+			slot->session = session_free(s);
+		return;
+	}
+	ctl_builder_init(&m->reply, FTRACED_MSG_STARTED);
+	session_describe(s, &m->reply);
+	ctl_conn_send(c, &m->reply);
+	notify_status(m);
+}
+
+static void handle_stop(struct manager *m, struct ctl_conn *c, const struct ctl_request *req)
+{
+	struct slot *slot = find_slot(m, req->session);
+	uid_t uid = ctl_conn_uid(c);
+	int r;
+
+	if (!slot) {
+		ctl_conn_send_error(c, -ENOENT, "no session '%s'", req->session);
+		return;
+	}
+	if (uid != 0 && uid != session_owner(slot->session)) {
+		ctl_conn_send_error(c, -EPERM, "session '%s' belongs to another user",
+				    req->session);
+		return;
+	}
+	r = session_stop(slot->session);
+	if (r == -EALREADY) {
+		ctl_conn_send_error(c, r, "session '%s' is already %s", req->session,
+				    session_state_to_string(session_state(slot->session)));
+		return;
+	}
+	ctl_builder_init(&m->reply, FTRACED_MSG_OK);
+	ctl_conn_send(c, &m->reply);
+}
+
+static void handle_list(struct manager *m, struct ctl_conn *c, const struct ctl_request *req)
+{
+	bool one = ctl_request_has(req, FTRACED_ATTR_SESSION);
+
+	if (one && !find_slot(m, req->session)) {
+		ctl_conn_send_error(c, -ENOENT, "no session '%s'", req->session);
+		return;
+	}
+	ctl_builder_init(&m->reply, FTRACED_MSG_SESSIONS);
+	for (size_t i = 0; i < SESSION_MAX; i++) {
+		struct session *s = m->slots[i].session;
+
+		if (s && (!one || strcmp(session_name(s), req->session) == 0))
+			session_describe(s, &m->reply);
+	}
+	ctl_conn_send(c, &m->reply);
+}
+
+static void on_request(void *userdata, struct ctl_conn *c, const struct ctl_request *req, int fd)
+{
+	struct manager *m = userdata;
+
+	switch (req->type) {
+	case FTRACED_MSG_RECORD:
+		handle_record(m, c, req, fd);
+		return;
+	case FTRACED_MSG_STOP:
+		handle_stop(m, c, req);
+		break;
+	case FTRACED_MSG_LIST:
+	case FTRACED_MSG_STATUS:
+		handle_list(m, c, req);
+		break;
+	default:
+		ctl_conn_send_error(c, -EOPNOTSUPP, "unknown request type");
+	}
+	safe_close(fd);
+}
+
+/* A record whose client went away still finishes its file: the fd stays valid. */
+static void on_conn_closed(void *userdata, struct ctl_conn *c)
+{
+	struct manager *m = userdata;
+
+	for (size_t i = 0; i < SESSION_MAX; i++) {
+		if (m->slots[i].conn != c)
+			continue;
+		m->slots[i].conn = NULL;
+		if (session_stop(m->slots[i].session) == 0)
+			log_info("Client of session '%s' went away, finishing its file",
+				 session_name(m->slots[i].session));
+	}
+}
+
+static int on_signal(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (m->exiting)
+		return 0;
+	m->exiting = true;
+	log_info("Received %s, finishing %u session(s) and exiting", strsignal((int)si->ssi_signo),
+		 n_sessions(m, 0, false));
+	sd_notify(false, "STOPPING=1");
+	for (size_t i = 0; i < SESSION_MAX; i++)
+		if (m->slots[i].session)
+			session_stop(m->slots[i].session);
+	maybe_exit(m);
+	return 0;
+}
+
+static int open_state_dir(const char *path)
+{
+	int fd;
+
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return negative_errno();
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	return fd;
+}
+
+static gid_t resolve_group(const char *name)
+{
+	struct group *g;
+
+	if (!name || !*name)
+		return (gid_t)-1;
+	g = getgrnam(name);
+	if (!g) {
+		log_notice("Group '%s' does not exist: only root may use the control socket", name);
+		return (gid_t)-1;
+	}
+	return g->gr_gid;
+}
+
+/**
+ * manager_new() - set everything up, in the order that keeps start-up safe.
+ * @c: configuration
+ * @ret: the manager, listening
+ *
+ * kallsyms is opened first, while any privilege the daemon was started with
+ * is still held; orphaned instances are removed before the socket accepts
+ * requests.
+ *
+ * Return: 0 or -errno (logged).
+ */
+int manager_new(const struct manager_config *c, struct manager **ret)
+{
+	struct ctl_server_handlers h = { .request = on_request, .closed = on_conn_closed };
+	_cleanup_(manager_freep) struct manager *m = NULL;
+	sigset_t mask;
+	long n_cpus;
+	int r;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return log_error_errno(-ENOMEM, "Out of memory");
+	m->state_dir_fd = -EBADF;
+	h.userdata = m;
+	m->kallsyms_fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (m->kallsyms_fd < 0)
+		log_warning_errno(negative_errno(), "Cannot open /proc/kallsyms, files will have no "
+				  "symbols: %m");
+	metadata_set_kallsyms_fd(m->kallsyms_fd);
+
+	r = sd_event_default(&m->event);
+	if (r < 0)
+		return log_error_errno(r, "Cannot create the event loop: %m");
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	r = sd_event_add_signal(m->event, NULL, SIGTERM, on_signal, m);
+	if (r >= 0)
+		r = sd_event_add_signal(m->event, NULL, SIGINT, on_signal, m);
+	if (r < 0)
+		return log_error_errno(r, "Cannot watch signals: %m");
+
+	m->state_dir_fd = open_state_dir(c->state_dir);
+	if (m->state_dir_fd < 0)
+		return log_error_errno(m->state_dir_fd, "Cannot open state directory '%s': %m",
+				       c->state_dir);
+
+	r = instance_remove_orphans();
+	if (r < 0)
+		log_warning_errno(r, "Looking for orphaned instances failed, ignoring: %m");
+
+	n_cpus = sysconf(_SC_NPROCESSORS_CONF);
+	if (n_cpus < 1)
+		return log_error_errno(-EINVAL, "Cannot count CPUs");
+	r = capture_pool_new((unsigned)n_cpus, &m->pool);
+	if (r < 0)
+		return log_error_errno(r, "Cannot start capture workers: %m");
+
+	r = ctl_server_new(m->event, c->socket_path, resolve_group(c->group), &h, &m->server);
+	if (r == -EADDRINUSE)
+		return log_error_errno(r, "Another ftraced is already listening on '%s'",
+				       c->socket_path);
+	if (r < 0)
+		return log_error_errno(r, "Cannot listen on '%s': %m", c->socket_path);
+	*ret = TAKE_PTR(m);
+	return 0;
+}
+
+/**
+ * manager_run() - run the event loop until a signal finished every session.
+ * @m: manager
+ *
+ * Return: the loop's exit code, or -errno.
+ */
+int manager_run(struct manager *m)
+{
+	log_info("ftraced ready");
+	sd_notify(false, "READY=1\nSTATUS=0 session(s)");
+	return sd_event_loop(m->event);
+}
+
+struct manager *manager_free(struct manager *m)
+{
+	if (!m)
+		return NULL;
+	m->server = ctl_server_free(m->server);
+	for (size_t i = 0; i < SESSION_MAX; i++)
+		m->slots[i].session = session_free(m->slots[i].session);
+	m->pool = capture_pool_free(m->pool);
+	sd_event_unref(m->event);
+	safe_close(m->state_dir_fd);
+	safe_close(m->kallsyms_fd);
+	free(m);
+	return NULL;
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "ftraced/macro.h"
+
+struct manager;
+
+struct manager_config {
+	const char *socket_path;
+	const char *state_dir;
+	const char *group; /* may be NULL or name a missing group: then root only */
+};
+
+int manager_new(const struct manager_config *c, struct manager **ret);
+struct manager *manager_free(struct manager *m);
+DEFINE_CLEANUP(struct manager *, manager_free)
+int manager_run(struct manager *m);

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <systemd/sd-event.h>
+
+#include "ftraced/macro.h"
+#include "ftraced/proto.h"
+
+struct capture_pool;
+struct ctl_builder;
+struct ctl_request;
+struct session;
+
+enum session_state {
+	SESSION_CREATED,
+	SESSION_RUNNING,
+	SESSION_STOPPING,   /* tracing off, workers draining */
+	SESSION_ASSEMBLING, /* writing the v7 file */
+	SESSION_DONE,
+	SESSION_FAILED,
+	_SESSION_STATE_MAX,
+};
+
+typedef void (*session_done_fn)(struct session *s, void *userdata);
+
+/* Everything a session needs from its owner. */
+struct session_env {
+	sd_event *event;
+	struct capture_pool *pool;
+	int state_dir_fd;
+	session_done_fn on_done;
+	void *userdata;
+};
+
+int session_new_record(const struct session_env *env, uint32_t id, uid_t owner,
+		       const struct ctl_request *req, int out_fd, struct session **ret,
+		       char *error, size_t n_error);
+struct session *session_free(struct session *s);
+DEFINE_CLEANUP(struct session *, session_free)
+
+int session_start(struct session *s);
+int session_stop(struct session *s);
+
+uint32_t session_id(const struct session *s);
+const char *session_name(const struct session *s);
+uid_t session_owner(const struct session *s);
+enum session_state session_state(const struct session *s);
+const char *session_state_to_string(enum session_state st);
+int session_error(const struct session *s, const char **ret_message);
+bool session_is_active(const struct session *s);
+void session_describe(struct session *s, struct ctl_builder *b);

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Spools: while a capture runs, each CPU's stored data (compressed chunk
+ * records, or raw sub-buffers with compression "none") is appended to its
+ * own file, because a v7 file needs each CPU's data in one contiguous
+ * region and so can only be assembled once every CPU's stream is
+ * complete. A chunk record is `u32 csize, u32 usize, zstd frame` and the
+ * frame carries its own content checksum, so a spool is both the v7 chunk
+ * stream, ready to copy, and verifiable after a crash.
+ *
+ * Names are built from the capture's internal trace id, never from client
+ * text. Owned by one session, main thread only; the capture worker of each
+ * CPU writes through the fd it is given.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/log.h"
+#include "daemon/spool.h"
+
+#define SPOOL_DIR "spool"
+
+static void dir_name(char *buf, size_t n, uint64_t trace_id)
+{
+	snprintf(buf, n, SPOOL_DIR "/%016" PRIx64, trace_id);
+}
+
+/**
+ * spool_create() - make the spool directory and one empty file per CPU.
+ * @s: the spool to fill in
+ * @state_dir_fd: the daemon's state directory
+ * @trace_id: the capture's id
+ * @n_cpus: number of CPUs
+ *
+ * Return: 0 or -errno; on failure nothing is left behind.
+ */
+int spool_create(struct spool *s, int state_dir_fd, uint64_t trace_id, unsigned n_cpus)
+{
+	char name[64];
+	int r;
+
+	*s = (struct spool){ .state_dir_fd = state_dir_fd, .trace_id = trace_id, .dir_fd = -EBADF };
+	if (mkdirat(state_dir_fd, SPOOL_DIR, 0700) < 0 && errno != EEXIST)
+		return negative_errno();
+	dir_name(name, sizeof(name), trace_id);
+	if (mkdirat(state_dir_fd, name, 0700) < 0)
+		return negative_errno();
+	s->dir_fd = openat(state_dir_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (s->dir_fd < 0) {
+		r = negative_errno();
+		spool_remove(s);
+		return r;
+	}
+	s->fds = calloc(n_cpus, sizeof(*s->fds));
+	if (!s->fds) {
+		spool_remove(s);
+		return -ENOMEM;
+	}
+	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
+		s->fds[cpu] = -EBADF;
+	s->n_cpus = n_cpus;
+	for (unsigned cpu = 0; cpu < n_cpus; cpu++) {
+		snprintf(name, sizeof(name), "cpu%u", cpu);
+		s->fds[cpu] = openat(s->dir_fd, name,
+				     O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (s->fds[cpu] < 0) {
+			r = negative_errno();
+			spool_remove(s);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/**
+ * spool_remove() - close and delete the spool files and their directory.
+ * @s: spool (may be half-built or already removed)
+ */
+void spool_remove(struct spool *s)
+{
+	char name[64];
+
+	for (unsigned cpu = 0; s->fds && cpu < s->n_cpus; cpu++) {
+		s->fds[cpu] = safe_close(s->fds[cpu]);
+		snprintf(name, sizeof(name), "cpu%u", cpu);
+		if (s->dir_fd >= 0)
+			unlinkat(s->dir_fd, name, 0);
+	}
+	free(s->fds);
+	s->fds = NULL;
+	s->n_cpus = 0;
+	if (s->dir_fd >= 0) {
+		s->dir_fd = safe_close(s->dir_fd);
+		dir_name(name, sizeof(name), s->trace_id);
+		if (unlinkat(s->state_dir_fd, name, AT_REMOVEDIR) < 0)
+			log_warning_errno(negative_errno(), "Removing spool '%s' failed: %m", name);
+	}
+}

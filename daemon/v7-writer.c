@@ -1,0 +1,606 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The trace-cmd version 7 writer. It takes metadata as plain buffers and
+ * each CPU's data as a region of some file, and writes one complete file
+ * holding one buffer (the captured instance, written as the top buffer "")
+ * to any writable fd. It knows nothing about tracefs.
+ *
+ * Every section size and offset is computed before the first byte goes
+ * out, so the output is written strictly sequentially: no lseek, no
+ * patching, which lets the fd be a pipe or a file a client opened.
+ *
+ * Layout (the one trace-cmd 3.1.6 writes, see docs/file-format.md):
+ *   header -> HEADER_INFO, FTRACE_EVENTS, EVENT_FORMATS, KALLSYMS, PRINTK,
+ *   CMDLINES -> OPTIONS #1 (section pointers, clock, uname, version, trace
+ *   id, CPU stats, CPU count; DONE -> #2) -> flyrecord section (per CPU:
+ *   zero padding to a page boundary, then the data) -> OPTIONS #2 (BUFFER;
+ *   DONE -> 0) -> STRINGS. The sections form a gap-free chain to EOF.
+ *
+ * All integers are little-endian. Not thread-safe per call; calls on
+ * different fds may run in parallel (each makes its own compressor).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+#include "daemon/compress.h"
+#include "daemon/v7-writer.h"
+#include "ftraced/macro.h"
+
+#define V7_MAGIC "\x17\x08\x44tracing"
+#define V7_SECTION_HDR_SIZE 16u
+#define V7_FLAG_COMPRESSED 1u
+#define V7_BLOCK_HDR_SIZE 8u
+
+enum {
+	V7_OPT_DONE = 0,
+	V7_OPT_CPUSTAT = 2,
+	V7_OPT_BUFFER = 3,
+	V7_OPT_TRACECLOCK = 4,
+	V7_OPT_UNAME = 5,
+	V7_OPT_CPUCOUNT = 8,
+	V7_OPT_VERSION = 9,
+	V7_OPT_TRACEID = 11,
+	V7_SEC_STRINGS = 15,
+	V7_SEC_HEADER_INFO = 16,
+	V7_SEC_FTRACE_EVENTS = 17,
+	V7_SEC_EVENT_FORMATS = 18,
+	V7_SEC_KALLSYMS = 19,
+	V7_SEC_PRINTK = 20,
+	V7_SEC_CMDLINES = 21,
+};
+
+/* A growable byte buffer whose first allocation failure sticks. */
+struct buf {
+	uint8_t *p;
+	size_t n;
+	size_t cap;
+	int error;
+};
+
+static void buf_free(struct buf *b)
+{
+	free(b->p);
+	*b = (struct buf){};
+}
+
+static uint8_t *buf_reserve(struct buf *b, size_t n)
+{
+	if (b->error)
+		return NULL;
+	if (n > SIZE_MAX - b->n) {
+		b->error = -EOVERFLOW;
+		return NULL;
+	}
+	if (b->n + n > b->cap) {
+		size_t cap = MAX(b->cap * 2, MAX(b->n + n, (size_t)256));
+		uint8_t *p = realloc(b->p, cap);
+
+		if (!p) {
+			b->error = -ENOMEM;
+			return NULL;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	b->n += n;
+	return b->p + b->n - n;
+}
+
+static void buf_put(struct buf *b, const void *data, size_t n)
+{
+	uint8_t *p = buf_reserve(b, n);
+
+	if (p && n > 0)
+		memcpy(p, data, n);
+}
+
+static void buf_put_u16(struct buf *b, uint16_t v)
+{
+	uint8_t *p = buf_reserve(b, 2);
+
+	if (p)
+		put_le16(p, v);
+}
+
+static void buf_put_u32(struct buf *b, uint32_t v)
+{
+	uint8_t *p = buf_reserve(b, 4);
+
+	if (p)
+		put_le32(p, v);
+}
+
+static void buf_put_u64(struct buf *b, uint64_t v)
+{
+	uint8_t *p = buf_reserve(b, 8);
+
+	if (p)
+		put_le64(p, v);
+}
+
+static void buf_put_str(struct buf *b, const char *s)
+{
+	buf_put(b, s, strlen(s) + 1);
+}
+
+/* An option record: u16 id, u32 size, payload. */
+static void buf_put_option(struct buf *b, uint16_t id, const void *payload, uint32_t n)
+{
+	buf_put_u16(b, id);
+	buf_put_u32(b, n);
+	buf_put(b, payload, n);
+}
+
+static void buf_put_option_str(struct buf *b, uint16_t id, const char *s)
+{
+	buf_put_option(b, id, s, (uint32_t)strlen(s) + 1);
+}
+
+static void buf_put_option_u32(struct buf *b, uint16_t id, uint32_t v)
+{
+	uint8_t p[4];
+
+	put_le32(p, v);
+	buf_put_option(b, id, p, sizeof(p));
+}
+
+static void buf_put_option_u64(struct buf *b, uint16_t id, uint64_t v)
+{
+	uint8_t p[8];
+
+	put_le64(p, v);
+	buf_put_option(b, id, p, sizeof(p));
+}
+
+/* The description strings, addressed by their offset in the table. */
+struct strings {
+	struct buf table;
+};
+
+static int32_t strings_add(struct strings *s, const char *str)
+{
+	int32_t id = (int32_t)s->table.n;
+
+	buf_put_str(&s->table, str);
+	return id;
+}
+
+struct section {
+	uint16_t id;
+	uint16_t flags;
+	int32_t desc;
+	struct buf body; /* exactly the bytes after the 16-byte header */
+};
+
+/*
+ * Turns an uncompressed body into what the section holds: with zstd, one
+ * block `u32 csize, u32 usize, frame` around all of it.
+ */
+static int section_seal(struct section *s, struct compressor *c, int level, struct buf *raw)
+{
+	size_t bound, csize;
+	uint8_t *p;
+	int r;
+
+	if (raw->error)
+		return raw->error;
+	if (!c) {
+		s->body = *raw;
+		*raw = (struct buf){};
+		return 0;
+	}
+	if (raw->n > UINT32_MAX)
+		return -EFBIG;
+	bound = compress_bound(raw->n);
+	p = buf_reserve(&s->body, V7_BLOCK_HDR_SIZE + bound);
+	if (!p)
+		return s->body.error;
+	r = compress_frame(c, level, raw->p, raw->n, p + V7_BLOCK_HDR_SIZE, bound, &csize);
+	if (r < 0)
+		return r;
+	put_le32(p, (uint32_t)csize);
+	put_le32(p + 4, (uint32_t)raw->n);
+	s->body.n = V7_BLOCK_HDR_SIZE + csize;
+	s->flags = V7_FLAG_COMPRESSED;
+	buf_free(raw);
+	return 0;
+}
+
+static void body_header_info(struct buf *b, const struct v7_file *f)
+{
+	buf_put(b, "header_page", sizeof("header_page"));
+	buf_put_u64(b, f->header_page.size);
+	buf_put(b, f->header_page.data, f->header_page.size);
+	buf_put(b, "header_event", sizeof("header_event"));
+	buf_put_u64(b, f->header_event.size);
+	buf_put(b, f->header_event.data, f->header_event.size);
+}
+
+static void body_formats(struct buf *b, size_t n, const struct v7_blob *formats)
+{
+	buf_put_u32(b, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		buf_put_u64(b, formats[i].size);
+		buf_put(b, formats[i].data, formats[i].size);
+	}
+}
+
+static void body_event_formats(struct buf *b, const struct v7_file *f)
+{
+	buf_put_u32(b, (uint32_t)f->n_systems);
+	for (size_t i = 0; i < f->n_systems; i++) {
+		buf_put_str(b, f->systems[i].name);
+		body_formats(b, f->systems[i].n_formats, f->systems[i].formats);
+	}
+}
+
+static int write_all(int fd, const void *p, size_t n, uint64_t *pos)
+{
+	const uint8_t *q = p;
+
+	while (n > 0) {
+		ssize_t k = write(fd, q, n);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -EIO;
+		q += k;
+		n -= (size_t)k;
+		*pos += (uint64_t)k;
+	}
+	return 0;
+}
+
+static int write_zeros(int fd, uint64_t n, uint64_t *pos)
+{
+	static const uint8_t zeros[4096];
+
+	while (n > 0) {
+		size_t k = (size_t)MIN(n, (uint64_t)sizeof(zeros));
+		int r = write_all(fd, zeros, k, pos);
+
+		if (r < 0)
+			return r;
+		n -= k;
+	}
+	return 0;
+}
+
+/*
+ * Copies a region of @in_fd to the current position of @out_fd. In-kernel
+ * copies first (copy_file_range shares extents or at least avoids user
+ * space; sendfile works for any output), then plain pread/write.
+ */
+static int copy_region(int out_fd, int in_fd, uint64_t offset, uint64_t n, uint64_t *pos)
+{
+	bool try_cfr = true, try_sendfile = true;
+	off_t off = (off_t)offset;
+	uint8_t *bounce = NULL;
+	int r = 0;
+
+	while (n > 0) {
+		size_t want = (size_t)MIN(n, (uint64_t)(1u << 30));
+		ssize_t k;
+
+		if (try_cfr) {
+			k = copy_file_range(in_fd, &off, out_fd, NULL, want, 0);
+			if (k < 0 && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP ||
+				      errno == ENOSYS || errno == EBADF)) {
+				try_cfr = false;
+				continue;
+			}
+		} else if (try_sendfile) {
+			k = sendfile(out_fd, in_fd, &off, want);
+			if (k < 0 && (errno == EINVAL || errno == ENOSYS)) {
+				try_sendfile = false;
+				continue;
+			}
+		} else {
+			if (!bounce) {
+				bounce = malloc(1u << 16);
+				if (!bounce)
+					return -ENOMEM;
+			}
+			k = pread(in_fd, bounce, MIN(want, (size_t)(1u << 16)), off);
+			if (k > 0) {
+				uint64_t dummy = 0;
+
+				r = write_all(out_fd, bounce, (size_t)k, &dummy);
+				if (r < 0)
+					break;
+				off += k;
+			}
+		}
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (k == 0) {
+			r = -ENODATA; /* the spool is shorter than its accounting says */
+			break;
+		}
+		n -= (uint64_t)k;
+		*pos += (uint64_t)k;
+	}
+	free(bounce);
+	return r;
+}
+
+static int write_section(int fd, const struct section *s, uint64_t *pos)
+{
+	uint8_t hdr[V7_SECTION_HDR_SIZE];
+	int r;
+
+	put_le16(hdr, s->id);
+	put_le16(hdr + 2, s->flags);
+	put_le32(hdr + 4, (uint32_t)s->desc);
+	put_le64(hdr + 8, s->body.n);
+	r = write_all(fd, hdr, sizeof(hdr), pos);
+	if (r < 0)
+		return r;
+	return write_all(fd, s->body.p, s->body.n, pos);
+}
+
+static int validate(const struct v7_file *f)
+{
+	if (f->page_size < 4096 || f->page_size > (1u << 20) ||
+	    (f->page_size & (f->page_size - 1)) != 0)
+		return -EINVAL;
+	if (!f->clock || !f->trace_clock || !f->uname || !f->version)
+		return -EINVAL;
+	for (size_t i = 0; i < f->n_data; i++) {
+		const struct v7_cpu_data *d = &f->data[i];
+
+		if (d->cpu >= f->n_cpus)
+			return -EINVAL;
+		if (f->compression == V7_COMPRESSION_NONE && d->size % f->page_size != 0)
+			return -EINVAL;
+		if (f->compression == V7_COMPRESSION_ZSTD && d->size > 0 && d->n_chunks == 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+enum meta_index { M_HEADER_INFO, M_FTRACE, M_EVENTS, M_KALLSYMS, M_PRINTK, M_CMDLINES, _M_MAX };
+
+/**
+ * v7_write() - write a complete trace-cmd v7 file.
+ * @fd: output, written sequentially from its current position
+ * @f: what goes in it
+ * @ret_size: bytes written (may be NULL)
+ *
+ * Return: 0, -EINVAL for an inconsistent @f, -ENODATA if a data region is
+ * shorter than declared, or the -errno of a failed write.
+ */
+int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
+{
+	struct compressor *c = NULL;
+	struct section meta[_M_MAX] = {}, opt1 = {}, fly = {}, opt2 = {}, strs = {};
+	struct strings strings = {};
+	struct buf raw = {}, header = {};
+	uint64_t meta_off[_M_MAX], *data_off = NULL;
+	uint64_t pos = 0, opt1_off, fly_off, opt2_off, written = 0;
+	int32_t desc_options, desc_fly, desc_options2, desc_strings;
+	bool zstd = f->compression == V7_COMPRESSION_ZSTD;
+	uint32_t n_entries = 0;
+	int r;
+
+	r = validate(f);
+	if (r < 0)
+		return r;
+	if (zstd) {
+		r = compressor_new(&c);
+		if (r < 0)
+			return r;
+	}
+
+	static const struct {
+		uint16_t id;
+		const char *desc;
+	} meta_ids[_M_MAX] = {
+		[M_HEADER_INFO] = { V7_SEC_HEADER_INFO, "headers" },
+		[M_FTRACE] = { V7_SEC_FTRACE_EVENTS, "ftrace events" },
+		[M_EVENTS] = { V7_SEC_EVENT_FORMATS, "events format" },
+		[M_KALLSYMS] = { V7_SEC_KALLSYMS, "kallsyms" },
+		[M_PRINTK] = { V7_SEC_PRINTK, "printk" },
+		[M_CMDLINES] = { V7_SEC_CMDLINES, "command lines" },
+	};
+	for (int i = 0; i < _M_MAX; i++) {
+		meta[i].id = meta_ids[i].id;
+		meta[i].desc = strings_add(&strings, meta_ids[i].desc);
+	}
+	desc_options = strings_add(&strings, "options");
+	desc_fly = strings_add(&strings, "buffer flyrecord ");
+	desc_options2 = strings_add(&strings, "options");
+	desc_strings = strings_add(&strings, "strings");
+
+	/* Metadata bodies, each sealed (compressed) into its section. */
+	for (int i = 0; i < _M_MAX && r >= 0; i++) {
+		switch (i) {
+		case M_HEADER_INFO:
+			body_header_info(&raw, f);
+			break;
+		case M_FTRACE:
+			body_formats(&raw, f->n_ftrace_formats, f->ftrace_formats);
+			break;
+		case M_EVENTS:
+			body_event_formats(&raw, f);
+			break;
+		case M_KALLSYMS:
+		case M_PRINTK: {
+			const struct v7_blob *b = i == M_KALLSYMS ? &f->kallsyms : &f->printk;
+
+			if (b->size > UINT32_MAX) {
+				r = -EFBIG;
+				break;
+			}
+			buf_put_u32(&raw, (uint32_t)b->size);
+			buf_put(&raw, b->data, b->size);
+			break;
+		}
+		case M_CMDLINES:
+			buf_put_u64(&raw, f->cmdlines.size);
+			buf_put(&raw, f->cmdlines.data, f->cmdlines.size);
+			break;
+		}
+		if (r >= 0)
+			r = section_seal(&meta[i], c, f->level, &raw);
+	}
+	if (r < 0)
+		goto out;
+
+	/* File header. */
+	buf_put(&header, V7_MAGIC, sizeof(V7_MAGIC) - 1);
+	buf_put_str(&header, "7");
+	buf_put(&header, "\0\x08", 2); /* little-endian, 8-byte long */
+	buf_put_u32(&header, f->page_size);
+	buf_put_str(&header, zstd ? "zstd" : "none");
+	buf_put_str(&header, zstd ? compress_version() : "");
+	pos = header.n + 8;
+
+	for (int i = 0; i < _M_MAX; i++) {
+		meta_off[i] = pos;
+		pos += V7_SECTION_HDR_SIZE + meta[i].body.n;
+	}
+
+	/* OPTIONS #1 has a fixed size, so it is laid out before its DONE target is known. */
+	opt1_off = pos;
+	opt1.id = V7_OPT_DONE;
+	opt1.desc = desc_options;
+	buf_put_option_u64(&opt1.body, V7_SEC_HEADER_INFO, meta_off[M_HEADER_INFO]);
+	buf_put_option_u64(&opt1.body, V7_SEC_FTRACE_EVENTS, meta_off[M_FTRACE]);
+	buf_put_option_u64(&opt1.body, V7_SEC_EVENT_FORMATS, meta_off[M_EVENTS]);
+	buf_put_option_u64(&opt1.body, V7_SEC_KALLSYMS, meta_off[M_KALLSYMS]);
+	buf_put_option_u64(&opt1.body, V7_SEC_PRINTK, meta_off[M_PRINTK]);
+	buf_put_option_str(&opt1.body, V7_OPT_TRACECLOCK, f->trace_clock);
+	buf_put_option_str(&opt1.body, V7_OPT_UNAME, f->uname);
+	buf_put_option_str(&opt1.body, V7_OPT_VERSION, f->version);
+	buf_put_option_u64(&opt1.body, V7_OPT_TRACEID, f->trace_id);
+	for (uint32_t cpu = 0; f->cpustat && cpu < f->n_cpus; cpu++)
+		if (f->cpustat[cpu])
+			buf_put_option_str(&opt1.body, V7_OPT_CPUSTAT, f->cpustat[cpu]);
+	buf_put_option_u64(&opt1.body, V7_SEC_CMDLINES, meta_off[M_CMDLINES]);
+	buf_put_option_u32(&opt1.body, V7_OPT_CPUCOUNT, f->n_cpus);
+	pos += V7_SECTION_HDR_SIZE + opt1.body.n + 2 + 4 + 8; /* + DONE */
+
+	/* Flyrecord: each CPU's data starts on a page boundary. */
+	fly_off = pos;
+	pos += V7_SECTION_HDR_SIZE;
+	data_off = calloc(MAX(f->n_data, (size_t)1), sizeof(*data_off));
+	if (!data_off) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < f->n_data; i++) {
+		if (f->data[i].size == 0)
+			continue;
+		pos = ALIGN_UP(pos, (uint64_t)f->page_size);
+		data_off[i] = pos;
+		pos += f->data[i].size + (zstd ? 4 : 0);
+		n_entries++;
+	}
+	fly.id = V7_OPT_BUFFER;
+	fly.flags = zstd ? V7_FLAG_COMPRESSED : 0;
+	fly.desc = desc_fly;
+	fly.body.n = pos - fly_off - V7_SECTION_HDR_SIZE; /* the body is streamed, not buffered */
+
+	opt2_off = pos;
+	buf_put_u16(&opt1.body, V7_OPT_DONE);
+	buf_put_u32(&opt1.body, 8);
+	buf_put_u64(&opt1.body, opt2_off);
+
+	/* OPTIONS #2: the BUFFER option, which points back at the flyrecord section. */
+	buf_put_u64(&raw, fly_off);
+	buf_put_str(&raw, "");
+	buf_put_str(&raw, f->clock);
+	buf_put_u32(&raw, f->page_size);
+	buf_put_u32(&raw, n_entries);
+	for (size_t i = 0; i < f->n_data; i++) {
+		if (f->data[i].size == 0)
+			continue;
+		buf_put_u32(&raw, f->data[i].cpu);
+		buf_put_u64(&raw, data_off[i]);
+		buf_put_u64(&raw, f->data[i].size + (zstd ? 4 : 0));
+	}
+	if (raw.error || raw.n > UINT32_MAX) {
+		r = raw.error ?: -EFBIG;
+		goto out;
+	}
+	opt2.id = V7_OPT_DONE;
+	opt2.desc = desc_options2;
+	buf_put_option(&opt2.body, V7_OPT_BUFFER, raw.p, (uint32_t)raw.n);
+	buf_put_option_u64(&opt2.body, V7_OPT_DONE, 0);
+	buf_free(&raw);
+
+	strs.id = V7_SEC_STRINGS;
+	strs.desc = desc_strings;
+	r = section_seal(&strs, c, f->level, &strings.table);
+	if (r < 0)
+		goto out;
+	buf_put_u64(&header, opt1_off);
+
+	r = header.error ?: opt1.body.error ?: opt2.body.error;
+	if (r < 0)
+		goto out;
+
+	/* Everything is sized: write it front to back. */
+	r = write_all(fd, header.p, header.n, &written);
+	for (int i = 0; i < _M_MAX && r >= 0; i++)
+		r = write_section(fd, &meta[i], &written);
+	if (r >= 0)
+		r = write_section(fd, &opt1, &written);
+	if (r >= 0) {
+		uint8_t hdr[V7_SECTION_HDR_SIZE];
+
+		put_le16(hdr, fly.id);
+		put_le16(hdr + 2, fly.flags);
+		put_le32(hdr + 4, (uint32_t)fly.desc);
+		put_le64(hdr + 8, fly.body.n);
+		r = write_all(fd, hdr, sizeof(hdr), &written);
+	}
+	for (size_t i = 0; i < f->n_data && r >= 0; i++) {
+		const struct v7_cpu_data *d = &f->data[i];
+
+		if (d->size == 0)
+			continue;
+		r = write_zeros(fd, data_off[i] - written, &written);
+		if (r >= 0 && zstd) {
+			uint8_t count[4];
+
+			put_le32(count, d->n_chunks);
+			r = write_all(fd, count, sizeof(count), &written);
+		}
+		if (r >= 0)
+			r = copy_region(fd, d->fd, d->offset, d->size, &written);
+	}
+	if (r >= 0 && written != opt2_off)
+		r = -EIO; /* our own layout arithmetic disagrees with what went out */
+	if (r >= 0)
+		r = write_section(fd, &opt2, &written);
+	if (r >= 0)
+		r = write_section(fd, &strs, &written);
+	if (r >= 0 && ret_size)
+		*ret_size = written;
+out:
+	for (int i = 0; i < _M_MAX; i++)
+		buf_free(&meta[i].body);
+	buf_free(&opt1.body);
+	buf_free(&opt2.body);
+	buf_free(&strs.body);
+	buf_free(&strings.table);
+	buf_free(&raw);
+	buf_free(&header);
+	free(data_off);
+	compressor_free(c);
+	return r;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum v7_compression {
+	V7_COMPRESSION_ZSTD,
+	V7_COMPRESSION_NONE,
+};
+
+struct v7_blob {
+	const void *data;
+	size_t size;
+};
+
+struct v7_system {
+	const char *name;
+	size_t n_formats;
+	const struct v7_blob *formats;
+};
+
+/*
+ * One CPU's ring-buffer data, held in a file: with zstd, a chunk stream
+ * without its leading count, i.e. n_chunks records `u32 csize, u32 usize,
+ * zstd frame` whose usize is a whole number of sub-buffers; with none,
+ * whole raw sub-buffers.
+ */
+struct v7_cpu_data {
+	uint32_t cpu;
+	int fd;
+	uint64_t offset;
+	uint64_t size;
+	uint32_t n_chunks;
+};
+
+struct v7_file {
+	uint32_t page_size; /* the captured instance's sub-buffer size */
+	enum v7_compression compression;
+	int level;
+
+	struct v7_blob header_page;  /* the captured instance's events/header_page */
+	struct v7_blob header_event;
+	size_t n_ftrace_formats;
+	const struct v7_blob *ftrace_formats;
+	size_t n_systems;
+	const struct v7_system *systems;
+	struct v7_blob kallsyms;
+	struct v7_blob printk;
+	struct v7_blob cmdlines;
+
+	const char *trace_clock; /* the whole trace_clock file, "[local] global ..." */
+	const char *clock;       /* the selected clock's name */
+	const char *uname;
+	const char *version;
+	uint64_t trace_id;
+	uint32_t n_cpus;
+	const char *const *cpustat; /* n_cpus texts (per_cpu/cpuN/stats), or NULL */
+
+	size_t n_data;
+	const struct v7_cpu_data *data;
+};
+
+int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size);

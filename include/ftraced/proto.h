@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The control protocol between ftracectl and ftraced, defined once.
+ *
+ * Transport: an AF_UNIX SOCK_SEQPACKET socket, one message per packet. A
+ * message is a fixed 16-byte little-endian header followed by exactly
+ * n_payload bytes of attributes. An attribute is `u16 type, u16 length,
+ * length bytes`, unaligned, little-endian. Requests carry at most one file
+ * descriptor (SCM_RIGHTS), and only RECORD carries one.
+ *
+ * Every request gets exactly one reply (OK, ERROR, STARTED or SESSIONS). A
+ * RECORD connection later also receives one FINISHED message when the file
+ * is complete. docs/protocol.md describes the same thing in prose.
+ */
+#pragma once
+
+#include <assert.h>
+#include <stdint.h>
+
+#define FTRACED_PROTO_MAGIC   UINT32_C(0x43525446) /* "FTRC" in file order */
+#define FTRACED_PROTO_VERSION 1
+
+/* Protocol-level limits: the parser rejects anything beyond them. */
+#define FTRACED_MSG_SIZE_MAX           (64u * 1024u)
+#define FTRACED_NAME_MAX               64u   /* session and clock names */
+#define FTRACED_EVENT_SPEC_MAX         128u  /* "system:event" as typed */
+#define FTRACED_EVENTS_PER_REQUEST_MAX 256u
+#define FTRACED_FILTER_MAX             4096u /* the kernel refuses ~51 KB; we cap far lower */
+#define FTRACED_MESSAGE_MAX            4096u /* error text in replies */
+
+struct ftraced_msg_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t flags; /* none defined: must be 0 */
+	uint32_t n_payload;
+};
+static_assert(sizeof(struct ftraced_msg_hdr) == 16, "wire header is 16 bytes");
+
+#define FTRACED_ATTR_HDR_SIZE 4u
+
+enum ftraced_msg_type {
+	/* requests */
+	FTRACED_MSG_RECORD = 1, /* + one fd: the output file */
+	FTRACED_MSG_STOP,       /* ATTR_SESSION */
+	FTRACED_MSG_LIST,       /* no attributes */
+	FTRACED_MSG_STATUS,     /* optional ATTR_SESSION */
+	/* replies */
+	FTRACED_MSG_OK,
+	FTRACED_MSG_ERROR,    /* ATTR_ERRNO, ATTR_MESSAGE */
+	FTRACED_MSG_STARTED,  /* one session record */
+	FTRACED_MSG_SESSIONS, /* zero or more session records */
+	FTRACED_MSG_FINISHED, /* one session record, sent when a record's file is complete */
+	_FTRACED_MSG_TYPE_MAX,
+};
+
+enum ftraced_attr {
+	/* request attributes */
+	FTRACED_ATTR_EVENT = 1,    /* string, repeated: "sys:event", "sys:*" or "sys" */
+	FTRACED_ATTR_FILTER,       /* string, printable ASCII */
+	FTRACED_ATTR_BUFFER_KB,    /* u32, per CPU */
+	FTRACED_ATTR_SUBBUF_KB,    /* u32 */
+	FTRACED_ATTR_CLOCK,        /* name */
+	FTRACED_ATTR_COMPRESSION,  /* u32, enum ftraced_compression */
+	FTRACED_ATTR_LEVEL,        /* s32 as u32 */
+	FTRACED_ATTR_DURATION_MS,  /* u64 */
+	FTRACED_ATTR_SESSION,      /* name */
+	/* reply attributes */
+	FTRACED_ATTR_ERRNO,        /* u32, positive errno */
+	FTRACED_ATTR_MESSAGE,      /* string, printable */
+	FTRACED_ATTR_SESSION_BEGIN, /* empty: the attributes after it describe one session */
+	FTRACED_ATTR_INSTANCE,     /* string */
+	FTRACED_ATTR_STATE,        /* string */
+	FTRACED_ATTR_OWNER_UID,    /* u32 */
+	FTRACED_ATTR_CPU,          /* struct ftraced_cpu_stats */
+	FTRACED_ATTR_FILE_BYTES,   /* u64, size of the finished file */
+	FTRACED_ATTR_ELAPSED_MS,   /* u64 */
+	FTRACED_ATTR_SUBBUF_SIZE,  /* u32, bytes actually used by the kernel */
+	_FTRACED_ATTR_MAX,
+};
+
+enum ftraced_compression {
+	FTRACED_COMPRESSION_ZSTD = 0,
+	FTRACED_COMPRESSION_NONE = 1,
+	_FTRACED_COMPRESSION_MAX,
+};
+
+/*
+ * Per-CPU counters of one session, as sent in ATTR_CPU (all little-endian).
+ * The kernel counters are deltas since the session started.
+ */
+struct ftraced_cpu_stats {
+	uint32_t cpu;
+	uint32_t reserved; /* 0 */
+	uint64_t bytes_raw;    /* sub-buffer bytes read from the kernel */
+	uint64_t bytes_stored; /* bytes written to the spool (compressed in zstd mode) */
+	uint64_t chunks;
+	uint64_t entries;      /* kernel: events still in the ring buffer */
+	uint64_t overrun;      /* kernel: events overwritten */
+	uint64_t dropped;      /* kernel: events dropped because the buffer was full */
+	uint64_t read;         /* kernel: events handed to readers */
+};
+static_assert(sizeof(struct ftraced_cpu_stats) == 64, "cpu stats are 64 bytes on the wire");
