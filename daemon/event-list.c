@@ -103,7 +103,13 @@ int event_list_expand(struct event_list *l, const char *tracing_dir, const char 
 	systems = tracefs_event_systems(tracing_dir);
 	if (!systems)
 		return -ENOENT;
-	if (!list_contains(systems, system)) {
+	/*
+	 * The kernel's system list is the whitelist (it also keeps names like
+	 * ".." away from any path). libtracefs leaves "ftrace" out of it because
+	 * that system cannot be enabled, but its formats (print for markers)
+	 * are real.
+	 */
+	if (!list_contains(systems, system) && strcmp(system, "ftrace") != 0) {
 		r = -ENOENT;
 		goto out;
 	}

@@ -30,7 +30,8 @@ struct instance {
 };
 
 /**
- * instance_new() - create the tracefs instance "ftraced-<id>".
+ * instance_new() - create the tracefs instance "ftraced-<tag>-<id>".
+ * @tag: the daemon's instance tag (see instance_tag())
  * @id: internal session id (never client text)
  * @ret: the instance, tracing off
  *
@@ -39,7 +40,7 @@ struct instance {
  *
  * Return: 0, -EEXIST if it already exists, or another -errno.
  */
-int instance_new(uint64_t id, struct instance **ret)
+int instance_new(uint32_t tag, uint64_t id, struct instance **ret)
 {
 	_cleanup_free_ char *dir = NULL;
 	struct instance *i;
@@ -48,7 +49,7 @@ int instance_new(uint64_t id, struct instance **ret)
 	i = calloc(1, sizeof(*i));
 	if (!i)
 		return -ENOMEM;
-	snprintf(i->name, sizeof(i->name), INSTANCE_PREFIX "%" PRIu64, id);
+	snprintf(i->name, sizeof(i->name), INSTANCE_PREFIX "%08" PRIx32 "-%" PRIu64, tag, id);
 	if (tracefs_instance_exists(i->name)) {
 		free(i);
 		return -EEXIST;
@@ -160,11 +161,18 @@ int instance_set_clock(struct instance *i, const char *clock)
  * @filter: filter expression or NULL
  * @ret_kernel_error: on a rejected filter, the kernel's error_log text (caller frees)
  *
- * Return: 0, or -errno (-EINVAL for a rejected filter).
+ * Return: 0, -EOPNOTSUPP for a filter on an ftrace:* event, or -errno
+ * (-EINVAL for a rejected filter).
  */
 int instance_enable_event(struct instance *i, const struct event_id *e, const char *filter,
 			  char **ret_kernel_error)
 {
+	/*
+	 * ftrace:* entries (print for trace_marker, bprint, ...) have no enable
+	 * or filter file: the kernel records them whenever they are written.
+	 */
+	if (strcmp(e->system, "ftrace") == 0)
+		return filter ? -EOPNOTSUPP : 0;
 	if (filter && tracefs_event_file_write(i->tfs, e->system, e->event, "filter", filter) < 0) {
 		int r = negative_errno();
 
@@ -312,36 +320,88 @@ int subbuf_size_from_header_page(const char *text, uint32_t *ret)
 }
 
 /**
- * instance_remove_orphans() - destroy every "ftraced-*" instance.
+ * instance_tag() - the tag in the instance names of the daemon using @state_dir.
+ * @state_dir: the daemon's state directory, as an absolute, resolved path
  *
- * Called once at start-up, before any session exists: an instance with our
- * prefix then belongs to a daemon that died, and each one pins its ring
- * buffers in kernel memory.
+ * tracefs is shared by everything on the machine, possibly by several
+ * daemons with different state directories. Each names its instances
+ * "ftraced-<tag>-<id>" with its own tag, and holds its state directory's
+ * lock, so at start-up a daemon knows that instances with its tag were
+ * left by an earlier run of itself and that others are none of its
+ * business. The tag is the 32-bit FNV-1a hash of the path.
+ *
+ * Return: the tag.
+ */
+uint32_t instance_tag(const char *state_dir)
+{
+	uint32_t h = 2166136261u;
+
+	for (const char *p = state_dir; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	return h;
+}
+
+struct name_list {
+	const char *prefix;
+	size_t n;
+	char **names;
+	int error;
+};
+
+static int collect_ours(const char *name, void *userdata)
+{
+	struct name_list *l = userdata;
+	char **names;
+
+	if (strncmp(name, l->prefix, strlen(l->prefix)) != 0)
+		return 0;
+	names = realloc(l->names, (l->n + 1) * sizeof(*names));
+	if (!names || !(names[l->n] = strdup(name))) {
+		if (names)
+			l->names = names;
+		l->error = -ENOMEM;
+		return 1;
+	}
+	l->names = names;
+	l->n++;
+	return 0;
+}
+
+/**
+ * instance_remove_orphans() - destroy the instances an earlier run left.
+ * @tag: this daemon's tag
+ *
+ * Called once at start-up, with the state directory locked and before any
+ * session exists: an instance with our tag then belongs to an earlier run
+ * of this daemon that died, and each one pins its ring buffers in kernel
+ * memory. Other daemons' instances are left alone. (tracefs_instances()
+ * would take a regex, but libtracefs 1.6 leaks it; comparing the prefix
+ * needs none.)
  *
  * Return: the number removed, or -errno.
  */
-int instance_remove_orphans(void)
+int instance_remove_orphans(uint32_t tag)
 {
-	char **names;
+	char prefix[32];
+	struct name_list l = { .prefix = prefix };
 	int n = 0;
 
-	names = tracefs_instances("^" INSTANCE_PREFIX);
-	if (!names)
-		return 0;
-	for (size_t k = 0; names[k]; k++) {
-		struct tracefs_instance *t = tracefs_instance_alloc(NULL, names[k]);
+	snprintf(prefix, sizeof(prefix), INSTANCE_PREFIX "%08" PRIx32 "-", tag);
+	if (tracefs_instances_walk(collect_ours, &l) < 0 && l.error == 0)
+		l.error = negative_errno();
+	for (size_t k = 0; k < l.n; k++) {
+		struct tracefs_instance *t = tracefs_instance_alloc(NULL, l.names[k]);
 
-		if (!t)
-			continue;
-		if (tracefs_instance_destroy(t) < 0) {
-			log_warning_errno(negative_errno(),
-					  "Removing orphaned instance '%s' failed: %m", names[k]);
-		} else {
-			log_notice("Removed orphaned instance '%s'", names[k]);
+		if (t && tracefs_instance_destroy(t) == 0) {
+			log_notice("Removed orphaned instance '%s'", l.names[k]);
 			n++;
+		} else {
+			log_warning_errno(negative_errno(),
+					  "Removing orphaned instance '%s' failed: %m", l.names[k]);
 		}
 		tracefs_instance_free(t);
+		free(l.names[k]);
 	}
-	tracefs_list_free(names);
-	return n;
+	free(l.names);
+	return l.error < 0 ? l.error : n;
 }

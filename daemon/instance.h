@@ -17,7 +17,8 @@ struct cpu_counters {
 	uint64_t read;
 };
 
-int instance_new(uint64_t id, struct instance **ret);
+uint32_t instance_tag(const char *state_dir);
+int instance_new(uint32_t tag, uint64_t id, struct instance **ret);
 struct instance *instance_free(struct instance *i);
 DEFINE_CLEANUP(struct instance *, instance_free)
 
@@ -31,7 +32,7 @@ int instance_read(struct instance *i, const char *file, char **ret, size_t *ret_
 int instance_open_cpu_raw(struct instance *i, unsigned cpu, int *ret_fd);
 int instance_read_cpu_stats(struct instance *i, unsigned cpu, struct cpu_counters *ret,
 			    char **ret_text);
-int instance_remove_orphans(void);
+int instance_remove_orphans(uint32_t tag);
 
 int cpu_counters_parse(const char *text, struct cpu_counters *ret);
 int subbuf_size_from_header_page(const char *text, uint32_t *ret);

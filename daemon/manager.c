@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@
 #include "daemon/manager.h"
 #include "daemon/metadata.h"
 #include "daemon/session.h"
+#include "daemon/spool.h"
 
 struct slot {
 	struct session *session;
@@ -41,6 +43,8 @@ struct manager {
 	struct ctl_server *server;
 	struct capture_pool *pool;
 	int state_dir_fd;
+	int lock_fd;
+	uint32_t instance_tag;
 	int kallsyms_fd;
 	uint32_t next_id;
 	bool exiting;
@@ -141,6 +145,7 @@ static void handle_record(struct manager *m, struct ctl_conn *c, const struct ct
 		.event = m->event,
 		.pool = m->pool,
 		.state_dir_fd = m->state_dir_fd,
+		.instance_tag = m->instance_tag,
 		.on_done = on_session_done,
 		.userdata = m,
 	};
@@ -296,16 +301,33 @@ static int on_signal(sd_event_source *source, const struct signalfd_siginfo *si,
 	return 0;
 }
 
-static int open_state_dir(const char *path)
+/*
+ * Opens (creating it if needed) and locks the state directory: one daemon
+ * per state directory, which is what makes its instance tag its own.
+ */
+static int open_state_dir(struct manager *m, const char *path)
 {
-	int fd;
+	_cleanup_free_ char *resolved = NULL;
 
 	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		return negative_errno();
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return negative_errno();
-	return fd;
+		return log_error_errno(negative_errno(), "Cannot create state directory '%s': %m",
+				       path);
+	m->state_dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (m->state_dir_fd < 0)
+		return log_error_errno(negative_errno(), "Cannot open state directory '%s': %m",
+				       path);
+	m->lock_fd = openat(m->state_dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			    0600);
+	if (m->lock_fd < 0)
+		return log_error_errno(negative_errno(), "Cannot open '%s/lock': %m", path);
+	if (flock(m->lock_fd, LOCK_EX | LOCK_NB) < 0)
+		return log_error_errno(errno == EWOULDBLOCK ? -EBUSY : negative_errno(),
+				       "Another ftraced uses state directory '%s'", path);
+	resolved = realpath(path, NULL);
+	if (!resolved)
+		return log_error_errno(negative_errno(), "Cannot resolve '%s': %m", path);
+	m->instance_tag = instance_tag(resolved);
+	return 0;
 }
 
 static gid_t resolve_group(const char *name)
@@ -345,6 +367,7 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	if (!m)
 		return log_error_errno(-ENOMEM, "Out of memory");
 	m->state_dir_fd = -EBADF;
+	m->lock_fd = -EBADF;
 	h.userdata = m;
 	m->kallsyms_fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
 	if (m->kallsyms_fd < 0)
@@ -366,14 +389,14 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	if (r < 0)
 		return log_error_errno(r, "Cannot watch signals: %m");
 
-	m->state_dir_fd = open_state_dir(c->state_dir);
-	if (m->state_dir_fd < 0)
-		return log_error_errno(m->state_dir_fd, "Cannot open state directory '%s': %m",
-				       c->state_dir);
+	r = open_state_dir(m, c->state_dir);
+	if (r < 0)
+		return r;
 
-	r = instance_remove_orphans();
+	r = instance_remove_orphans(m->instance_tag);
 	if (r < 0)
 		log_warning_errno(r, "Looking for orphaned instances failed, ignoring: %m");
+	spool_report_stale(m->state_dir_fd);
 
 	n_cpus = sysconf(_SC_NPROCESSORS_CONF);
 	if (n_cpus < 1)
@@ -415,6 +438,7 @@ struct manager *manager_free(struct manager *m)
 	m->pool = capture_pool_free(m->pool);
 	sd_event_unref(m->event);
 	safe_close(m->state_dir_fd);
+	safe_close(m->lock_fd);
 	safe_close(m->kallsyms_fd);
 	free(m);
 	return NULL;

@@ -232,7 +232,7 @@ static int configure_instance(struct session *s, const struct ctl_request *req, 
 	uint32_t buffer_kb = req->buffer_kb ?: BUFFER_KB_DEFAULT;
 	int r;
 
-	r = instance_new(s->id, &s->instance);
+	r = instance_new(s->env.instance_tag, s->id, &s->instance);
 	if (r < 0) {
 		snprintf(error, n_error, "cannot create tracefs instance: %s", strerror(-r));
 		return r;
@@ -266,6 +266,11 @@ static int configure_instance(struct session *s, const struct ctl_request *req, 
 		const char *filter = ctl_request_has(req, FTRACED_ATTR_FILTER) ? req->filter : NULL;
 
 		r = instance_enable_event(s->instance, e, filter, &kernel_error);
+		if (r == -EOPNOTSUPP) {
+			snprintf(error, n_error, "%s:%s cannot be filtered (ftrace:* events have no "
+				 "filter)", e->system, e->event);
+			return r;
+		}
 		if (r < 0 && filter) {
 			if (kernel_error) {
 				/* error_log lines start with a timestamp: keep what follows. */

@@ -32,6 +32,7 @@ struct session_env {
 	sd_event *event;
 	struct capture_pool *pool;
 	int state_dir_fd;
+	uint32_t instance_tag;
 	session_done_fn on_done;
 	void *userdata;
 };

@@ -12,6 +12,7 @@
  * text. Owned by one session, main thread only; the capture worker of each
  * CPU writes through the fd it is given.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -100,4 +101,39 @@ void spool_remove(struct spool *s)
 		if (unlinkat(s->state_dir_fd, name, AT_REMOVEDIR) < 0)
 			log_warning_errno(negative_errno(), "Removing spool '%s' failed: %m", name);
 	}
+}
+
+/**
+ * spool_report_stale() - log the spools an interrupted capture left.
+ * @state_dir_fd: the daemon's state directory, locked by us
+ *
+ * Called at start-up, before any capture runs, so every spool found is
+ * stale. They hold compressed data of a capture that never completed and
+ * are kept, never deleted here.
+ *
+ * Return: the number of stale spools.
+ */
+unsigned spool_report_stale(int state_dir_fd)
+{
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d;
+	int fd;
+
+	fd = openat(state_dir_fd, SPOOL_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		log_notice("Keeping spool '" SPOOL_DIR "/%s' of an interrupted capture", de->d_name);
+		n++;
+	}
+	closedir(d);
+	return n;
 }

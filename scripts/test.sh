@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Sets up a fresh Debian 12 machine (as root) and runs every test suite:
+# unit and integration (real kernel) on a warning-free gcc build, the same
+# under ASan+UBSan, and the unit suite under valgrind.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/setup.sh
+
+need_root
+install_packages "${BUILD_PACKAGES[@]}" "${RUNTIME_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+ensure_tracefs
+
+passed=0
+failed=0
+
+# run_suite NAME -- meson test args: counts meson's own Ok/Fail lines.
+run_suite() {
+    local name=$1
+    shift
+    local log
+    log=$(mktemp)
+    echo "== $name"
+    meson test --print-errorlogs "$@" >"$log" 2>&1
+    local rc=$?
+    grep -E '^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Timeout):' "$log"
+    local ok fail timeout
+    ok=$(awk '/^Ok:/ {print $2}' "$log")
+    fail=$(awk '/^Fail:/ {print $2}' "$log")
+    timeout=$(awk '/^Timeout:/ {print $2}' "$log")
+    passed=$((passed + ${ok:-0}))
+    failed=$((failed + ${fail:-0} + ${timeout:-0}))
+    if [ $rc -ne 0 ]; then
+        cat "$log"
+        [ "${fail:-0}${timeout:-0}" = "00" ] && failed=$((failed + 1))
+    fi
+    rm -f "$log"
+}
+
+build build-test --buildtype=debugoptimized -Dwerror=true
+run_suite "unit (gcc, -Werror)" -C build-test
+run_suite "integration (gcc)" -C build-test --suite integration
+
+build build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+run_suite "unit (ASan+UBSan)" -C build-asan
+run_suite "integration (ASan+UBSan)" -C build-asan --suite integration
+unset ASAN_OPTIONS UBSAN_OPTIONS
+
+run_suite "unit (valgrind)" -C build-test --setup valgrind
+
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,231 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Shared pieces of the integration tests: the built daemon on a private
+socket and state directory, ftracectl, the load generator, trace-cmd report
+parsing, and a tiny runner that prints 'N passed, M failed'.
+
+Every test uses its own ftraced-* instances (through the daemon) and must
+leave none behind; the top-level tracing buffer is never touched."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+FTRACED = os.environ.get("FTRACED", "build/daemon/ftraced")
+FTRACECTL = os.environ.get("FTRACECTL", "build/client/ftracectl")
+LOADGEN = os.environ.get("LOADGEN", "build/bench/ftraced-loadgen")
+TRACING = "/sys/kernel/tracing"
+SKIP = 77
+
+
+def skip_unless_possible():
+    if os.geteuid() != 0:
+        print("SKIP: integration tests need root")
+        sys.exit(SKIP)
+    if not os.path.exists(os.path.join(TRACING, "instances")):
+        print("SKIP: tracefs is not mounted on " + TRACING)
+        sys.exit(SKIP)
+    try:
+        found = b"trace-cmd version" in subprocess.run(
+            ["trace-cmd", "--version"], capture_output=True).stdout
+    except FileNotFoundError:
+        found = False
+    if not found:
+        print("SKIP: trace-cmd is not installed")
+        sys.exit(SKIP)
+
+
+def our_instances():
+    return sorted(n for n in os.listdir(os.path.join(TRACING, "instances"))
+                  if n.startswith("ftraced-"))
+
+
+class Daemon:
+    def __init__(self, extra_args=(), state=None):
+        self.tmp = tempfile.TemporaryDirectory(prefix="ftraced-test-")
+        self.dir = self.tmp.name
+        self.socket = os.path.join(self.dir, "control")
+        self.state = state or os.path.join(self.dir, "state")
+        self.log_path = os.path.join(self.dir, "ftraced.log")
+        self.extra_args = list(extra_args)
+        self.proc = None
+
+    def start(self):
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [FTRACED, "--socket", self.socket, "--state-dir", self.state,
+             "--group", "", "--log-level", "debug"] + self.extra_args,
+            stdout=log, stderr=log)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError("ftraced exited at start:\n" + self.log())
+            if os.path.exists(self.socket) and self.ctl("list", check=False).returncode == 0:
+                return self
+            time.sleep(0.05)
+        raise AssertionError("ftraced did not start listening:\n" + self.log())
+
+    def log(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def env(self):
+        return dict(os.environ, FTRACED_SOCKET=self.socket)
+
+    def ctl(self, *args, check=True, timeout=120, user=None):
+        cmd = [FTRACECTL] + list(args)
+        if user is not None:
+            cmd = ["setpriv", "--reuid", str(user), "--regid", str(user), "--clear-groups"] + cmd
+        r = subprocess.run(cmd, capture_output=True, text=True, env=self.env(), timeout=timeout)
+        if check and r.returncode != 0:
+            raise AssertionError("ftracectl %s failed (%d):\n%s%s" % (
+                " ".join(args), r.returncode, r.stdout, r.stderr))
+        return r
+
+    def ctl_json(self, *args):
+        return json.loads(self.ctl("--json", *args).stdout)
+
+    def record_background(self, *args):
+        return subprocess.Popen([FTRACECTL, "record", "--quiet"] + list(args),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=self.env())
+
+    def wait_running(self, timeout=10):
+        """The one running session, once it is running."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            sessions = [s for s in self.ctl_json("list") if s["state"] == "running"]
+            if sessions:
+                return sessions[0]
+            time.sleep(0.02)
+        raise AssertionError("no session started:\n" + self.log())
+
+    def kill(self):
+        """SIGKILL, as a crash would."""
+        self.proc.kill()
+        self.proc.wait()
+        self.proc = None
+
+    def stop(self):
+        if self.proc is None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=60)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+        self.proc = None
+        assert rc == 0, "ftraced exited with %d:\n%s" % (rc, self.log())
+        spool = os.path.join(self.state, "spool")
+        if os.path.isdir(spool):
+            assert os.listdir(spool) == [], "spool files left: %s" % os.listdir(spool)
+
+    def cleanup(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.tmp.cleanup()
+
+
+def loadgen(*args, wait=False):
+    return subprocess.Popen([LOADGEN] + list(args) + (["--wait"] if wait else []),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def loadgen_result(proc, timeout=120):
+    out, _ = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, "loadgen failed: " + out
+    m = re.search(r"written=(\d+) failed=(\d+) seconds=([\d.]+)", out)
+    assert m, "loadgen printed: " + out
+    return int(m.group(1)), int(m.group(2)), float(m.group(3))
+
+
+def markers(instance, cpus, count, rate=0, tag="t"):
+    """Writes COUNT numbered markers on each CPU; returns written counts per CPU."""
+    procs = {cpu: loadgen("--instance", instance, "--cpu", str(cpu), "--count", str(count),
+                          "--rate", str(rate), "--tag", tag) for cpu in cpus}
+    written = {}
+    for cpu, p in procs.items():
+        w, failed, _ = loadgen_result(p)
+        assert failed == 0, "CPU %d: %d marker writes failed (ring buffer full)" % (cpu, failed)
+        written[cpu] = w
+    return written
+
+
+def report(path, *extra):
+    r = subprocess.run(["trace-cmd", "report"] + list(extra) + ["-i", path],
+                       capture_output=True, text=True, errors="replace", timeout=600)
+    assert r.returncode == 0, "trace-cmd report failed (%d): %s" % (r.returncode, r.stderr)
+    return r.stdout.splitlines()
+
+
+def check_events(path):
+    r = subprocess.run(["trace-cmd", "report", "--check-events", "-i", path],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, "trace-cmd report --check-events: %d %s" % (r.returncode, r.stderr)
+
+
+LINE = re.compile(r"\[(\d+)\]\s+[\d.]+:\s+(\S+):")
+MARKER = re.compile(r"ftseq=(\w+):(\d+):(\d+)")
+
+
+def event_lines(lines):
+    """(cpu, event name, line) for every event line of a report."""
+    out = []
+    for line in lines:
+        m = LINE.search(line)
+        if m:
+            out.append((int(m.group(1)), m.group(2), line))
+    return out
+
+
+def parse_markers(lines, tag="t"):
+    """{cpu written on: [numbers in file order]}, checking the CPU column agrees."""
+    seen = {}
+    for cpu, _, line in event_lines(lines):
+        m = MARKER.search(line)
+        if not m or m.group(1) != tag:
+            continue
+        gen_cpu = int(m.group(2))
+        assert gen_cpu == cpu, "marker from CPU %d recorded on CPU %d" % (gen_cpu, cpu)
+        seen.setdefault(gen_cpu, []).append(int(m.group(3)))
+    return seen
+
+
+def assert_complete_sequences(seen, written):
+    for cpu, n in written.items():
+        got = seen.get(cpu, [])
+        if got != list(range(n)):
+            missing = sorted(set(range(n)) - set(got))
+            dups = len(got) - len(set(got))
+            raise AssertionError("CPU %d: %d of %d markers, %d missing (first %s), %d duplicated"
+                                 ", in order: %s" % (cpu, len(got), n, len(missing),
+                                                     missing[:5], dups, got == sorted(got)))
+
+
+def run(tests):
+    skip_unless_possible()
+    before = our_instances()
+    passed = failed = 0
+    for test in tests:
+        name = test.__name__
+        start = time.monotonic()
+        try:
+            test()
+            leftover = [i for i in our_instances() if i not in before]
+            assert not leftover, "instances left behind: %s" % leftover
+            passed += 1
+            print("PASS %s (%.1f s)" % (name, time.monotonic() - start), flush=True)
+        except Exception:
+            failed += 1
+            print("FAIL %s" % name, flush=True)
+            traceback.print_exc()
+            sys.stdout.flush()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0

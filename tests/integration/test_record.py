@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""ftracectl record through the real daemon on the real kernel, checked
+with trace-cmd report: numbered markers arrive exactly once and in order,
+pid-filtered syscalls are counted exactly, errors are specific and start
+nothing, and no ftraced-* instance is left behind."""
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (FTRACECTL, FTRACED, Daemon, assert_complete_sequences,  # noqa: E402
+                     check_events, event_lines, loadgen, loadgen_result, markers,
+                     our_instances, parse_markers, report, run)
+
+CPUS = list(range(os.cpu_count()))
+
+
+@contextlib.contextmanager
+def daemon():
+    d = Daemon().start()
+    try:
+        yield d
+        d.stop()
+    finally:
+        d.cleanup()
+
+
+def record_markers(d, count, rate, *options):
+    out = os.path.join(d.dir, "markers.dat")
+    rec = d.record_background("-e", "ftrace:print", "-o", out, *options)
+    session = d.wait_running()
+    written = markers(session["instance"], CPUS, count, rate)
+    d.ctl("stop", session["name"])
+    stdout, stderr = rec.communicate(timeout=120)
+    assert rec.returncode == 0, "record failed: " + stderr
+    return out, written, stdout
+
+
+def check_markers_file(path, written):
+    check_events(path)
+    lines = report(path)
+    assert_complete_sequences(parse_markers(lines), written)
+    events = event_lines(lines)
+    assert len(events) == sum(written.values()), \
+        "report shows %d events, %d markers were written" % (len(events), sum(written.values()))
+    # The reader's own count: every line after the "cpus=N" header is one event.
+    assert len(lines) - 1 == len(events), "unparsed report lines"
+
+
+def test_markers_zstd():
+    with daemon() as d:
+        path, written, summary = record_markers(d, 50000, 100000)
+        check_markers_file(path, written)
+        assert "No events lost." in summary, summary
+        assert not os.path.exists(path + ".partial")
+
+
+def test_markers_none_subbuf_8k():
+    with daemon() as d:
+        path, written, _ = record_markers(d, 30000, 100000, "-C", "none", "--subbuf-kb", "8")
+        check_markers_file(path, written)
+        with open(path, "rb") as f:
+            head = f.read(64)
+        assert head[:10] == b"\x17\x08Dtracing" and b"none\x00" in head
+        assert int.from_bytes(head[14:18], "little") == 8192, "file page size is not 8 KiB"
+
+
+def test_markers_zstd_subbuf_16k():
+    with daemon() as d:
+        path, written, _ = record_markers(d, 30000, 100000, "--subbuf-kb", "16", "--level", "1")
+        check_markers_file(path, written)
+
+
+def test_markers_flat_out_json():
+    """Flat-out writers with a large buffer: still exactly once, and the JSON summary agrees."""
+    with daemon() as d:
+        path, written, summary = record_markers(d, 200000, 0, "-b", "16384", "--json")
+        info = json.loads(summary)
+        check_markers_file(path, written)
+        assert info["lost_events"] == 0 and info["state"] == "done"
+        assert info["file_bytes"] == os.path.getsize(path)
+        assert sum(c["bytes_raw"] for c in info["cpus"]) == info["bytes_raw"] > 0
+
+
+def test_syscall_filtered_by_pid():
+    n = 12345
+    with daemon() as d:
+        gen = loadgen("--syscall", "--cpu", "0", "--count", str(n), wait=True)
+        pid = int(gen.stdout.readline().split("=")[1])
+        out = os.path.join(d.dir, "syscalls.dat")
+        rec = d.record_background("-e", "syscalls:sys_enter_getppid",
+                                  "--filter", "common_pid == %d" % pid, "-o", out)
+        session = d.wait_running()
+        gen.stdin.write("go\n")
+        gen.stdin.flush()
+        loadgen_result(gen)
+        d.ctl("stop", session["name"])
+        _, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 0, stderr
+        check_events(out)
+        events = event_lines(report(out))
+        names = {name for _, name, _ in events}
+        assert names == {"sys_enter_getppid"}, names
+        assert len(events) == n, "%d events for %d calls" % (len(events), n)
+
+
+def test_duration_and_sigint():
+    with daemon() as d:
+        out = os.path.join(d.dir, "sched.dat")
+        r = d.ctl("record", "-e", "sched", "-e", "irq", "-d", "1s", "-o", out)
+        assert "sched.dat" in r.stdout
+        check_events(out)
+        assert len(event_lines(report(out))) > 0
+
+        out2 = os.path.join(d.dir, "sigint.dat")
+        rec = d.record_background("-e", "ftrace:print", "-o", out2)
+        session = d.wait_running()
+        written = markers(session["instance"], CPUS, 1000)
+        rec.send_signal(signal.SIGINT)
+        _, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 0, stderr
+        check_markers_file(out2, written)
+
+
+def test_client_killed_file_still_finished():
+    with daemon() as d:
+        out = os.path.join(d.dir, "killed.dat")
+        rec = d.record_background("-e", "ftrace:print", "-o", out)
+        session = d.wait_running()
+        written = markers(session["instance"], CPUS, 2000)
+        rec.kill()
+        rec.wait()
+        deadline = time.monotonic() + 20
+        while d.ctl_json("list") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert d.ctl_json("list") == [], "session still there after its client died"
+        # Nobody renamed it, but the daemon finished every byte into the fd it held.
+        check_markers_file(out + ".partial", written)
+
+
+def test_list_and_status():
+    with daemon() as d:
+        assert d.ctl_json("list") == []
+        assert "No sessions." in d.ctl("list").stdout
+        out = os.path.join(d.dir, "x.dat")
+        rec = d.record_background("-e", "sched:sched_switch", "-e", "irq:*", "-o", out)
+        session = d.wait_running()
+        assert session["instance"] in our_instances()
+        assert session["events"] == ["sched:sched_switch", "irq:*"]
+        status = d.ctl_json("status", session["name"])
+        assert status["name"] == session["name"] and len(status["cpus"]) == len(CPUS)
+        text = d.ctl("status", session["name"]).stdout
+        assert session["instance"] in text and "lost events:  0" in text
+        assert session["name"] in d.ctl("list").stdout
+        r = d.ctl("stop", "no-such-session", check=False)
+        assert r.returncode == 1 and "no session 'no-such-session'" in r.stderr
+        d.ctl("stop", session["name"])
+        rec.communicate(timeout=60)
+        assert rec.returncode == 0
+        r = d.ctl("stop", session["name"], check=False)
+        assert r.returncode == 1
+
+
+def expect_error(d, args, code, text):
+    r = d.ctl(*args, check=False)
+    assert r.returncode == code, "exit %d (want %d): %s" % (r.returncode, code, r.stderr)
+    assert text in r.stderr, "%r not in %r" % (text, r.stderr)
+    assert d.ctl_json("list") == [], "a session was started by an invalid request"
+
+
+def test_errors_are_specific():
+    with daemon() as d:
+        out = os.path.join(d.dir, "e.dat")
+        expect_error(d, ["record", "-e", "nosuch:event", "-o", out], 1,
+                     "unknown event 'nosuch:event'")
+        expect_error(d, ["record", "-e", "sched:nosuch", "-o", out], 1,
+                     "unknown event 'sched:nosuch'")
+        expect_error(d, ["record", "-e", "sched", "--filter", "bogus_field == 1", "-o", out],
+                     1, "Field not found")
+        expect_error(d, ["record", "-e", "ftrace:print", "--filter", "x == 1", "-o", out], 1,
+                     "cannot be filtered")
+        expect_error(d, ["record", "-e", "sched", "--clock", "nope", "-o", out], 1,
+                     "unknown clock 'nope'")
+        expect_error(d, ["record", "-e", "sched", "--subbuf-kb", "3", "-o", out], 1,
+                     "not a power of two")
+        expect_error(d, ["record", "-e", "sched", "-b", "999999999", "-o", out], 1,
+                     "buffer size")
+        expect_error(d, ["record", "-e", "sched", "-o", "/nonexistent/dir/x.dat"], 1,
+                     "cannot create '/nonexistent/dir/x.dat.partial'")
+        expect_error(d, ["record", "-e", "sched", "-C", "lz4", "-o", out], 2,
+                     "unknown compression 'lz4'")
+        expect_error(d, ["record", "-o", out], 2, "no events given")
+        expect_error(d, ["record", "-e", "sched", "-d", "0s", "-o", out], 2, "invalid duration")
+        assert not os.path.exists(out) and not os.path.exists(out + ".partial")
+        with open(out, "w") as f:
+            f.write("precious")
+        expect_error(d, ["record", "-e", "sched", "-o", out], 1, "use --force")
+        with open(out) as f:
+            assert f.read() == "precious"
+        # Not root and not in the group: the socket (0660 root) refuses the connection.
+        r = d.ctl("list", check=False, user=65534)
+        assert r.returncode in (3, 4) and "permission denied" in r.stderr, r.stderr
+    with tempfile.TemporaryDirectory() as tmp:
+        p = subprocess.run([FTRACECTL, "--socket", os.path.join(tmp, "none"), "list"],
+                           capture_output=True, text=True)
+        assert p.returncode == 3 and "ftraced is not running" in p.stderr, p.stderr
+
+
+def test_daemon_survives_and_second_daemon_refused():
+    with daemon() as d:
+        p = subprocess.run([FTRACED, "--socket", d.socket, "--state-dir",
+                            os.path.join(d.dir, "other-state")],
+                           capture_output=True, text=True, timeout=20)
+        assert p.returncode == 1 and "already listening" in p.stderr, p.stderr
+        assert d.ctl_json("list") == []
+
+
+def test_daemons_leave_each_other_alone():
+    """A second daemon (own state directory) must not touch the first one's instance."""
+    with daemon() as a:
+        out = os.path.join(a.dir, "a.dat")
+        rec = a.record_background("-e", "ftrace:print", "-o", out)
+        session = a.wait_running()
+        with daemon() as b:
+            assert session["instance"] in our_instances()
+            b.ctl("record", "-e", "sched:sched_switch", "-d", "200ms", "-o",
+                  os.path.join(b.dir, "b.dat"))
+            assert session["instance"] in our_instances()
+        written = markers(session["instance"], CPUS, 3000)
+        a.ctl("stop", session["name"])
+        _, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 0, stderr
+        check_markers_file(out, written)
+
+
+def test_crash_orphan_removed_on_restart():
+    first = Daemon().start()
+    try:
+        rec = first.record_background("-e", "sched", "-o", os.path.join(first.dir, "x.dat"))
+        session = first.wait_running()
+        first.kill()
+        rec.communicate(timeout=30)
+        assert rec.returncode != 0
+        assert session["instance"] in our_instances(), "instance vanished with the daemon"
+
+        # The state directory is locked while a daemon uses it.
+        second = Daemon(state=first.state).start()
+        p = subprocess.run([FTRACED, "--socket", os.path.join(first.dir, "other"),
+                            "--state-dir", first.state], capture_output=True, text=True,
+                           timeout=20)
+        assert p.returncode == 1 and "Another ftraced uses state directory" in p.stderr, \
+            p.stderr
+        assert session["instance"] not in our_instances(), "orphan not removed at restart"
+        assert "Removed orphaned instance '%s'" % session["instance"] in second.log()
+        # What was captured before the crash is kept, not deleted.
+        spool = os.path.join(first.state, "spool")
+        stale = os.listdir(spool)
+        assert len(stale) == 1 and "Keeping spool 'spool/%s'" % stale[0] in second.log()
+        shutil.rmtree(os.path.join(spool, stale[0]))
+        second.stop()
+        second.cleanup()
+    finally:
+        first.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(run([
+        test_markers_zstd,
+        test_markers_none_subbuf_8k,
+        test_markers_zstd_subbuf_16k,
+        test_markers_flat_out_json,
+        test_syscall_filtered_by_pid,
+        test_duration_and_sigint,
+        test_client_killed_file_still_finished,
+        test_list_and_status,
+        test_errors_are_specific,
+        test_daemon_survives_and_second_daemon_refused,
+        test_daemons_leave_each_other_alone,
+        test_crash_orphan_removed_on_restart,
+    ]))

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The control protocol codec: round trips of every request, and the
+ * malformed packets a hostile client can send, each of which must be
+ * rejected without touching the output.
+ */
+#undef NDEBUG
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/ctl-proto.h"
+#include "ftraced/macro.h"
+
+static struct ctl_builder b;
+static struct ctl_request req;
+
+static size_t finish(void)
+{
+	size_t n;
+
+	assert(ctl_builder_finish(&b, &n) == 0);
+	return n;
+}
+
+static void test_record_roundtrip(void)
+{
+	size_t n;
+
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched:sched_switch");
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "irq:*");
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "block");
+	ctl_put_string(&b, FTRACED_ATTR_FILTER, "common_pid == 42 && prev_prio < 100");
+	ctl_put_u32(&b, FTRACED_ATTR_BUFFER_KB, 8192);
+	ctl_put_u32(&b, FTRACED_ATTR_SUBBUF_KB, 16);
+	ctl_put_string(&b, FTRACED_ATTR_CLOCK, "mono");
+	ctl_put_u32(&b, FTRACED_ATTR_COMPRESSION, FTRACED_COMPRESSION_NONE);
+	ctl_put_u32(&b, FTRACED_ATTR_LEVEL, (uint32_t)-3);
+	ctl_put_u64(&b, FTRACED_ATTR_DURATION_MS, 10000);
+	n = finish();
+
+	memset(&req, 0xaa, sizeof(req));
+	assert(ctl_request_parse(b.buf, n, &req) == 0);
+	assert(req.type == FTRACED_MSG_RECORD);
+	assert(req.n_events == 3);
+	assert(strcmp(req.events[0], "sched:sched_switch") == 0);
+	assert(strcmp(req.events[1], "irq:*") == 0);
+	assert(strcmp(req.events[2], "block") == 0);
+	assert(strcmp(req.filter, "common_pid == 42 && prev_prio < 100") == 0);
+	assert(req.buffer_kb == 8192 && req.subbuf_kb == 16);
+	assert(strcmp(req.clock, "mono") == 0);
+	assert(req.compression == FTRACED_COMPRESSION_NONE);
+	assert(req.level == -3);
+	assert(req.duration_ms == 10000);
+	assert(ctl_request_has(&req, FTRACED_ATTR_CLOCK));
+	assert(!ctl_request_has(&req, FTRACED_ATTR_SESSION));
+}
+
+static void test_other_requests(void)
+{
+	size_t n;
+
+	ctl_builder_init(&b, FTRACED_MSG_LIST);
+	n = finish();
+	assert(n == sizeof(struct ftraced_msg_hdr));
+	assert(ctl_request_parse(b.buf, n, &req) == 0 && req.type == FTRACED_MSG_LIST);
+
+	ctl_builder_init(&b, FTRACED_MSG_STOP);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, "record-7");
+	n = finish();
+	assert(ctl_request_parse(b.buf, n, &req) == 0);
+	assert(req.type == FTRACED_MSG_STOP && strcmp(req.session, "record-7") == 0);
+
+	ctl_builder_init(&b, FTRACED_MSG_STATUS);
+	n = finish();
+	assert(ctl_request_parse(b.buf, n, &req) == 0 && !ctl_request_has(&req, FTRACED_ATTR_SESSION));
+}
+
+/* Builds a RECORD with one event, then lets the caller damage it. */
+static size_t valid_record(void)
+{
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	return finish();
+}
+
+static void expect_reject(const void *buf, size_t n, int error)
+{
+	struct ctl_request untouched;
+
+	memset(&req, 0x5a, sizeof(req));
+	memcpy(&untouched, &req, sizeof(req));
+	assert(ctl_request_parse(buf, n, &req) == error);
+	assert(memcmp(&req, &untouched, sizeof(req)) == 0); /* *ret only written on success */
+}
+
+static void test_malformed_header(void)
+{
+	size_t n = valid_record();
+	uint8_t copy[FTRACED_MSG_SIZE_MAX];
+
+	/* every truncation of a valid packet */
+	for (size_t k = 0; k < n; k++)
+		expect_reject(b.buf, k, -EBADMSG);
+	/* a trailing byte */
+	memcpy(copy, b.buf, n);
+	copy[n] = 0;
+	expect_reject(copy, n + 1, -EBADMSG);
+	/* oversized */
+	expect_reject(b.buf, FTRACED_MSG_SIZE_MAX + 1, -EBADMSG);
+
+	memcpy(copy, b.buf, n);
+	copy[0] ^= 1; /* magic */
+	expect_reject(copy, n, -EBADMSG);
+	memcpy(copy, b.buf, n);
+	put_le16(copy + 4, FTRACED_PROTO_VERSION + 1);
+	expect_reject(copy, n, -EPROTONOSUPPORT);
+	memcpy(copy, b.buf, n);
+	put_le32(copy + 8, 1); /* unknown flag */
+	expect_reject(copy, n, -EBADMSG);
+	memcpy(copy, b.buf, n);
+	put_le32(copy + 12, UINT32_MAX); /* payload length overflow */
+	expect_reject(copy, n, -EBADMSG);
+	memcpy(copy, b.buf, n);
+	put_le16(copy + 6, 0);
+	expect_reject(copy, n, -EOPNOTSUPP);
+	put_le16(copy + 6, _FTRACED_MSG_TYPE_MAX);
+	expect_reject(copy, n, -EOPNOTSUPP);
+	put_le16(copy + 6, FTRACED_MSG_FINISHED); /* a reply type is not a request */
+	expect_reject(copy, n, -EOPNOTSUPP);
+}
+
+static void test_malformed_attrs(void)
+{
+	static const char *const bad_events[] = { "sched/x", "a b", "sched\n", "../x", "é" };
+	char long_name[FTRACED_NAME_MAX + 2];
+	size_t n;
+
+	/* attribute length running past the payload */
+	n = valid_record();
+	put_le16(b.buf + sizeof(struct ftraced_msg_hdr) + 2, 200);
+	expect_reject(b.buf, n, -EBADMSG);
+
+	/* a partial attribute header */
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	n = finish();
+	b.buf[n] = 1;
+	put_le32(b.buf + 12, (uint32_t)(n + 1 - sizeof(struct ftraced_msg_hdr)));
+	expect_reject(b.buf, n + 1, -EBADMSG);
+
+	/* unknown attribute, reply-only attribute, attribute not allowed for the type */
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	ctl_put_u32(&b, _FTRACED_ATTR_MAX, 1);
+	expect_reject(b.buf, finish(), -EBADMSG);
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	ctl_put_u32(&b, FTRACED_ATTR_ERRNO, 1);
+	expect_reject(b.buf, finish(), -EBADMSG);
+	ctl_builder_init(&b, FTRACED_MSG_LIST);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, "x");
+	expect_reject(b.buf, finish(), -EBADMSG);
+
+	/* duplicates (other than events) */
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	ctl_put_u32(&b, FTRACED_ATTR_BUFFER_KB, 1);
+	ctl_put_u32(&b, FTRACED_ATTR_BUFFER_KB, 2);
+	expect_reject(b.buf, finish(), -EBADMSG);
+
+	/* wrong integer widths */
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	ctl_put_u64(&b, FTRACED_ATTR_BUFFER_KB, 1);
+	expect_reject(b.buf, finish(), -EBADMSG);
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	ctl_put_u32(&b, FTRACED_ATTR_DURATION_MS, 1);
+	expect_reject(b.buf, finish(), -EBADMSG);
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	ctl_put_u32(&b, FTRACED_ATTR_COMPRESSION, _FTRACED_COMPRESSION_MAX);
+	expect_reject(b.buf, finish(), -EBADMSG);
+
+	/* strings: bad characters, embedded NUL, empty, too long */
+	for (size_t i = 0; i < ELEMENTSOF(bad_events); i++) {
+		ctl_builder_init(&b, FTRACED_MSG_RECORD);
+		ctl_put_string(&b, FTRACED_ATTR_EVENT, bad_events[i]);
+		expect_reject(b.buf, finish(), -EBADMSG);
+	}
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put(&b, FTRACED_ATTR_EVENT, "sch\0ed", 6);
+	expect_reject(b.buf, finish(), -EBADMSG);
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put(&b, FTRACED_ATTR_EVENT, "", 0);
+	expect_reject(b.buf, finish(), -EBADMSG);
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	ctl_builder_init(&b, FTRACED_MSG_STOP);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, long_name);
+	expect_reject(b.buf, finish(), -EBADMSG);
+	ctl_builder_init(&b, FTRACED_MSG_STOP);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, "a:b");
+	expect_reject(b.buf, finish(), -EBADMSG);
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	ctl_put_string(&b, FTRACED_ATTR_FILTER, "pid == 1\t");
+	expect_reject(b.buf, finish(), -EBADMSG);
+
+	/* required attributes */
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	expect_reject(b.buf, finish(), -EBADMSG);
+	ctl_builder_init(&b, FTRACED_MSG_STOP);
+	expect_reject(b.buf, finish(), -EBADMSG);
+}
+
+static void test_event_limit(void)
+{
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	for (unsigned i = 0; i < FTRACED_EVENTS_PER_REQUEST_MAX; i++)
+		ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched:sched_switch");
+	assert(ctl_request_parse(b.buf, finish(), &req) == 0);
+	assert(req.n_events == FTRACED_EVENTS_PER_REQUEST_MAX);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched:sched_switch");
+	expect_reject(b.buf, finish(), -EBADMSG);
+}
+
+static void test_builder_overflow(void)
+{
+	static char big[FTRACED_FILTER_MAX];
+	size_t n;
+
+	memset(big, 'x', sizeof(big) - 1);
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	for (int i = 0; i < 40; i++)
+		ctl_put_string(&b, FTRACED_ATTR_FILTER, big);
+	assert(ctl_builder_finish(&b, &n) == -EMSGSIZE);
+}
+
+static void test_reply_decode(void)
+{
+	struct ftraced_cpu_stats in = { .cpu = 3, .bytes_raw = 1ull << 40, .bytes_stored = 7,
+					.chunks = 9, .entries = 1, .overrun = 2, .dropped = 3,
+					.read = 4 }, out;
+	struct ctl_attr_iter it;
+	struct ctl_attr a;
+	struct ctl_msg m;
+	char s[FTRACED_MESSAGE_MAX + 1];
+	size_t n;
+
+	ctl_builder_init(&b, FTRACED_MSG_SESSIONS);
+	ctl_put(&b, FTRACED_ATTR_SESSION_BEGIN, NULL, 0);
+	ctl_put_cpu_stats(&b, &in);
+	ctl_put_string(&b, FTRACED_ATTR_MESSAGE, "line one\n  line two");
+	n = finish();
+	assert(ctl_msg_parse(b.buf, n, &m) == 0 && m.type == FTRACED_MSG_SESSIONS);
+	ctl_attr_iter_init(&it, &m);
+	assert(ctl_attr_next(&it, &a) == 1 && a.type == FTRACED_ATTR_SESSION_BEGIN && a.len == 0);
+	assert(ctl_attr_next(&it, &a) == 1 && ctl_attr_cpu_stats(&a, &out) == 0);
+	assert(memcmp(&in, &out, sizeof(in)) == 0);
+	assert(ctl_attr_next(&it, &a) == 1 && ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s) == 0);
+	assert(strcmp(s, "line one\n  line two") == 0);
+	assert(ctl_attr_next(&it, &a) == 0);
+}
+
+static void test_names(void)
+{
+	assert(ctl_name_valid("record-1"));
+	assert(ctl_name_valid("A_b-9"));
+	assert(!ctl_name_valid(""));
+	assert(!ctl_name_valid("a/b"));
+	assert(!ctl_name_valid(".."));
+	assert(!ctl_name_valid("a b"));
+}
+
+int main(void)
+{
+	test_record_roundtrip();
+	test_other_requests();
+	test_malformed_header();
+	test_malformed_attrs();
+	test_event_limit();
+	test_builder_overflow();
+	test_reply_decode();
+	test_names();
+	printf("ctl-proto: all tests passed\n");
+	return 0;
+}
