@@ -23,6 +23,8 @@
 #include <trace-cmd.h>
 
 #include "daemon/compress.h"
+#include "daemon/rb-page.h"
+#include "daemon/v7-reader.h"
 #include "daemon/v7-writer.h"
 #include "ftraced/macro.h"
 
@@ -221,6 +223,104 @@ static void check_readback(const char *path, const struct cpu_pages *cpus)
 	tracecmd_close(h);
 }
 
+struct own_check {
+	const struct cpu_pages *c;
+	unsigned cpu;
+	unsigned seq;
+};
+
+static int check_own_event(const struct rb_event *e, void *userdata)
+{
+	struct own_check *k = userdata;
+	uint8_t expect[PAYLOAD_SIZE];
+
+	assert(k->seq < k->c->n_events);
+	make_payload(expect, k->cpu, k->seq);
+	assert(e->size == PAYLOAD_SIZE && memcmp(e->data, expect, PAYLOAD_SIZE) == 0);
+	assert(e->ts == event_ts(k->c, k->seq));
+	k->seq++;
+	return 0;
+}
+
+static int check_own_page(const uint8_t *page, uint32_t page_size, void *userdata)
+{
+	return rb_page_foreach_event(page, page_size, check_own_event, userdata);
+}
+
+/* The same file through our own reader (daemon/v7-reader.c, daemon/rb-page.c). */
+static void check_own_reader(int fd, const struct cpu_pages *cpus, uint32_t page_size, bool zstd)
+{
+	_cleanup_(v7_reader_freep) struct v7_reader *r = NULL;
+	uint8_t *formats;
+	size_t n, seen = 0;
+	int id;
+
+	assert(v7_reader_open(fd, &r) == 0);
+	assert(v7_reader_page_size(r) == page_size);
+	assert(v7_reader_compressed(r) == zstd);
+	assert(strcmp(v7_reader_clock(r), "local") == 0);
+	assert(v7_reader_section(r, 18, &formats, &n) == 0);
+	assert(v7_find_event_id(formats, n, /* per_system= */ true, "seq", &id) == 0 &&
+	       id == EVENT_ID);
+	assert(v7_find_event_id(formats, n, true, "nosuch", &id) == -ENOENT);
+	free(formats);
+	for (size_t i = 0; i < v7_reader_n_cpus(r); i++) {
+		const struct v7_reader_cpu *c = v7_reader_cpu(r, i);
+		struct own_check k = { .c = &cpus[c->cpu], .cpu = c->cpu };
+
+		assert(c->cpu < N_CPUS);
+		assert(v7_reader_foreach_page(r, i, check_own_page, &k) == 0);
+		assert(k.seq == cpus[c->cpu].n_events);
+		seen += k.seq;
+	}
+	for (unsigned cpu = 0; cpu < N_CPUS; cpu++)
+		seen -= cpus[cpu].n_events;
+	assert(seen == 0); /* CPUs without data are simply absent */
+}
+
+static int count_event(const struct rb_event *e, void *userdata)
+{
+	(*(size_t *)userdata)++;
+	return 0;
+}
+
+static int count_page(const uint8_t *page, uint32_t page_size, void *userdata)
+{
+	return rb_page_foreach_event(page, page_size, count_event, userdata);
+}
+
+/* Opens and walks a damaged copy: any error is fine, a crash or overrun is not. */
+static int walk_damaged(const uint8_t *bytes, size_t n)
+{
+	_cleanup_(v7_reader_freep) struct v7_reader *r = NULL;
+	int fd = memfd_create("damaged", MFD_CLOEXEC), err;
+	size_t events = 0;
+
+	assert(fd >= 0 && write(fd, bytes, n) == (ssize_t)n);
+	err = v7_reader_open(fd, &r);
+	for (size_t i = 0; err == 0 && i < v7_reader_n_cpus(r); i++)
+		err = v7_reader_foreach_page(r, i, count_page, &events);
+	close(fd);
+	return err;
+}
+
+static void check_damage(const uint8_t *bytes, size_t n)
+{
+	uint8_t *copy = malloc(n);
+	size_t step = MAX(n / 1500, (size_t)1);
+
+	assert(copy);
+	/* Every truncation: the BUFFER option sits near the end, so each one fails to open. */
+	for (size_t k = 0; k < n; k += step)
+		assert(walk_damaged(bytes, k) < 0);
+	for (size_t k = 0; k < n; k += step) {
+		memcpy(copy, bytes, n);
+		copy[k] ^= 0x5a;
+		walk_damaged(copy, n);
+	}
+	free(copy);
+}
+
 static void run_case(uint32_t page_size, bool zstd, unsigned pages_per_chunk)
 {
 	/* CPU 1 is empty; CPU 2 ends in a partly filled page. */
@@ -276,6 +376,7 @@ static void run_case(uint32_t page_size, bool zstd, unsigned pages_per_chunk)
 	assert(v7_write(fd, &f, &size) == 0);
 	assert((uint64_t)lseek(fd, 0, SEEK_END) == size);
 	check_readback(path, cpus);
+	check_own_reader(fd, cpus, page_size, zstd);
 
 	/* The same file streamed into a pipe: byte for byte identical. */
 	assert(pipe(pipefd) == 0);
@@ -289,6 +390,8 @@ static void run_case(uint32_t page_size, bool zstd, unsigned pages_per_chunk)
 	assert(file_bytes && pread(fd, file_bytes, size, 0) == (ssize_t)size);
 	assert(size_pipe == size && reader.n == size);
 	assert(memcmp(file_bytes, reader.data, size) == 0);
+	if (page_size == 4096)
+		check_damage(file_bytes, size);
 
 	/* An inconsistent description is refused before anything is written. */
 	if (!zstd) {

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One event of a kernel ring-buffer sub-buffer. */
+struct rb_event {
+	uint64_t ts;
+	const uint8_t *data; /* payload: starts with the u16 event id */
+	uint32_t size;
+};
+
+/* What a sub-buffer's header says. */
+struct rb_page_info {
+	uint64_t ts;
+	uint32_t data_size;
+	bool missed_events;  /* events were lost before this page */
+	uint64_t n_missed;   /* how many, when the kernel could store it (else 0) */
+};
+
+typedef int (*rb_event_fn)(const struct rb_event *e, void *userdata);
+
+int rb_page_parse(const uint8_t *page, uint32_t page_size, struct rb_page_info *ret);
+int rb_page_foreach_event(const uint8_t *page, uint32_t page_size, rb_event_fn fn,
+			  void *userdata);

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ftraced/macro.h"
+
+struct v7_reader;
+
+/* One CPU's data region of one buffer, as its BUFFER option describes it. */
+struct v7_reader_cpu {
+	char buffer[64]; /* instance name, "" for the top buffer */
+	uint32_t cpu;
+	uint32_t page_size;
+	uint64_t offset;
+	uint64_t size;
+};
+
+typedef int (*v7_page_fn)(const uint8_t *page, uint32_t page_size, void *userdata);
+
+int v7_reader_open(int fd, struct v7_reader **ret);
+struct v7_reader *v7_reader_free(struct v7_reader *r);
+DEFINE_CLEANUP(struct v7_reader *, v7_reader_free)
+
+uint32_t v7_reader_page_size(const struct v7_reader *r);
+bool v7_reader_compressed(const struct v7_reader *r);
+const char *v7_reader_clock(const struct v7_reader *r);
+size_t v7_reader_n_cpus(const struct v7_reader *r);
+const struct v7_reader_cpu *v7_reader_cpu(const struct v7_reader *r, size_t i);
+int v7_reader_section(struct v7_reader *r, uint16_t id, uint8_t **ret, size_t *ret_size);
+int v7_reader_foreach_page(struct v7_reader *r, size_t i, v7_page_fn fn, void *userdata);
+int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const char *name,
+		     int *ret_id);
