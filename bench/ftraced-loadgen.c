@@ -8,7 +8,8 @@
  *            number arrived exactly once and in order;
  *   syscall: calls getppid() COUNT times (a cheap, filterable syscall).
  *
- * At a given rate per second, or flat out (rate 0). With --wait, it prints
+ * At a given rate per second, or flat out (rate 0), for COUNT events or
+ * until --seconds have passed, whichever comes first. With --wait, it prints
  * its pid and waits for a line on stdin before starting, so a capture can
  * filter on its pid. At the end it prints "written=N failed=M seconds=S":
  * a marker write fails (EBADF) when the ring buffer is full and the
@@ -36,7 +37,7 @@ static double now(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "Usage: ftraced-loadgen --cpu N --count N [--rate PER_SEC] [--wait]\n"
+	fprintf(stderr, "Usage: ftraced-loadgen --cpu N --count N [--rate PER_SEC] [--seconds S] [--wait]\n"
 			"         (--instance NAME [--tag TAG] [--tracing-dir DIR] | --syscall)\n");
 }
 
@@ -51,11 +52,12 @@ int main(int argc, char *argv[])
 		{ "rate", required_argument, NULL, 'r' },
 		{ "syscall", no_argument, NULL, 's' },
 		{ "wait", no_argument, NULL, 'w' },
+		{ "seconds", required_argument, NULL, 'S' },
 		{}
 	};
 	const char *instance = NULL, *dir = "/sys/kernel/tracing", *tag = "t";
 	unsigned long long count = 0, failed = 0, i;
-	double rate = 0, start, elapsed;
+	double rate = 0, seconds = 0, start, elapsed;
 	bool syscall_mode = false, wait_stdin = false;
 	int cpu = -1, fd = -1, c;
 	cpu_set_t set;
@@ -71,6 +73,7 @@ int main(int argc, char *argv[])
 		case 'r': rate = atof(optarg); break;
 		case 's': syscall_mode = true; break;
 		case 'w': wait_stdin = true; break;
+		case 'S': seconds = atof(optarg); break;
 		default: usage(); return 2;
 		}
 	}
@@ -101,6 +104,8 @@ int main(int argc, char *argv[])
 
 	start = now();
 	for (i = 0; i < count; i++) {
+		if (seconds > 0 && (i & 255) == 0 && now() - start >= seconds)
+			break;
 		if (rate > 0 && (i & 63) == 0) {
 			double due = start + (double)i / rate, t = now();
 
@@ -120,6 +125,6 @@ int main(int argc, char *argv[])
 		}
 	}
 	elapsed = now() - start;
-	printf("written=%llu failed=%llu seconds=%.6f\n", count - failed, failed, elapsed);
+	printf("written=%llu failed=%llu seconds=%.6f\n", i - failed, failed, elapsed);
 	return 0;
 }

@@ -92,6 +92,55 @@ int compress_frame(struct compressor *c, int level, const void *src, size_t n_sr
 }
 
 /**
+ * compress_frame2() - compress @head then @tail as one frame, without joining them.
+ * @c: this thread's compressor
+ * @level: zstd level
+ * @head: first part (a small header)
+ * @n_head: its size
+ * @tail: second part (a large blob: kallsyms is megabytes, not worth a copy)
+ * @n_tail: its size
+ * @dst: output buffer of at least compress_bound(@n_head + @n_tail) bytes
+ * @n_dst: its size
+ * @ret_size: the frame size
+ *
+ * Return: 0, -EINVAL for a bad level, -ENOBUFS if @dst is too small, or -EIO.
+ */
+int compress_frame2(struct compressor *c, int level, const void *head, size_t n_head,
+		    const void *tail, size_t n_tail, void *dst, size_t n_dst, size_t *ret_size)
+{
+	ZSTD_outBuffer out = { .dst = dst, .size = n_dst };
+	ZSTD_inBuffer in = { .src = head, .size = n_head };
+	size_t r;
+
+	if (level != c->level) {
+		if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level)))
+			return -EINVAL;
+		c->level = level;
+	}
+	ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
+	/* The known size lets zstd size its window to the input, and records it in the frame. */
+	if (ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(c->cctx, n_head + n_tail)))
+		return -EIO;
+	while (in.pos < in.size) {
+		r = ZSTD_compressStream2(c->cctx, &out, &in, ZSTD_e_continue);
+		if (ZSTD_isError(r))
+			return -EIO;
+		if (out.pos == out.size)
+			return -ENOBUFS;
+	}
+	in = (ZSTD_inBuffer){ .src = tail, .size = n_tail };
+	do {
+		r = ZSTD_compressStream2(c->cctx, &out, &in, ZSTD_e_end);
+		if (ZSTD_isError(r))
+			return -EIO;
+		if (r > 0 && out.pos == out.size)
+			return -ENOBUFS;
+	} while (r > 0);
+	*ret_size = out.pos;
+	return 0;
+}
+
+/**
  * decompress_frame() - decompress exactly one frame, verifying its checksum.
  * @src: the frame
  * @n_src: its size

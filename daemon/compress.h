@@ -15,6 +15,8 @@ DEFINE_CLEANUP(struct compressor *, compressor_free)
 size_t compress_bound(size_t n);
 int compress_frame(struct compressor *c, int level, const void *src, size_t n_src,
 		   void *dst, size_t n_dst, size_t *ret_size);
+int compress_frame2(struct compressor *c, int level, const void *head, size_t n_head,
+		    const void *tail, size_t n_tail, void *dst, size_t n_dst, size_t *ret_size);
 int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, size_t *ret_size);
 
 const char *compress_version(void);

@@ -169,20 +169,32 @@ static int32_t strings_add(struct strings *s, const char *str)
 	return id;
 }
 
+/*
+ * The bytes after a section's 16-byte header: `body`, then `tail`, a large
+ * caller-owned blob (kallsyms, printk formats, cmdlines) that is referenced
+ * rather than copied.
+ */
 struct section {
 	uint16_t id;
 	uint16_t flags;
 	int32_t desc;
-	struct buf body; /* exactly the bytes after the 16-byte header */
+	struct buf body;
+	struct v7_blob tail;
 };
 
-/*
- * Turns an uncompressed body into what the section holds: with zstd, one
- * block `u32 csize, u32 usize, frame` around all of it.
- */
-static int section_seal(struct section *s, struct compressor *c, int level, struct buf *raw)
+static uint64_t section_size(const struct section *s)
 {
-	size_t bound, csize;
+	return s->body.n + s->tail.size;
+}
+
+/*
+ * Turns an uncompressed body (+ tail) into what the section holds: with
+ * zstd, one block `u32 csize, u32 usize, frame` around all of it.
+ */
+static int section_seal(struct section *s, struct compressor *c, int level, struct buf *raw,
+			struct v7_blob tail)
+{
+	size_t bound, csize, usize;
 	uint8_t *p;
 	int r;
 
@@ -190,20 +202,23 @@ static int section_seal(struct section *s, struct compressor *c, int level, stru
 		return raw->error;
 	if (!c) {
 		s->body = *raw;
+		s->tail = tail;
 		*raw = (struct buf){};
 		return 0;
 	}
-	if (raw->n > UINT32_MAX)
+	usize = raw->n + tail.size;
+	if (usize > UINT32_MAX)
 		return -EFBIG;
-	bound = compress_bound(raw->n);
+	bound = compress_bound(usize);
 	p = buf_reserve(&s->body, V7_BLOCK_HDR_SIZE + bound);
 	if (!p)
 		return s->body.error;
-	r = compress_frame(c, level, raw->p, raw->n, p + V7_BLOCK_HDR_SIZE, bound, &csize);
+	r = compress_frame2(c, level, raw->p, raw->n, tail.data, tail.size,
+			    p + V7_BLOCK_HDR_SIZE, bound, &csize);
 	if (r < 0)
 		return r;
 	put_le32(p, (uint32_t)csize);
-	put_le32(p + 4, (uint32_t)raw->n);
+	put_le32(p + 4, (uint32_t)usize);
 	s->body.n = V7_BLOCK_HDR_SIZE + csize;
 	s->flags = V7_FLAG_COMPRESSED;
 	buf_free(raw);
@@ -344,11 +359,13 @@ static int write_section(int fd, const struct section *s, uint64_t *pos)
 	put_le16(hdr, s->id);
 	put_le16(hdr + 2, s->flags);
 	put_le32(hdr + 4, (uint32_t)s->desc);
-	put_le64(hdr + 8, s->body.n);
+	put_le64(hdr + 8, section_size(s));
 	r = write_all(fd, hdr, sizeof(hdr), pos);
-	if (r < 0)
-		return r;
-	return write_all(fd, s->body.p, s->body.n, pos);
+	if (r >= 0)
+		r = write_all(fd, s->body.p, s->body.n, pos);
+	if (r >= 0)
+		r = write_all(fd, s->tail.data, s->tail.size, pos);
+	return r;
 }
 
 static int validate(const struct v7_file *f)
@@ -426,6 +443,8 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 
 	/* Metadata bodies, each sealed (compressed) into its section. */
 	for (int i = 0; i < _M_MAX && r >= 0; i++) {
+		struct v7_blob tail = {};
+
 		switch (i) {
 		case M_HEADER_INFO:
 			body_header_info(&raw, f);
@@ -445,16 +464,16 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 				break;
 			}
 			buf_put_u32(&raw, (uint32_t)b->size);
-			buf_put(&raw, b->data, b->size);
+			tail = *b;
 			break;
 		}
 		case M_CMDLINES:
 			buf_put_u64(&raw, f->cmdlines.size);
-			buf_put(&raw, f->cmdlines.data, f->cmdlines.size);
+			tail = f->cmdlines;
 			break;
 		}
 		if (r >= 0)
-			r = section_seal(&meta[i], c, f->level, &raw);
+			r = section_seal(&meta[i], c, f->level, &raw, tail);
 	}
 	if (r < 0)
 		goto out;
@@ -470,7 +489,7 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 
 	for (int i = 0; i < _M_MAX; i++) {
 		meta_off[i] = pos;
-		pos += V7_SECTION_HDR_SIZE + meta[i].body.n;
+		pos += V7_SECTION_HDR_SIZE + section_size(&meta[i]);
 	}
 
 	/* OPTIONS #1 has a fixed size, so it is laid out before its DONE target is known. */
@@ -544,7 +563,7 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 
 	strs.id = V7_SEC_STRINGS;
 	strs.desc = desc_strings;
-	r = section_seal(&strs, c, f->level, &strings.table);
+	r = section_seal(&strs, c, f->level, &strings.table, (struct v7_blob){});
 	if (r < 0)
 		goto out;
 	buf_put_u64(&header, opt1_off);

@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Side-by-side benchmark: the same marker workload recorded by
+`trace-cmd record --file-version 7 --compression zstd` and by ftraced
+(`ftracectl record`), alternating, several runs per rate, medians and
+ratios. Needs root, tracefs, trace-cmd and a built tree (build/).
+
+Per run and recorder it measures:
+  generated   markers the load generator wrote (one generator per CPU)
+  found       distinct markers in the file (bench/ftraced-count)
+  lost        generated - found, plus writes the kernel refused (buffer full)
+  cpu_s       recorder CPU seconds, user+sys, all threads and children
+              (wait4 rusage; ftraced: daemon + ftracectl)
+  rss_mib     peak resident memory of the recorder, summed over its processes
+              (sampled every 20 ms)
+  out_mib     size of the finished file
+  written_mib bytes the recorder wrote into files: its temp files or spools
+              (largest size seen) plus the finished file
+  stop_s      time from the stop request to the complete file
+
+trace-cmd 3.1.6 on this kernel needs -k and an instance (-B), -p nop for a
+markers-only capture, and a private mount namespace in which
+/proc/sys/kernel/ftrace_enabled is a bind-mounted file holding 1 (writing
+the real one is refused here and makes it exit).
+"""
+
+import argparse
+import json
+import os
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("FTRACED_BUILD", os.path.join(ROOT, "build"))
+FTRACED = os.path.join(BUILD, "daemon", "ftraced")
+FTRACECTL = os.path.join(BUILD, "client", "ftracectl")
+LOADGEN = os.path.join(BUILD, "bench", "ftraced-loadgen")
+COUNTER = os.path.join(BUILD, "bench", "ftraced-count")
+TRACING = "/sys/kernel/tracing"
+CPUS = list(range(os.cpu_count()))
+
+
+def children_of(pid):
+    kids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                kids.append(int(entry))
+        except OSError:
+            pass
+    return kids
+
+
+def rss_kib(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class Sampler(threading.Thread):
+    """Peak RSS of a process tree, and the largest size seen of files in a directory."""
+
+    def __init__(self, pid, directory, final_name):
+        super().__init__(daemon=True)
+        self.pid, self.directory, self.final_name = pid, directory, final_name
+        self.peak_kib = 0
+        self.file_max = {}
+        self.stop_flag = threading.Event()
+
+    def run(self):
+        while not self.stop_flag.is_set():
+            pids = [self.pid]
+            for p in list(pids):
+                pids += children_of(p)
+            self.peak_kib = max(self.peak_kib, sum(rss_kib(p) for p in pids))
+            for root, _, files in os.walk(self.directory):
+                for name in files:
+                    if name == self.final_name:
+                        continue
+                    path = os.path.join(root, name)
+                    try:
+                        size = os.path.getsize(path)
+                    except OSError:
+                        continue
+                    self.file_max[path] = max(self.file_max.get(path, 0), size)
+            time.sleep(0.02)
+
+    def finish(self):
+        self.stop_flag.set()
+        self.join()
+
+
+def run_generators(instance, rate_total, seconds):
+    per_cpu = rate_total / len(CPUS) if rate_total else 0
+    count = int(per_cpu * seconds) if per_cpu else 10 ** 12
+    procs = [subprocess.Popen([LOADGEN, "--instance", instance, "--cpu", str(cpu),
+                               "--count", str(count), "--rate", str(per_cpu),
+                               "--seconds", str(seconds), "--tag", "b"],
+                              stdout=subprocess.PIPE, text=True) for cpu in CPUS]
+    written = failed = 0
+    for p in procs:
+        out, _ = p.communicate()
+        fields = dict(kv.split("=") for kv in out.split())
+        written += int(fields["written"])
+        failed += int(fields["failed"])
+    return written, failed
+
+
+def count_markers(path):
+    out = subprocess.run([COUNTER, "-t", "b", path], capture_output=True, text=True, check=True)
+    info = json.loads(out.stdout)
+    distinct = sum(g["distinct"] for g in info["generators"].values())
+    return distinct, info
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise RuntimeError("timed out waiting for " + what)
+
+
+def rusage_seconds(ru):
+    return ru.ru_utime + ru.ru_stime
+
+
+def run_tracecmd(tmp, rate, seconds, buffer_kb):
+    instance = "ftraced-bench-tc-%d" % os.getpid()
+    out_dir = os.path.join(tmp, "tc")
+    os.makedirs(out_dir)
+    out = os.path.join(out_dir, "trace.dat")
+    fake = os.path.join(tmp, "ftrace_enabled")
+    with open(fake, "w") as f:
+        f.write("1\n")
+    script = ("mount --bind %s /proc/sys/kernel/ftrace_enabled && cd %s && exec trace-cmd "
+              "record --file-version 7 --compression zstd -k -B %s -p nop -b %d -o %s"
+              % (fake, out_dir, instance, buffer_kb, out))
+    proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    sampler = Sampler(proc.pid, out_dir, "trace.dat")
+    sampler.start()
+    try:
+        on = os.path.join(TRACING, "instances", instance, "tracing_on")
+        wait_for(lambda: os.path.exists(on) and open(on).read().strip() == "1", 20,
+                 "trace-cmd to start")
+        time.sleep(0.5)  # its per-CPU recorders are forked after tracing is on
+        written, failed = run_generators(instance, rate, seconds)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, status, ru = os.wait4(proc.pid, 0)
+        stop_s = time.monotonic() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        stderr = proc.stderr.read().decode(errors="replace")
+    finally:
+        sampler.finish()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        try:
+            os.rmdir(os.path.join(TRACING, "instances", instance))
+        except OSError:
+            pass
+    if not os.path.exists(out):
+        raise RuntimeError("trace-cmd wrote no file: " + stderr[-2000:])
+    found, _ = count_markers(out)
+    size = os.path.getsize(out)
+    return dict(generated=written, refused=failed, found=found, cpu_s=rusage_seconds(ru),
+                rss_mib=sampler.peak_kib / 1024, out_mib=size / 2 ** 20,
+                written_mib=(size + sum(sampler.file_max.values())) / 2 ** 20, stop_s=stop_s)
+
+
+def run_ftraced(tmp, rate, seconds, buffer_kb):
+    sock = os.path.join(tmp, "control")
+    state = os.path.join(tmp, "state")
+    out_dir = os.path.join(tmp, "out")
+    os.makedirs(out_dir)
+    out = os.path.join(out_dir, "trace.dat")
+    env = dict(os.environ, FTRACED_SOCKET=sock)
+    daemon = subprocess.Popen([FTRACED, "--socket", sock, "--state-dir", state, "--group", ""],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    sampler = None
+    try:
+        wait_for(lambda: subprocess.run([FTRACECTL, "list"], env=env,
+                                        capture_output=True).returncode == 0, 20, "ftraced")
+        sampler = Sampler(daemon.pid, tmp, "trace.dat")
+        sampler.start()
+        client = subprocess.Popen([FTRACECTL, "--json", "record", "--quiet", "-e", "ftrace:print",
+                                   "-b", str(buffer_kb), "-o", out], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        session = {}
+
+        def running():
+            listing = json.loads(subprocess.run([FTRACECTL, "--json", "list"], env=env,
+                                                capture_output=True, text=True).stdout)
+            session.update(listing[0] if listing else {})
+            return session.get("state") == "running"
+        wait_for(running, 20, "the session to start")
+        written, failed = run_generators(session["instance"], rate, seconds)
+        t0 = time.monotonic()
+        subprocess.run([FTRACECTL, "stop", session["name"]], env=env, check=True)
+        _, status, client_ru = os.wait4(client.pid, 0)
+        stop_s = time.monotonic() - t0
+        client.returncode = os.waitstatus_to_exitcode(status)
+        summary = json.loads(client.stdout.read())
+        if client.returncode != 0:
+            raise RuntimeError("ftracectl record failed: " + client.stderr.read())
+        sampler.finish()
+        daemon.send_signal(signal.SIGTERM)
+        _, status, daemon_ru = os.wait4(daemon.pid, 0)
+        daemon.returncode = os.waitstatus_to_exitcode(status)
+    finally:
+        if sampler and sampler.is_alive():
+            sampler.finish()
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+    found, _ = count_markers(out)
+    size = os.path.getsize(out)
+    spooled = sum(c["bytes_stored"] for c in summary["cpus"])
+    return dict(generated=written, refused=failed, found=found,
+                cpu_s=rusage_seconds(daemon_ru) + rusage_seconds(client_ru),
+                rss_mib=sampler.peak_kib / 1024, out_mib=size / 2 ** 20,
+                written_mib=(size + spooled) / 2 ** 20, stop_s=stop_s,
+                kernel_lost=summary["lost_events"])
+
+
+RECORDERS = {"trace-cmd": run_tracecmd, "ftraced": run_ftraced}
+METRICS = ["generated", "found", "lost", "cpu_s", "cpu_ns_per_event", "rss_mib", "out_mib",
+           "written_mib", "stop_s"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rates", default="200000,1000000,2000000,3500000,0",
+                    help="total marker rates per second across CPUs, 0 = flat out")
+    ap.add_argument("--seconds", type=float, default=3.0, help="load per run")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--buffer-kb", type=int, default=4096, help="ring buffer per CPU")
+    ap.add_argument("--json", help="also write all raw results here")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench/compare.py needs root")
+    for path in (FTRACED, FTRACECTL, LOADGEN, COUNTER):
+        if not os.path.exists(path):
+            sys.exit("missing %s: build first (meson setup build && ninja -C build)" % path)
+
+    results = []
+    rates = [int(r) for r in args.rates.split(",")]
+    for rate in rates:
+        for run in range(args.runs):
+            order = list(RECORDERS) if run % 2 == 0 else list(reversed(list(RECORDERS)))
+            for name in order:
+                with tempfile.TemporaryDirectory(prefix="ftraced-bench-", dir="/var/tmp") as tmp:
+                    r = RECORDERS[name](tmp, rate, args.seconds, args.buffer_kb)
+                r["lost"] = r["generated"] + r["refused"] - r["found"]
+                r["cpu_ns_per_event"] = r["cpu_s"] * 1e9 / max(r["found"], 1)
+                r.update(recorder=name, rate=rate, run=run)
+                results.append(r)
+                print("rate %-9s run %d %-9s generated %9d found %9d lost %8d cpu %6.3f s "
+                      "rss %6.1f MiB out %7.1f MiB written %7.1f MiB stop %6.3f s"
+                      % (rate or "max", run, name, r["generated"], r["found"], r["lost"],
+                         r["cpu_s"], r["rss_mib"], r["out_mib"], r["written_mib"], r["stop_s"]),
+                      flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+    print("\nMedians over %d runs, %.1f s of load each, %d KiB ring buffer per CPU, %d CPUs "
+          "generating.\ncpu_ns_per_event = recorder CPU nanoseconds per event found.\n"
+          % (args.runs, args.seconds, args.buffer_kb, len(CPUS)))
+    header = "| rate/s | recorder | " + " | ".join(METRICS) + " |"
+    print(header)
+    print("|" + "---|" * (len(METRICS) + 2))
+    for rate in rates:
+        med = {}
+        for name in RECORDERS:
+            rows = [r for r in results if r["rate"] == rate and r["recorder"] == name]
+            med[name] = {m: statistics.median(r[m] for r in rows) for m in METRICS}
+            cells = []
+            for m in METRICS:
+                v = med[name][m]
+                cells.append("%d" % v if m in ("generated", "found", "lost") else "%.3f" % v)
+            print("| %s | %s | %s |" % (rate or "flat out", name, " | ".join(cells)))
+        ratio = []
+        for m in METRICS:
+            a, b = med["ftraced"][m], med["trace-cmd"][m]
+            ratio.append("%.2f" % (a / b) if b and m not in ("generated", "found", "lost") else "")
+        print("| %s | ftraced/trace-cmd | %s |" % (rate or "flat out", " | ".join(ratio)))
+
+
+if __name__ == "__main__":
+    main()
