@@ -279,6 +279,32 @@ void reply_done(struct reply *r)
 }
 
 /**
+ * ctl_send_and_receive() - send a request and receive the reply.
+ * @fd: connected socket
+ * @b: request
+ * @pass_fd: fd to pass, or -1
+ * @timeout_ms: how long to wait for the reply
+ * @ret: the reply
+ *
+ * A refused peer is sent the reason before the daemon hangs up, so even
+ * when the send fails, a reply already queued is read and returned.
+ *
+ * Return: 0 with a reply, or the -errno of the send or, if it worked, of
+ * the receive.
+ */
+int ctl_send_and_receive(int fd, struct ctl_builder *b, int pass_fd, int timeout_ms,
+			 struct reply *ret)
+{
+	int r_send, r;
+
+	r_send = ctl_send(fd, b, pass_fd);
+	r = ctl_receive(fd, r_send >= 0 ? timeout_ms : 0, ret);
+	if (r < 0 && r_send < 0)
+		return r_send;
+	return r;
+}
+
+/**
  * ctl_call() - connect, send one request, wait for its reply.
  * @o: options
  * @b: request
@@ -294,9 +320,7 @@ int ctl_call(const struct client_options *o, struct ctl_builder *b, struct reply
 	r = ctl_connect(o, &fd);
 	if (r < 0)
 		return r;
-	r = ctl_send(fd, b, -1);
-	if (r >= 0)
-		r = ctl_receive(fd, REPLY_TIMEOUT_MS, ret);
+	r = ctl_send_and_receive(fd, b, -1, REPLY_TIMEOUT_MS, ret);
 	if (r == -ECONNRESET)
 		print_error(NULL, "the daemon closed the connection");
 	else if (r < 0)

@@ -56,6 +56,8 @@ struct reply {
 int ctl_connect(const struct client_options *o, int *ret_fd);
 int ctl_send(int fd, struct ctl_builder *b, int pass_fd);
 int ctl_receive(int fd, int timeout_ms, struct reply *ret);
+int ctl_send_and_receive(int fd, struct ctl_builder *b, int pass_fd, int timeout_ms,
+			 struct reply *ret);
 void reply_done(struct reply *r);
 int ctl_call(const struct client_options *o, struct ctl_builder *b, struct reply *ret);
 int exit_code_for_error(int error);

@@ -338,10 +338,8 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 	/* From here on, a signal asks the daemon to stop instead of killing us. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	r = ctl_send(sock, req, out);
+	r = ctl_send_and_receive(sock, req, out, 30000, &rep);
 	out = safe_close(out);
-	if (r >= 0)
-		r = ctl_receive(sock, 30000, &rep);
 	if (r < 0) {
 		print_error("record", "talking to the daemon failed: %s", strerror(-r));
 		unlink(partial);

@@ -59,7 +59,7 @@ class Daemon:
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [FTRACED, "--socket", self.socket, "--state-dir", self.state,
-             "--group", "", "--log-level", "debug"] + self.extra_args,
+             "--log-level", "debug"] + (self.extra_args or ["--group", ""]),
             stdout=log, stderr=log)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -77,10 +77,13 @@ class Daemon:
     def env(self):
         return dict(os.environ, FTRACED_SOCKET=self.socket)
 
-    def ctl(self, *args, check=True, timeout=120, user=None):
+    def ctl(self, *args, check=True, timeout=120, user=None, gid=None, groups=None):
+        """ftracectl; with user=UID, as that uid (primary gid GID, supplementary GROUPS)."""
         cmd = [FTRACECTL] + list(args)
         if user is not None:
-            cmd = ["setpriv", "--reuid", str(user), "--regid", str(user), "--clear-groups"] + cmd
+            cmd = ["setpriv", "--reuid", str(user), "--regid", str(user if gid is None else gid)]\
+                + (["--groups", ",".join(map(str, groups))] if groups else ["--clear-groups"])\
+                + cmd
         r = subprocess.run(cmd, capture_output=True, text=True, env=self.env(), timeout=timeout)
         if check and r.returncode != 0:
             raise AssertionError("ftracectl %s failed (%d):\n%s%s" % (

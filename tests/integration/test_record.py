@@ -223,6 +223,39 @@ def test_daemon_survives_and_second_daemon_refused():
         assert d.ctl_json("list") == []
 
 
+def test_peer_credentials_checked_by_the_daemon():
+    """The daemon checks SO_PEERCRED/SO_PEERGROUPS itself, whatever the socket's mode says."""
+    import grp
+    nogroup = grp.getgrnam("nogroup").gr_gid
+    d = Daemon(extra_args=["--group", "nogroup"]).start()
+    try:
+        os.chmod(d.dir, 0o755)
+        os.chmod(d.socket, 0o666)  # a misconfiguration: the daemon must still refuse
+        r = d.ctl("list", check=False, user=65534, gid=1)
+        assert r.returncode == 4 and "accepts root and members of its group" in r.stderr, \
+            r.stderr
+        r = d.ctl("list", check=False, user=65534, gid=nogroup)
+        assert r.returncode == 0, r.stderr
+        r = d.ctl("list", check=False, user=65534, gid=1, groups=[nogroup])
+        assert r.returncode == 0, r.stderr
+        # A member may record (into a file it opened itself) and may not stop root's session.
+        out = os.path.join(d.dir, "member.dat")
+        os.chmod(d.dir, 0o777)
+        rec = d.record_background("-e", "sched:sched_switch", "-o", os.path.join(d.dir, "r.dat"))
+        session = d.wait_running()
+        r = d.ctl("stop", session["name"], check=False, user=65534, gid=nogroup)
+        assert r.returncode == 4 and "belongs to another user" in r.stderr, r.stderr
+        d.ctl("stop", session["name"])
+        rec.communicate(timeout=60)
+        r = d.ctl("record", "-e", "sched:sched_switch", "-d", "100ms", "-o", out,
+                  user=65534, gid=nogroup)
+        assert os.stat(out).st_uid == 65534
+        check_events(out)
+        d.stop()
+    finally:
+        d.cleanup()
+
+
 def test_daemons_leave_each_other_alone():
     """A second daemon (own state directory) must not touch the first one's instance."""
     with daemon() as a:
@@ -283,6 +316,7 @@ if __name__ == "__main__":
         test_list_and_status,
         test_errors_are_specific,
         test_daemon_survives_and_second_daemon_refused,
+        test_peer_credentials_checked_by_the_daemon,
         test_daemons_leave_each_other_alone,
         test_crash_orphan_removed_on_restart,
     ]))
