@@ -61,6 +61,35 @@ uid_t ctl_conn_uid(const struct ctl_conn *c)
 	return c->uid;
 }
 
+static void close_fds(struct msghdr *mh);
+
+/*
+ * Closing a unix socket with unread packets makes the peer's next read fail
+ * with ECONNRESET before it sees our last reply (the reason it was refused).
+ * So discard what is queued, closing any descriptors in it, first.
+ */
+static void drain(int fd)
+{
+	for (int k = 0; k < 16; k++) {
+		union {
+			struct cmsghdr align;
+			uint8_t buf[CMSG_SPACE(sizeof(int) * 8)];
+		} control;
+		uint8_t byte;
+		struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+		struct msghdr mh = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = &control,
+			.msg_controllen = sizeof(control),
+		};
+
+		if (recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) <= 0)
+			return;
+		close_fds(&mh);
+	}
+}
+
 static void conn_free(struct ctl_conn *c)
 {
 	struct ctl_server *s = c->server;
@@ -74,6 +103,7 @@ static void conn_free(struct ctl_conn *c)
 		}
 	s->n_conns--;
 	sd_event_source_disable_unref(c->source);
+	drain(c->fd);
 	safe_close(c->fd);
 	free(c);
 }
