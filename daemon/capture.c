@@ -31,12 +31,12 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "daemon/bounds.h"
 #include "daemon/capture.h"
 #include "daemon/compress.h"
+#include "daemon/io-util.h"
 #include "daemon/log.h"
 
 #define CHUNK_HDR_SIZE 8u
@@ -177,60 +177,11 @@ void capture_stream_counters(const struct capture_stream *s, struct capture_coun
 	};
 }
 
-static int write_full(int fd, const struct iovec *iov_in, int n_iov)
-{
-	struct iovec iov[2];
-
-	if (n_iov > 2)
-		return -EINVAL;
-	memcpy(iov, iov_in, sizeof(*iov) * (size_t)n_iov);
-	while (n_iov > 0) {
-		ssize_t k = writev(fd, iov, n_iov);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		while (k > 0 && n_iov > 0) {
-			size_t step = MIN((size_t)k, iov[0].iov_len);
-
-			iov[0].iov_base = (uint8_t *)iov[0].iov_base + step;
-			iov[0].iov_len -= step;
-			k -= (ssize_t)step;
-			if (iov[0].iov_len == 0) {
-				iov[0] = iov[1];
-				n_iov--;
-			}
-		}
-	}
-	return 0;
-}
-
-static int read_full(int fd, uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = read(fd, p, n);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return -EIO;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* Compresses @n bytes of whole sub-buffers in w->raw into chunk records. */
 static int store_compressed(struct capture_worker *w, struct capture_stream *s, size_t n)
 {
 	for (size_t off = 0; off < n; off += s->chunk_bytes) {
 		size_t len = MIN((size_t)s->chunk_bytes, n - off), csize;
-		struct iovec iov[1];
 		int r;
 
 		r = compress_frame(w->zc, s->level, w->raw + off, len, w->out + CHUNK_HDR_SIZE,
@@ -239,8 +190,7 @@ static int store_compressed(struct capture_worker *w, struct capture_stream *s, 
 			return r;
 		put_le32(w->out, (uint32_t)csize);
 		put_le32(w->out + 4, (uint32_t)len);
-		iov[0] = (struct iovec){ .iov_base = w->out, .iov_len = CHUNK_HDR_SIZE + csize };
-		r = write_full(s->spool_fd, iov, 1);
+		r = loop_write(s->spool_fd, w->out, CHUNK_HDR_SIZE + csize);
 		if (r < 0)
 			return r;
 		atomic_fetch_add_explicit(&s->bytes_stored, CHUNK_HDR_SIZE + csize,
@@ -257,7 +207,7 @@ static int store_from_pipe(struct capture_worker *w, struct capture_stream *s, s
 	int r;
 
 	if (s->zstd) {
-		r = read_full(s->pipe_fd[0], w->raw, n);
+		r = loop_read_exact(s->pipe_fd[0], w->raw, n);
 		if (r < 0)
 			return r;
 		return store_compressed(w, s, n);
@@ -337,8 +287,7 @@ static int drain_partial_pages(struct capture_worker *w, struct capture_stream *
 	if (s->zstd)
 		return store_compressed(w, s, n);
 
-	struct iovec iov[1] = { { .iov_base = w->raw, .iov_len = n } };
-	int r = write_full(s->spool_fd, iov, 1);
+	int r = loop_write(s->spool_fd, w->raw, n);
 
 	if (r < 0)
 		return r;

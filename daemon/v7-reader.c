@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "daemon/compress.h"
+#include "daemon/io-util.h"
 #include "daemon/v7-reader.h"
 
 #define V7_SECTION_HDR_SIZE 16u
@@ -46,30 +47,31 @@ struct v7_reader {
 	struct v7_reader_cpu *cpus;
 };
 
-static int pread_all(int fd, void *buf, size_t n, uint64_t off)
-{
-	uint8_t *p = buf;
-
-	while (n > 0) {
-		ssize_t k = pread(fd, p, n, (off_t)off);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return -EBADMSG; /* the file ends where it says there is more */
-		p += k;
-		n -= (size_t)k;
-		off += (uint64_t)k;
-	}
-	return 0;
-}
-
 static bool in_file(const struct v7_reader *r, uint64_t off, uint64_t n)
 {
 	return off <= r->file_size && n <= r->file_size - off;
+}
+
+/* Reads the 16-byte header of the section at @off; its body must fit in the file. */
+static int read_section_header(struct v7_reader *r, uint64_t off, uint16_t *ret_id,
+			       uint16_t *ret_flags, uint64_t *ret_size)
+{
+	uint8_t hdr[V7_SECTION_HDR_SIZE];
+	uint64_t size;
+	int err;
+
+	if (!in_file(r, off, V7_SECTION_HDR_SIZE))
+		return -EBADMSG;
+	err = loop_pread_exact(r->fd, hdr, sizeof(hdr), off);
+	if (err < 0)
+		return err;
+	size = get_le64(hdr + 8);
+	if (!in_file(r, off + V7_SECTION_HDR_SIZE, size))
+		return -EBADMSG;
+	*ret_id = get_le16(hdr);
+	*ret_flags = get_le16(hdr + 2);
+	*ret_size = size;
+	return 0;
 }
 
 /*
@@ -82,17 +84,16 @@ static int walk_sections(struct v7_reader *r, uint64_t pos)
 	unsigned n = 0;
 
 	while (pos < r->file_size) {
-		uint8_t hdr[V7_SECTION_HDR_SIZE];
+		uint16_t id, flags;
 		uint64_t size;
 		int err;
 
-		if (!in_file(r, pos, V7_SECTION_HDR_SIZE) || ++n > 1000000)
+		if (++n > 1000000)
 			return -EBADMSG;
-		err = pread_all(r->fd, hdr, sizeof(hdr), pos);
+		err = read_section_header(r, pos, &id, &flags, &size);
 		if (err < 0)
 			return err;
-		size = get_le64(hdr + 8);
-		if (get_le16(hdr) > 22 || !in_file(r, pos + V7_SECTION_HDR_SIZE, size))
+		if (id > 22)
 			return -EBADMSG;
 		pos += V7_SECTION_HDR_SIZE + size;
 	}
@@ -108,7 +109,7 @@ static int read_header(struct v7_reader *r, uint64_t *ret_options, uint64_t *ret
 
 	if (n < 10 + 2 + 2 + 4)
 		return -EBADMSG;
-	err = pread_all(r->fd, h, n, 0);
+	err = loop_pread_exact(r->fd, h, n, 0);
 	if (err < 0)
 		return err;
 	if (memcmp(h, "\x17\x08\x44tracing", 10) != 0 || memcmp(h + 10, "7\0", 2) != 0)
@@ -198,7 +199,7 @@ static int parse_buffer_option(struct v7_reader *r, const uint8_t *p, uint32_t n
 static int read_options(struct v7_reader *r, uint64_t off)
 {
 	for (int k = 0; off != 0; k++) {
-		uint8_t hdr[V7_SECTION_HDR_SIZE];
+		uint16_t section_id, flags;
 		uint64_t size, next = 0;
 		uint8_t *body;
 		size_t pos;
@@ -206,19 +207,15 @@ static int read_options(struct v7_reader *r, uint64_t off)
 
 		if (k >= V7_OPTIONS_MAX)
 			return -ELOOP;
-		if (!in_file(r, off, V7_SECTION_HDR_SIZE))
-			return -EBADMSG;
-		err = pread_all(r->fd, hdr, sizeof(hdr), off);
+		err = read_section_header(r, off, &section_id, &flags, &size);
 		if (err < 0)
 			return err;
-		size = get_le64(hdr + 8);
-		if (get_le16(hdr) != OPT_DONE || get_le16(hdr + 2) != 0 ||
-		    !in_file(r, off + V7_SECTION_HDR_SIZE, size) || size > V7_SECTION_RAW_MAX)
+		if (section_id != OPT_DONE || flags != 0 || size > V7_SECTION_RAW_MAX)
 			return -EBADMSG;
 		body = malloc(MAX(size, (uint64_t)1));
 		if (!body)
 			return -ENOMEM;
-		err = pread_all(r->fd, body, size, off + V7_SECTION_HDR_SIZE);
+		err = loop_pread_exact(r->fd, body, size, off + V7_SECTION_HDR_SIZE);
 		for (pos = 0; err >= 0;) {
 			uint16_t id;
 			uint32_t n;
@@ -338,7 +335,7 @@ const struct v7_reader_cpu *v7_reader_cpu(const struct v7_reader *r, size_t i)
  */
 int v7_reader_section(struct v7_reader *r, uint16_t id, uint8_t **ret, size_t *ret_size)
 {
-	uint8_t hdr[V7_SECTION_HDR_SIZE];
+	uint16_t found_id, flags;
 	uint64_t off, size;
 	uint8_t *body, *raw;
 	size_t usize, got;
@@ -349,20 +346,16 @@ int v7_reader_section(struct v7_reader *r, uint16_t id, uint8_t **ret, size_t *r
 	off = r->section_offset[id];
 	if (off == 0)
 		return -ENOENT;
-	if (!in_file(r, off, V7_SECTION_HDR_SIZE))
-		return -EBADMSG;
-	err = pread_all(r->fd, hdr, sizeof(hdr), off);
+	err = read_section_header(r, off, &found_id, &flags, &size);
 	if (err < 0)
 		return err;
-	size = get_le64(hdr + 8);
-	if (get_le16(hdr) != id || !in_file(r, off + V7_SECTION_HDR_SIZE, size) ||
-	    size > V7_SECTION_RAW_MAX)
+	if (found_id != id || size > V7_SECTION_RAW_MAX)
 		return -EBADMSG;
 	body = malloc(MAX(size, (uint64_t)1));
 	if (!body)
 		return -ENOMEM;
-	err = pread_all(r->fd, body, size, off + V7_SECTION_HDR_SIZE);
-	if (err < 0 || !(get_le16(hdr + 2) & 1)) {
+	err = loop_pread_exact(r->fd, body, size, off + V7_SECTION_HDR_SIZE);
+	if (err < 0 || !(flags & 1)) {
 		if (err < 0) {
 			free(body);
 			return err;
@@ -402,7 +395,7 @@ static int foreach_raw_page(struct v7_reader *r, const struct v7_reader_cpu *c, 
 	if (!page)
 		return -ENOMEM;
 	for (uint64_t off = 0; off < c->size && err == 0; off += c->page_size) {
-		err = pread_all(r->fd, page, c->page_size, c->offset + off);
+		err = loop_pread_exact(r->fd, page, c->page_size, c->offset + off);
 		if (err == 0)
 			err = fn(page, c->page_size, userdata);
 	}
@@ -421,7 +414,7 @@ static int foreach_chunk_page(struct v7_reader *r, const struct v7_reader_cpu *c
 
 	if (c->size < 4)
 		return -EBADMSG;
-	err = pread_all(r->fd, word, 4, off);
+	err = loop_pread_exact(r->fd, word, 4, off);
 	if (err < 0)
 		return err;
 	count = get_le32(word);
@@ -440,7 +433,7 @@ static int foreach_chunk_page(struct v7_reader *r, const struct v7_reader_cpu *c
 			err = -EBADMSG;
 			break;
 		}
-		err = pread_all(r->fd, word, 8, off);
+		err = loop_pread_exact(r->fd, word, 8, off);
 		if (err < 0)
 			break;
 		csize = get_le32(word);
@@ -463,7 +456,7 @@ static int foreach_chunk_page(struct v7_reader *r, const struct v7_reader_cpu *c
 				break;
 			}
 		}
-		err = pread_all(r->fd, in, csize, off);
+		err = loop_pread_exact(r->fd, in, csize, off);
 		if (err < 0)
 			break;
 		off += csize;

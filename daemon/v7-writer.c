@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "daemon/compress.h"
+#include "daemon/io-util.h"
 #include "daemon/v7-writer.h"
 #include "ftraced/macro.h"
 
@@ -255,23 +256,11 @@ static void body_event_formats(struct buf *b, const struct v7_file *f)
 
 static int write_all(int fd, const void *p, size_t n, uint64_t *pos)
 {
-	const uint8_t *q = p;
+	int r = loop_write(fd, p, n);
 
-	while (n > 0) {
-		ssize_t k = write(fd, q, n);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return -EIO;
-		q += k;
-		n -= (size_t)k;
-		*pos += (uint64_t)k;
-	}
-	return 0;
+	if (r >= 0)
+		*pos += n;
+	return r;
 }
 
 static int write_zeros(int fd, uint64_t n, uint64_t *pos)
@@ -326,9 +315,7 @@ static int copy_region(int out_fd, int in_fd, uint64_t offset, uint64_t n, uint6
 			}
 			k = pread(in_fd, bounce, MIN(want, (size_t)(1u << 16)), off);
 			if (k > 0) {
-				uint64_t dummy = 0;
-
-				r = write_all(out_fd, bounce, (size_t)k, &dummy);
+				r = loop_write(out_fd, bounce, (size_t)k);
 				if (r < 0)
 					break;
 				off += k;

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * read()/write() until every byte moved: short counts and EINTR are normal
+ * (pipes, signals, a file system under pressure), and a short write must
+ * never silently drop data. Thread-safe; no state.
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include "daemon/io-util.h"
+
+/**
+ * loop_write() - write all of @buf.
+ * @fd: destination
+ * @buf: bytes
+ * @n: how many
+ *
+ * Return: 0, or -errno of the failing write (-EIO if it wrote nothing).
+ */
+int loop_write(int fd, const void *buf, size_t n)
+{
+	const uint8_t *p = buf;
+
+	while (n > 0) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/**
+ * loop_read_exact() - read exactly @n bytes.
+ * @fd: source
+ * @buf: destination
+ * @n: how many
+ *
+ * Return: 0, -EIO at an early end of file, or -errno.
+ */
+int loop_read_exact(int fd, void *buf, size_t n)
+{
+	uint8_t *p = buf;
+
+	while (n > 0) {
+		ssize_t k = read(fd, p, n);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -EIO;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/**
+ * loop_pread_exact() - read exactly @n bytes at @offset.
+ * @fd: source
+ * @buf: destination
+ * @n: how many
+ * @offset: file offset
+ *
+ * Return: 0, -EBADMSG if the file ends first (it is shorter than it says),
+ * or -errno.
+ */
+int loop_pread_exact(int fd, void *buf, size_t n, uint64_t offset)
+{
+	uint8_t *p = buf;
+
+	while (n > 0) {
+		ssize_t k = pread(fd, p, n, (off_t)offset);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -EBADMSG;
+		p += k;
+		n -= (size_t)k;
+		offset += (uint64_t)k;
+	}
+	return 0;
+}

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+int loop_write(int fd, const void *buf, size_t n);
+int loop_read_exact(int fd, void *buf, size_t n);
+int loop_pread_exact(int fd, void *buf, size_t n, uint64_t offset);
