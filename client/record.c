@@ -392,6 +392,11 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 	} else {
 		print_summary(&rep.sessions.items[0], a.output);
 	}
+	/* A capture cut short still leaves a valid file of what came before. */
+	r = rep.sessions.items[0].error;
+	if (r < 0)
+		print_error("record", "%s; '%s' holds what was captured until then",
+			    rep.sessions.items[0].message, a.output);
 	reply_done(&rep);
-	return EXIT_OK;
+	return r < 0 ? EXIT_FAILED : EXIT_OK;
 }

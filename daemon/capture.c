@@ -296,14 +296,21 @@ static int drain_partial_pages(struct capture_worker *w, struct capture_stream *
 	return 0;
 }
 
+/*
+ * Stops reading a stream after an error (a full spool file system, say) and
+ * tells its session at once. What the spool holds stays valid: the
+ * counters only ever cover complete chunk records.
+ */
 static void stream_fail(struct capture_worker *w, struct capture_stream *s, int error)
 {
+	uint64_t one = 1;
 	int expected = 0;
 
 	atomic_compare_exchange_strong(&s->error, &expected, error);
 	log_error_errno(error, "CPU %u: capture stopped: %m", s->cpu);
 	epoll_ctl(w->epoll_fd, EPOLL_CTL_DEL, s->trace_fd, NULL);
 	s->dead = true;
+	(void)!write(s->notify_fd, &one, sizeof(one));
 }
 
 static void stream_finish(struct capture_worker *w, struct capture_stream *s)

@@ -13,7 +13,7 @@ struct capture_stream_config {
 	unsigned cpu;
 	int trace_fd;     /* per_cpu/cpuN/trace_pipe_raw, O_NONBLOCK; the stream takes it */
 	int spool_fd;     /* borrowed: chunks are appended here */
-	int notify_fd;    /* borrowed eventfd: incremented once the stream is finished */
+	int notify_fd;    /* borrowed eventfd: incremented when the stream fails or is finished */
 	uint32_t subbuf_size;
 	bool zstd;
 	int level;

@@ -80,8 +80,10 @@ struct session {
 
 	uint64_t start_usec;
 	uint64_t stop_usec;
-	int error;
+	int error;              /* fatal: no file */
 	char error_message[256];
+	int cut_short;          /* capture stopped early; the file holds what came before */
+	char cut_message[256];
 };
 
 static const char *const state_names[_SESSION_STATE_MAX] = {
@@ -562,6 +564,27 @@ static void *assembler_main(void *userdata)
 	return NULL;
 }
 
+/* A stream failed while running: stop everything, keep what was captured. */
+static void check_streams(struct session *s)
+{
+	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
+		struct capture_counters c;
+
+		capture_stream_counters(s->streams[cpu], &c);
+		if (c.error < 0 && s->cut_short == 0) {
+			s->cut_short = c.error;
+			snprintf(s->cut_message, sizeof(s->cut_message),
+				 "capture stopped early: CPU %u: %s (spool in the state directory)",
+				 cpu, strerror(-c.error));
+		}
+	}
+	if (s->cut_short < 0 && s->state == SESSION_RUNNING) {
+		log_error("Session '%s': %s; finishing the file with what was captured", s->name,
+			  s->cut_message);
+		session_stop(s);
+	}
+}
+
 static void finish(struct session *s, int error)
 {
 	if (error < 0) {
@@ -583,10 +606,6 @@ static void all_drained(struct session *s)
 
 		/* Drained: the trace_pipe_raw fds must close before the instance can go. */
 		capture_stream_counters(s->streams[cpu], c);
-		s->streams[cpu] = capture_stream_free(s->streams[cpu]);
-		if (c->error < 0)
-			set_error(s, c->error, "capture on CPU %u failed: %s", cpu,
-				  strerror(-c->error));
 		r = instance_read_cpu_stats(s->instance, cpu, &s->end[cpu], &s->cpustat[cpu]);
 		if (r >= 0) {
 			char *t = NULL;
@@ -597,6 +616,9 @@ static void all_drained(struct session *s)
 			}
 		}
 	}
+	check_streams(s);
+	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++)
+		s->streams[cpu] = capture_stream_free(s->streams[cpu]);
 	/* The ring buffers are empty now: give the kernel memory back before assembling. */
 	s->instance = instance_free(s->instance);
 	if (s->error < 0) {
@@ -618,7 +640,9 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
 	uint64_t v;
 
 	(void)!read(fd, &v, sizeof(v));
-	if (s->state == SESSION_STOPPING) {
+	if (s->state == SESSION_RUNNING) {
+		check_streams(s);
+	} else if (s->state == SESSION_STOPPING) {
 		for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
 			struct capture_counters c;
 
@@ -739,5 +763,8 @@ void session_describe(struct session *s, struct ctl_builder *b)
 	if (s->error < 0) {
 		ctl_put_u32(b, FTRACED_ATTR_ERRNO, (uint32_t)-s->error);
 		ctl_put_string(b, FTRACED_ATTR_MESSAGE, s->error_message);
+	} else if (s->cut_short < 0) {
+		ctl_put_u32(b, FTRACED_ATTR_ERRNO, (uint32_t)-s->cut_short);
+		ctl_put_string(b, FTRACED_ATTR_MESSAGE, s->cut_message);
 	}
 }

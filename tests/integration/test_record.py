@@ -256,6 +256,43 @@ def test_peer_credentials_checked_by_the_daemon():
         d.cleanup()
 
 
+def test_spool_full_keeps_what_was_captured():
+    """ENOSPC in the state directory: a valid file of what came before, a clear error."""
+    d = Daemon()
+    os.makedirs(d.state)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", d.state],
+                   check=True)
+    try:
+        d.start()
+        out = os.path.join(d.dir, "full.dat")
+        # A big kernel buffer, so nothing is read until the stop: the final drain hits ENOSPC.
+        rec = d.record_background("-e", "ftrace:print", "-C", "none", "-b", "16384", "-o", out)
+        session = d.wait_running()
+        written = markers(session["instance"], CPUS, 60000)
+        d.ctl("stop", session["name"])
+        _, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 1, stderr
+        assert "No space left on device" in stderr and "holds what was captured" in stderr, \
+            stderr
+        check_events(out)
+        seen = parse_markers(report(out))
+        assert seen, "nothing was kept"
+        for cpu, numbers in seen.items():
+            assert numbers == list(range(len(numbers))), "CPU %d: not a gap-free prefix" % cpu
+            assert len(numbers) < written[cpu]
+        assert d.ctl_json("list") == []
+        # The spool is gone, so there is room again.
+        d.ctl("record", "-e", "sched:sched_switch", "-d", "200ms", "-o",
+              os.path.join(d.dir, "after.dat"))
+        check_events(os.path.join(d.dir, "after.dat"))
+        d.stop()
+    finally:
+        if d.proc is not None:
+            d.kill()
+        subprocess.run(["umount", d.state])
+        d.cleanup()
+
+
 def test_daemons_leave_each_other_alone():
     """A second daemon (own state directory) must not touch the first one's instance."""
     with daemon() as a:
@@ -317,6 +354,7 @@ if __name__ == "__main__":
         test_errors_are_specific,
         test_daemon_survives_and_second_daemon_refused,
         test_peer_credentials_checked_by_the_daemon,
+        test_spool_full_keeps_what_was_captured,
         test_daemons_leave_each_other_alone,
         test_crash_orphan_removed_on_restart,
     ]))
