@@ -8,11 +8,13 @@
  * Data path of a stream: splice() trace_pipe_raw -> the stream's pipe, in
  * whole sub-buffers, then
  *   - "none": splice() pipe -> spool file, raw pages;
- *   - "zstd": read() the pipe and compress groups of whole sub-buffers,
- *     each an independent zstd frame with a checksum, appended to the spool
- *     as `u32 csize, u32 usize, frame` - exactly the v7 chunk record, so the
- *     file is later assembled by copying the spool as it is. Raw pages
- *     never reach the disk and nothing is compressed twice.
+ *   - "zstd": read() the pipe into the stream's pending batch (about
+ *     512 KiB) and, when it is full, compress it as chunks of whole
+ *     sub-buffers (about 128 KiB), each an independent zstd frame with a
+ *     checksum, appended to the spool as `u32 csize, u32 usize, frame` -
+ *     exactly the v7 chunk record, so the file is later assembled by
+ *     copying the spool as it is. Raw pages never reach the disk and
+ *     nothing is compressed twice.
  *
  * Ownership: the main thread creates a stream, hands it to the pool with
  * capture_pool_add() and asks for it back with capture_pool_finish(). From
@@ -53,10 +55,14 @@ struct capture_stream {
 	int notify_fd;
 	uint32_t subbuf_size;
 	uint32_t chunk_bytes; /* a whole number of sub-buffers */
+	uint32_t batch_bytes; /* a whole number of chunks */
 	bool zstd;
 	int level;
 
-	bool dead; /* worker-only: an error stopped reading */
+	/* Worker-only while the stream is in the pool. */
+	bool dead;          /* an error stopped reading */
+	uint8_t *pending;   /* zstd: sub-buffers not compressed yet, up to batch_bytes */
+	size_t n_pending;
 
 	_Atomic uint64_t bytes_raw;
 	_Atomic uint64_t bytes_stored;
@@ -125,11 +131,18 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 		.zstd = c->zstd,
 		.level = c->level,
 	};
-	s->chunk_bytes = MAX(1u, CHUNK_TARGET_BYTES / c->subbuf_size) * c->subbuf_size;
-
 	if (c->subbuf_size == 0 || c->subbuf_size > CAPTURE_PIPE_BYTES) {
 		capture_stream_free(s);
 		return -EINVAL;
+	}
+	s->chunk_bytes = MAX(1u, CHUNK_TARGET_BYTES / c->subbuf_size) * c->subbuf_size;
+	s->batch_bytes = MAX(1u, CAPTURE_BATCH_BYTES / s->chunk_bytes) * s->chunk_bytes;
+	if (s->zstd) {
+		s->pending = malloc(s->batch_bytes);
+		if (!s->pending) {
+			capture_stream_free(s);
+			return -ENOMEM;
+		}
 	}
 	if (pipe2(s->pipe_fd, O_CLOEXEC | O_NONBLOCK) < 0) {
 		int r = negative_errno();
@@ -162,6 +175,7 @@ struct capture_stream *capture_stream_free(struct capture_stream *s)
 		return NULL;
 	safe_close(s->trace_fd);
 	close_pair(s->pipe_fd);
+	free(s->pending);
 	free(s);
 	return NULL;
 }
@@ -177,14 +191,14 @@ void capture_stream_counters(const struct capture_stream *s, struct capture_coun
 	};
 }
 
-/* Compresses @n bytes of whole sub-buffers in w->raw into chunk records. */
-static int store_compressed(struct capture_worker *w, struct capture_stream *s, size_t n)
+/* Compresses the stream's pending sub-buffers, chunk by chunk, into its spool. */
+static int flush_pending(struct capture_worker *w, struct capture_stream *s)
 {
-	for (size_t off = 0; off < n; off += s->chunk_bytes) {
-		size_t len = MIN((size_t)s->chunk_bytes, n - off), csize;
+	for (size_t off = 0; off < s->n_pending; off += s->chunk_bytes) {
+		size_t len = MIN((size_t)s->chunk_bytes, s->n_pending - off), csize;
 		int r;
 
-		r = compress_frame(w->zc, s->level, w->raw + off, len, w->out + CHUNK_HDR_SIZE,
+		r = compress_frame(w->zc, s->level, s->pending + off, len, w->out + CHUNK_HDR_SIZE,
 				   w->out_cap - CHUNK_HDR_SIZE, &csize);
 		if (r < 0)
 			return r;
@@ -197,20 +211,37 @@ static int store_compressed(struct capture_worker *w, struct capture_stream *s, 
 					  memory_order_relaxed);
 		atomic_fetch_add_explicit(&s->chunks, 1, memory_order_relaxed);
 	}
-	atomic_fetch_add_explicit(&s->bytes_raw, n, memory_order_relaxed);
+	s->n_pending = 0;
 	return 0;
 }
 
-/* Moves @n bytes of whole sub-buffers from the stream's pipe to its spool. */
+/*
+ * Moves @n bytes of whole sub-buffers from the stream's pipe to its spool.
+ * zstd: straight into the pending batch, compressed each time it is full
+ * (a wake-up may bring only a few sub-buffers; see CAPTURE_BATCH_BYTES).
+ * none: spliced on, never copied.
+ */
 static int store_from_pipe(struct capture_worker *w, struct capture_stream *s, size_t n)
 {
 	int r;
 
 	if (s->zstd) {
-		r = loop_read_exact(s->pipe_fd[0], w->raw, n);
-		if (r < 0)
-			return r;
-		return store_compressed(w, s, n);
+		for (size_t left = n; left > 0;) {
+			size_t want = MIN(left, (size_t)s->batch_bytes - s->n_pending);
+
+			r = loop_read_exact(s->pipe_fd[0], s->pending + s->n_pending, want);
+			if (r < 0)
+				return r;
+			s->n_pending += want;
+			left -= want;
+			if (s->n_pending == s->batch_bytes) {
+				r = flush_pending(w, s);
+				if (r < 0)
+					return r;
+			}
+		}
+		atomic_fetch_add_explicit(&s->bytes_raw, n, memory_order_relaxed);
+		return 0;
 	}
 	for (size_t left = n; left > 0;) {
 		ssize_t k = splice(s->pipe_fd[0], NULL, s->spool_fd, NULL, left, SPLICE_F_MOVE);
@@ -258,42 +289,56 @@ static int drain_full_pages(struct capture_worker *w, struct capture_stream *s, 
 	return 1;
 }
 
+/* read() one sub-buffer into @buf, padding a short one; 0 when nothing is left. */
+static ssize_t read_partial(struct capture_stream *s, uint8_t *buf)
+{
+	for (;;) {
+		ssize_t k = read(s->trace_fd, buf, s->subbuf_size);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		if (k > 0)
+			memset(buf + k, 0, s->subbuf_size - (size_t)k);
+		return k;
+	}
+}
+
 /*
  * After tracing was turned off: splice refuses the partly filled last
  * sub-buffer, read() hands it over (as a whole sub-buffer whose commit
- * field says how much is valid).
+ * field says how much is valid). Then what is pending is compressed.
  */
 static int drain_partial_pages(struct capture_worker *w, struct capture_stream *s)
 {
-	size_t n = 0;
+	ssize_t k;
+	int r;
 
-	while (n + s->subbuf_size <= w->raw_cap) {
-		ssize_t k = read(s->trace_fd, w->raw + n, s->subbuf_size);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
+	if (s->zstd) {
+		for (;;) {
+			if (s->n_pending + s->subbuf_size > s->batch_bytes) {
+				r = flush_pending(w, s);
+				if (r < 0)
+					return r;
+			}
+			k = read_partial(s, s->pending + s->n_pending);
+			if (k <= 0)
 				break;
-			return -errno;
+			s->n_pending += s->subbuf_size;
+			atomic_fetch_add_explicit(&s->bytes_raw, s->subbuf_size,
+						  memory_order_relaxed);
 		}
-		if (k == 0)
-			break;
-		memset(w->raw + n + k, 0, s->subbuf_size - (size_t)k);
-		n += s->subbuf_size;
+		return k < 0 ? (int)k : flush_pending(w, s);
 	}
-	if (n == 0)
-		return 0;
-	if (s->zstd)
-		return store_compressed(w, s, n);
-
-	int r = loop_write(s->spool_fd, w->raw, n);
-
-	if (r < 0)
-		return r;
-	atomic_fetch_add_explicit(&s->bytes_raw, n, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->bytes_stored, n, memory_order_relaxed);
-	return 0;
+	while ((k = read_partial(s, w->raw)) > 0) {
+		r = loop_write(s->spool_fd, w->raw, s->subbuf_size);
+		if (r < 0)
+			return r;
+		atomic_fetch_add_explicit(&s->bytes_raw, s->subbuf_size, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->bytes_stored, s->subbuf_size, memory_order_relaxed);
+	}
+	return (int)k;
 }
 
 /*
@@ -463,8 +508,8 @@ static int worker_init(struct capture_worker *w, unsigned cpu)
 	r = compressor_new(&w->zc);
 	if (r < 0)
 		return r;
-	/* Room for one full pipe, or for the final drain of sub-buffers at the largest size. */
-	w->raw_cap = CAPTURE_PIPE_BYTES + SUBBUF_KB_MAX * 1024u;
+	/* One sub-buffer of the largest size, for the final drain in "none" mode. */
+	w->raw_cap = SUBBUF_KB_MAX * 1024u;
 	w->raw = malloc(w->raw_cap);
 	w->out_cap = CHUNK_HDR_SIZE + compress_bound(MAX(CHUNK_TARGET_BYTES, SUBBUF_KB_MAX * 1024u));
 	w->out = malloc(w->out_cap);
