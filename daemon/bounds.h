@@ -26,6 +26,12 @@
 #define ZSTD_LEVEL_MAX            19
 #define ZSTD_LEVEL_DEFAULT        3
 #define DURATION_MS_MAX           (UINT64_C(30) * 24 * 3600 * 1000)
+#define SEGMENT_SIZE_MIN          (64u * 1024u)
+#define SEGMENT_SIZE_MAX          (UINT64_C(1) << 31) /* trace-cmd 3.1.6 misreads larger CPU streams */
+#define SEGMENT_SIZE_DEFAULT      (UINT64_C(128) << 20)
+#define SEGMENT_TIME_MS_MIN       100u
+/* Worker progress notifications per segment size, per CPU (size-based rotation). */
+#define SEGMENT_SIZE_CHECKS       8u
 
 /* Sub-buffers per compressed chunk: a chunk is about CHUNK_TARGET_BYTES raw. */
 #define CHUNK_TARGET_BYTES        (128u * 1024u)

@@ -16,6 +16,12 @@
  *     copying the spool as it is. Raw pages never reach the disk and
  *     nothing is compressed twice.
  *
+ * Rotation (segments of a continuous session): capture_pool_rotate() makes
+ * the worker compress what is pending into the current spool, publish the
+ * cut (totals stored so far) and switch to the next spool. Sub-buffers are
+ * consumed from the kernel exactly once, so every event lands in exactly
+ * one segment, and capture never pauses.
+ *
  * Ownership: the main thread creates a stream, hands it to the pool with
  * capture_pool_add() and asks for it back with capture_pool_finish(). From
  * add to finished, only the worker touches the stream's fds and buffers;
@@ -59,8 +65,11 @@ struct capture_stream {
 	bool zstd;
 	int level;
 
+	uint64_t notify_bytes;
+
 	/* Worker-only while the stream is in the pool. */
 	bool dead;          /* an error stopped reading */
+	uint64_t next_notify;
 	uint8_t *pending;   /* zstd: sub-buffers not compressed yet, up to batch_bytes */
 	size_t n_pending;
 
@@ -69,13 +78,18 @@ struct capture_stream {
 	_Atomic uint64_t chunks;
 	_Atomic int error;
 	_Atomic bool finished;
+	/* The last cut; written before cut_generation is released. */
+	uint64_t cut_bytes_stored;
+	uint64_t cut_chunks;
+	_Atomic uint32_t cut_generation;
 };
 
-enum cmd_op { CMD_ADD, CMD_FINISH };
+enum cmd_op { CMD_ADD, CMD_ROTATE, CMD_FINISH };
 
 struct cmd {
 	enum cmd_op op;
 	struct capture_stream *stream;
+	int spool_fd; /* CMD_ROTATE: the next spool */
 };
 
 struct capture_worker {
@@ -130,6 +144,8 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 		.subbuf_size = c->subbuf_size,
 		.zstd = c->zstd,
 		.level = c->level,
+		.notify_bytes = c->notify_bytes,
+		.next_notify = c->notify_bytes,
 	};
 	if (c->subbuf_size == 0 || c->subbuf_size > CAPTURE_PIPE_BYTES) {
 		capture_stream_free(s);
@@ -180,6 +196,22 @@ struct capture_stream *capture_stream_free(struct capture_stream *s)
 	return NULL;
 }
 
+/**
+ * capture_stream_cut() - where the last rotation cut the stream.
+ * @s: stream
+ * @ret: the cut; generation 0 means there was none yet
+ */
+void capture_stream_cut(const struct capture_stream *s, struct capture_cut *ret)
+{
+	uint32_t gen = atomic_load_explicit(&s->cut_generation, memory_order_acquire);
+
+	*ret = (struct capture_cut){
+		.generation = gen,
+		.bytes_stored = s->cut_bytes_stored,
+		.chunks = s->cut_chunks,
+	};
+}
+
 void capture_stream_counters(const struct capture_stream *s, struct capture_counters *ret)
 {
 	*ret = (struct capture_counters){
@@ -189,6 +221,27 @@ void capture_stream_counters(const struct capture_stream *s, struct capture_coun
 		.error = atomic_load_explicit(&s->error, memory_order_relaxed),
 		.finished = atomic_load_explicit(&s->finished, memory_order_acquire),
 	};
+}
+
+static void notify(struct capture_stream *s)
+{
+	uint64_t one = 1;
+
+	(void)!write(s->notify_fd, &one, sizeof(one));
+}
+
+/* Counts bytes and chunks that reached the spool; tells the session every notify_bytes. */
+static void account_stored(struct capture_stream *s, uint64_t bytes, uint64_t chunks)
+{
+	uint64_t total;
+
+	total = atomic_fetch_add_explicit(&s->bytes_stored, bytes, memory_order_relaxed) + bytes;
+	if (chunks)
+		atomic_fetch_add_explicit(&s->chunks, chunks, memory_order_relaxed);
+	if (s->notify_bytes && total >= s->next_notify) {
+		s->next_notify = total + s->notify_bytes;
+		notify(s);
+	}
 }
 
 /* Compresses the stream's pending sub-buffers, chunk by chunk, into its spool. */
@@ -207,9 +260,7 @@ static int flush_pending(struct capture_worker *w, struct capture_stream *s)
 		r = loop_write(s->spool_fd, w->out, CHUNK_HDR_SIZE + csize);
 		if (r < 0)
 			return r;
-		atomic_fetch_add_explicit(&s->bytes_stored, CHUNK_HDR_SIZE + csize,
-					  memory_order_relaxed);
-		atomic_fetch_add_explicit(&s->chunks, 1, memory_order_relaxed);
+		account_stored(s, CHUNK_HDR_SIZE + csize, 1);
 	}
 	s->n_pending = 0;
 	return 0;
@@ -256,7 +307,7 @@ static int store_from_pipe(struct capture_worker *w, struct capture_stream *s, s
 		left -= (size_t)k;
 	}
 	atomic_fetch_add_explicit(&s->bytes_raw, n, memory_order_relaxed);
-	atomic_fetch_add_explicit(&s->bytes_stored, n, memory_order_relaxed);
+	account_stored(s, n, 0);
 	return 0;
 }
 
@@ -336,7 +387,7 @@ static int drain_partial_pages(struct capture_worker *w, struct capture_stream *
 		if (r < 0)
 			return r;
 		atomic_fetch_add_explicit(&s->bytes_raw, s->subbuf_size, memory_order_relaxed);
-		atomic_fetch_add_explicit(&s->bytes_stored, s->subbuf_size, memory_order_relaxed);
+		account_stored(s, s->subbuf_size, 0);
 	}
 	return (int)k;
 }
@@ -348,19 +399,38 @@ static int drain_partial_pages(struct capture_worker *w, struct capture_stream *
  */
 static void stream_fail(struct capture_worker *w, struct capture_stream *s, int error)
 {
-	uint64_t one = 1;
 	int expected = 0;
 
 	atomic_compare_exchange_strong(&s->error, &expected, error);
 	log_error_errno(error, "CPU %u: capture stopped: %m", s->cpu);
 	epoll_ctl(w->epoll_fd, EPOLL_CTL_DEL, s->trace_fd, NULL);
 	s->dead = true;
-	(void)!write(s->notify_fd, &one, sizeof(one));
+	notify(s);
+}
+
+/*
+ * Cuts the stream: what is pending goes to the current spool, then the
+ * next spool takes over. A partly filled sub-buffer stays in the kernel and
+ * goes to the next segment.
+ */
+static void stream_rotate(struct capture_worker *w, struct capture_stream *s, int spool_fd)
+{
+	int r;
+
+	if (!s->dead) {
+		r = flush_pending(w, s);
+		if (r < 0)
+			stream_fail(w, s, r);
+	}
+	s->cut_bytes_stored = atomic_load_explicit(&s->bytes_stored, memory_order_relaxed);
+	s->cut_chunks = atomic_load_explicit(&s->chunks, memory_order_relaxed);
+	s->spool_fd = spool_fd;
+	atomic_fetch_add_explicit(&s->cut_generation, 1, memory_order_release);
+	notify(s);
 }
 
 static void stream_finish(struct capture_worker *w, struct capture_stream *s)
 {
-	uint64_t one = 1;
 	int r = 0;
 
 	if (!s->dead) {
@@ -372,7 +442,7 @@ static void stream_finish(struct capture_worker *w, struct capture_stream *s)
 			stream_fail(w, s, r);
 	}
 	atomic_store_explicit(&s->finished, true, memory_order_release);
-	(void)!write(s->notify_fd, &one, sizeof(one));
+	notify(s);
 }
 
 static bool process_commands(struct capture_worker *w)
@@ -397,6 +467,8 @@ static bool process_commands(struct capture_worker *w)
 
 			if (epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, s->trace_fd, &ev) < 0)
 				stream_fail(w, s, negative_errno());
+		} else if (queue[i].op == CMD_ROTATE) {
+			stream_rotate(w, s, queue[i].spool_fd);
 		} else {
 			stream_finish(w, s);
 		}
@@ -445,7 +517,8 @@ static void *worker_main(void *userdata)
 	return NULL;
 }
 
-static int worker_queue(struct capture_worker *w, enum cmd_op op, struct capture_stream *s)
+static int worker_queue(struct capture_worker *w, enum cmd_op op, struct capture_stream *s,
+			int spool_fd)
 {
 	uint64_t one = 1;
 
@@ -461,7 +534,7 @@ static int worker_queue(struct capture_worker *w, enum cmd_op op, struct capture
 		w->queue = q;
 		w->cap_queue = cap;
 	}
-	w->queue[w->n_queue++] = (struct cmd){ .op = op, .stream = s };
+	w->queue[w->n_queue++] = (struct cmd){ .op = op, .stream = s, .spool_fd = spool_fd };
 	pthread_mutex_unlock(&w->lock);
 	if (write(w->wake_fd, &one, sizeof(one)) < 0)
 		return negative_errno();
@@ -595,7 +668,7 @@ int capture_pool_add(struct capture_pool *p, struct capture_stream *s)
 {
 	if (s->cpu >= p->n_cpus)
 		return -EINVAL;
-	return worker_queue(&p->workers[s->cpu], CMD_ADD, s);
+	return worker_queue(&p->workers[s->cpu], CMD_ADD, s, -EBADF);
 }
 
 /**
@@ -611,5 +684,23 @@ int capture_pool_finish(struct capture_pool *p, struct capture_stream *s)
 {
 	if (s->cpu >= p->n_cpus)
 		return -EINVAL;
-	return worker_queue(&p->workers[s->cpu], CMD_FINISH, s);
+	return worker_queue(&p->workers[s->cpu], CMD_FINISH, s, -EBADF);
+}
+
+/**
+ * capture_pool_rotate() - cut a stream and continue into another spool.
+ * @p: pool
+ * @s: a stream in the pool
+ * @spool_fd: the next spool (borrowed, as the first one)
+ *
+ * The cut is published through capture_stream_cut() and the stream's
+ * notify fd fires. Capture continues throughout.
+ *
+ * Return: 0, or -errno if the request could not be queued.
+ */
+int capture_pool_rotate(struct capture_pool *p, struct capture_stream *s, int spool_fd)
+{
+	if (s->cpu >= p->n_cpus)
+		return -EINVAL;
+	return worker_queue(&p->workers[s->cpu], CMD_ROTATE, s, spool_fd);
 }

@@ -13,10 +13,19 @@ struct capture_stream_config {
 	unsigned cpu;
 	int trace_fd;     /* per_cpu/cpuN/trace_pipe_raw, O_NONBLOCK; the stream takes it */
 	int spool_fd;     /* borrowed: chunks are appended here */
-	int notify_fd;    /* borrowed eventfd: incremented when the stream fails or is finished */
+	int notify_fd;    /* borrowed eventfd: incremented when the stream fails, is cut, is
+			   * finished, and every notify_bytes stored */
 	uint32_t subbuf_size;
 	bool zstd;
 	int level;
+	uint64_t notify_bytes; /* 0: no progress notifications */
+};
+
+/* Where the last rotation cut a stream: totals stored before the new spool took over. */
+struct capture_cut {
+	uint32_t generation; /* number of completed rotations */
+	uint64_t bytes_stored;
+	uint64_t chunks;
 };
 
 /* What a stream has done so far; safe to read from any thread. */
@@ -32,10 +41,12 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 struct capture_stream *capture_stream_free(struct capture_stream *s);
 DEFINE_CLEANUP(struct capture_stream *, capture_stream_free)
 void capture_stream_counters(const struct capture_stream *s, struct capture_counters *ret);
+void capture_stream_cut(const struct capture_stream *s, struct capture_cut *ret);
 
 int capture_pool_new(unsigned n_cpus, struct capture_pool **ret);
 struct capture_pool *capture_pool_free(struct capture_pool *p);
 DEFINE_CLEANUP(struct capture_pool *, capture_pool_free)
 unsigned capture_pool_cpus(const struct capture_pool *p);
 int capture_pool_add(struct capture_pool *p, struct capture_stream *s);
+int capture_pool_rotate(struct capture_pool *p, struct capture_stream *s, int spool_fd);
 int capture_pool_finish(struct capture_pool *p, struct capture_stream *s);

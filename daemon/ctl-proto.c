@@ -138,8 +138,10 @@ static bool char_ok(uint16_t type, uint8_t c)
 	case FTRACED_ATTR_EVENT:
 		return alnum || c == '_' || c == '-' || c == ':' || c == '*' || c == '.';
 	case FTRACED_ATTR_FILTER:
+	case FTRACED_ATTR_ON_SEGMENT:
 		return c >= 0x20 && c < 0x7f;
 	case FTRACED_ATTR_MESSAGE:
+	case FTRACED_ATTR_DIRECTORY:
 		return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t';
 	default:
 		return false;
@@ -166,30 +168,48 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 	return 0;
 }
 
-/* Which attributes each request type accepts. */
-static uint32_t allowed_attrs(uint16_t type)
-{
-#define BIT(a) (UINT32_C(1) << (a))
-	switch (type) {
-	case FTRACED_MSG_RECORD:
-		return BIT(FTRACED_ATTR_EVENT) | BIT(FTRACED_ATTR_FILTER) |
-		       BIT(FTRACED_ATTR_BUFFER_KB) | BIT(FTRACED_ATTR_SUBBUF_KB) |
-		       BIT(FTRACED_ATTR_CLOCK) | BIT(FTRACED_ATTR_COMPRESSION) |
-		       BIT(FTRACED_ATTR_LEVEL) | BIT(FTRACED_ATTR_DURATION_MS);
-	case FTRACED_MSG_STOP:
-	case FTRACED_MSG_STATUS:
-		return BIT(FTRACED_ATTR_SESSION);
-	case FTRACED_MSG_LIST:
-		return 0;
-	default:
-		return 0;
-	}
-#undef BIT
-}
+#define BIT(a) (UINT64_C(1) << (a))
+#define CAPTURE_ATTRS (BIT(FTRACED_ATTR_EVENT) | BIT(FTRACED_ATTR_FILTER) | \
+		       BIT(FTRACED_ATTR_BUFFER_KB) | BIT(FTRACED_ATTR_SUBBUF_KB) | \
+		       BIT(FTRACED_ATTR_CLOCK) | BIT(FTRACED_ATTR_COMPRESSION) | \
+		       BIT(FTRACED_ATTR_LEVEL))
+#define SEGMENT_ATTRS (BIT(FTRACED_ATTR_SEGMENT_SIZE) | BIT(FTRACED_ATTR_SEGMENT_TIME_MS) | \
+		       BIT(FTRACED_ATTR_MAX_TOTAL) | BIT(FTRACED_ATTR_MAX_FILES) | \
+		       BIT(FTRACED_ATTR_MAX_AGE_MS) | BIT(FTRACED_ATTR_KEEP_FREE) | \
+		       BIT(FTRACED_ATTR_KEEP_FREE_PERCENT) | BIT(FTRACED_ATTR_ON_SEGMENT))
+
+/* Which attributes each request accepts, and which it requires; 0/0 for replies. */
+static const struct {
+	uint64_t allowed;
+	uint64_t required;
+} request_attrs[_FTRACED_MSG_TYPE_MAX] = {
+	[FTRACED_MSG_RECORD] = { CAPTURE_ATTRS | BIT(FTRACED_ATTR_DURATION_MS),
+				 BIT(FTRACED_ATTR_EVENT) },
+	[FTRACED_MSG_STOP] = { BIT(FTRACED_ATTR_SESSION), BIT(FTRACED_ATTR_SESSION) },
+	[FTRACED_MSG_LIST] = { 0, 0 },
+	[FTRACED_MSG_STATUS] = { BIT(FTRACED_ATTR_SESSION), 0 },
+	[FTRACED_MSG_CREATE] = { CAPTURE_ATTRS | SEGMENT_ATTRS | BIT(FTRACED_ATTR_SESSION) |
+				 BIT(FTRACED_ATTR_MODE),
+				 BIT(FTRACED_ATTR_EVENT) | BIT(FTRACED_ATTR_SESSION) |
+				 BIT(FTRACED_ATTR_MODE) },
+	[FTRACED_MSG_START] = { BIT(FTRACED_ATTR_SESSION), BIT(FTRACED_ATTR_SESSION) },
+	[FTRACED_MSG_DESTROY] = { BIT(FTRACED_ATTR_SESSION), BIT(FTRACED_ATTR_SESSION) },
+};
 
 static bool is_request(uint16_t type)
 {
-	return type >= FTRACED_MSG_RECORD && type <= FTRACED_MSG_STATUS;
+	switch (type) {
+	case FTRACED_MSG_RECORD:
+	case FTRACED_MSG_STOP:
+	case FTRACED_MSG_LIST:
+	case FTRACED_MSG_STATUS:
+	case FTRACED_MSG_CREATE:
+	case FTRACED_MSG_START:
+	case FTRACED_MSG_DESTROY:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /**
@@ -208,7 +228,7 @@ int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret)
 	struct ctl_attr_iter it;
 	struct ctl_attr a;
 	struct ctl_msg m;
-	uint32_t allowed;
+	uint64_t allowed;
 	int r;
 
 	r = ctl_msg_parse(buf, n, &m);
@@ -217,15 +237,15 @@ int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret)
 	if (!is_request(m.type))
 		return -EOPNOTSUPP;
 	req.type = m.type;
-	allowed = allowed_attrs(m.type);
+	allowed = request_attrs[m.type].allowed;
 
 	ctl_attr_iter_init(&it, &m);
 	while ((r = ctl_attr_next(&it, &a)) > 0) {
-		uint32_t bit;
+		uint64_t bit;
 
 		if (a.type == 0 || a.type >= _FTRACED_ATTR_MAX)
 			return -EBADMSG;
-		bit = UINT32_C(1) << a.type;
+		bit = BIT(a.type);
 		if (!(allowed & bit))
 			return -EBADMSG;
 		if ((req.present & bit) && a.type != FTRACED_ATTR_EVENT)
@@ -270,6 +290,35 @@ int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret)
 		case FTRACED_ATTR_DURATION_MS:
 			r = ctl_attr_u64(&a, &req.duration_ms);
 			break;
+		case FTRACED_ATTR_MODE:
+			r = ctl_attr_u32(&a, &req.mode);
+			if (r >= 0 && req.mode >= _FTRACED_MODE_MAX)
+				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_SEGMENT_SIZE:
+			r = ctl_attr_u64(&a, &req.segment_size);
+			break;
+		case FTRACED_ATTR_SEGMENT_TIME_MS:
+			r = ctl_attr_u64(&a, &req.segment_time_ms);
+			break;
+		case FTRACED_ATTR_MAX_TOTAL:
+			r = ctl_attr_u64(&a, &req.max_total);
+			break;
+		case FTRACED_ATTR_MAX_FILES:
+			r = ctl_attr_u32(&a, &req.max_files);
+			break;
+		case FTRACED_ATTR_MAX_AGE_MS:
+			r = ctl_attr_u64(&a, &req.max_age_ms);
+			break;
+		case FTRACED_ATTR_KEEP_FREE:
+			r = ctl_attr_u64(&a, &req.keep_free);
+			break;
+		case FTRACED_ATTR_KEEP_FREE_PERCENT:
+			r = ctl_attr_u32(&a, &req.keep_free_percent);
+			break;
+		case FTRACED_ATTR_ON_SEGMENT:
+			r = ctl_attr_string(&a, FTRACED_COMMAND_MAX, req.on_segment);
+			break;
 		default:
 			r = -EBADMSG;
 		}
@@ -279,9 +328,7 @@ int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret)
 	if (r < 0)
 		return r;
 
-	if (req.type == FTRACED_MSG_RECORD && req.n_events == 0)
-		return -EBADMSG;
-	if (req.type == FTRACED_MSG_STOP && !ctl_request_has(&req, FTRACED_ATTR_SESSION))
+	if ((req.present & request_attrs[req.type].required) != request_attrs[req.type].required)
 		return -EBADMSG;
 
 	memcpy(ret, &req, sizeof(req));
@@ -353,7 +400,8 @@ void ctl_put_string(struct ctl_builder *b, enum ftraced_attr type, const char *s
 	ctl_put(b, type, s, strlen(s));
 }
 
-void ctl_put_cpu_stats(struct ctl_builder *b, const struct ftraced_cpu_stats *s)
+void ctl_put_cpu_stats(struct ctl_builder *b, enum ftraced_attr type,
+		       const struct ftraced_cpu_stats *s)
 {
 	uint8_t p[sizeof(*s)] = {};
 
@@ -365,8 +413,10 @@ void ctl_put_cpu_stats(struct ctl_builder *b, const struct ftraced_cpu_stats *s)
 	put_le64(p + 40, s->overrun);
 	put_le64(p + 48, s->dropped);
 	put_le64(p + 56, s->read);
-	ctl_put(b, FTRACED_ATTR_CPU, p, sizeof(p));
+	ctl_put(b, type, p, sizeof(p));
 }
+
+#undef BIT
 
 /**
  * ctl_builder_finish() - fill in the payload length.

@@ -28,7 +28,7 @@ struct ctl_attr_iter {
 /* A request, fully validated for syntax; strings are NUL-terminated copies. */
 struct ctl_request {
 	uint16_t type;
-	uint32_t present; /* bit (1 << attr) for each attribute seen */
+	uint64_t present; /* bit (1 << attr) for each attribute seen */
 	unsigned n_events;
 	char events[FTRACED_EVENTS_PER_REQUEST_MAX][FTRACED_EVENT_SPEC_MAX + 1];
 	char filter[FTRACED_FILTER_MAX + 1];
@@ -39,11 +39,20 @@ struct ctl_request {
 	uint32_t compression;
 	int32_t level;
 	uint64_t duration_ms;
+	uint32_t mode;
+	uint64_t segment_size;
+	uint64_t segment_time_ms;
+	uint64_t max_total;
+	uint32_t max_files;
+	uint64_t max_age_ms;
+	uint64_t keep_free;
+	uint32_t keep_free_percent;
+	char on_segment[FTRACED_COMMAND_MAX + 1];
 };
 
 static inline bool ctl_request_has(const struct ctl_request *r, enum ftraced_attr a)
 {
-	return r->present & (UINT32_C(1) << a);
+	return r->present & (UINT64_C(1) << a);
 }
 
 int ctl_msg_parse(const void *buf, size_t n, struct ctl_msg *ret);
@@ -69,5 +78,6 @@ void ctl_put(struct ctl_builder *b, enum ftraced_attr type, const void *data, si
 void ctl_put_u32(struct ctl_builder *b, enum ftraced_attr type, uint32_t v);
 void ctl_put_u64(struct ctl_builder *b, enum ftraced_attr type, uint64_t v);
 void ctl_put_string(struct ctl_builder *b, enum ftraced_attr type, const char *s);
-void ctl_put_cpu_stats(struct ctl_builder *b, const struct ftraced_cpu_stats *s);
+void ctl_put_cpu_stats(struct ctl_builder *b, enum ftraced_attr type,
+		       const struct ftraced_cpu_stats *s);
 int ctl_builder_finish(struct ctl_builder *b, size_t *ret_size);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,8 @@
 
 struct slot {
 	struct session *session;
-	struct ctl_conn *conn; /* the client waiting for FINISHED, or NULL */
+	struct ctl_conn *conn;   /* record: the client waiting for FINISHED, or NULL */
+	struct ctl_conn *waiter; /* continuous: a STOP or DESTROY waiting for its reply */
 };
 
 struct manager {
@@ -81,19 +83,46 @@ static void maybe_exit(struct manager *m)
 		sd_event_exit(m->event, 0);
 }
 
+static struct slot *slot_of(struct manager *m, struct session *s)
+{
+	for (size_t i = 0; i < SESSION_MAX; i++)
+		if (m->slots[i].session == s)
+			return &m->slots[i];
+	return NULL;
+}
+
+static void reply_ok(struct manager *m, struct ctl_conn *c)
+{
+	ctl_builder_init(&m->reply, FTRACED_MSG_OK);
+	ctl_conn_send(c, &m->reply);
+}
+
+/* A continuous session stopped and its last segment is on disk. */
+static void on_session_stopped(struct session *s, void *userdata)
+{
+	struct manager *m = userdata;
+	struct slot *slot = slot_of(m, s);
+
+	log_info("Session '%s' stopped", session_name(s));
+	if (slot && slot->waiter) {
+		reply_ok(m, slot->waiter);
+		slot->waiter = NULL;
+	}
+	notify_status(m);
+}
+
 static void on_session_done(struct session *s, void *userdata)
 {
 	struct manager *m = userdata;
-	struct slot *slot = NULL;
+	struct slot *slot = slot_of(m, s);
 	const char *message;
 	int error;
 
-	for (size_t i = 0; i < SESSION_MAX; i++)
-		if (m->slots[i].session == s)
-			slot = &m->slots[i];
 	if (!slot)
 		return;
 	error = session_error(s, &message);
+	if (slot->waiter)
+		reply_ok(m, slot->waiter);
 	if (slot->conn) {
 		if (error < 0) {
 			ctl_conn_send_error(slot->conn, error, "%s", message);
@@ -106,6 +135,7 @@ static void on_session_done(struct session *s, void *userdata)
 	log_info("Session '%s' %s", session_name(s), error < 0 ? "failed" : "finished");
 	slot->session = session_free(s);
 	slot->conn = NULL;
+	slot->waiter = NULL;
 	notify_status(m);
 	maybe_exit(m);
 }
@@ -136,25 +166,37 @@ static int check_output_fd(int fd, const char **ret_why)
 	return 0;
 }
 
-static void handle_record(struct manager *m, struct ctl_conn *c, const struct ctl_request *req,
-			  int fd)
+static struct slot *free_slot(struct manager *m)
 {
-	char error[FTRACED_MESSAGE_MAX] = "";
+	for (size_t i = 0; i < SESSION_MAX; i++)
+		if (!m->slots[i].session)
+			return &m->slots[i];
+	return NULL;
+}
+
+/* RECORD (with the output fd) or CREATE: a new session. */
+static void handle_new(struct manager *m, struct ctl_conn *c, const struct ctl_request *req,
+		       int fd)
+{
+	char error[FTRACED_MESSAGE_MAX] = "", name[FTRACED_NAME_MAX + 1];
 	const char *why = "invalid output file descriptor";
+	bool record = req->type == FTRACED_MSG_RECORD;
 	struct session_env env = {
 		.event = m->event,
 		.pool = m->pool,
 		.state_dir_fd = m->state_dir_fd,
 		.instance_tag = m->instance_tag,
 		.on_done = on_session_done,
+		.on_stopped = on_session_stopped,
 		.userdata = m,
 	};
-	struct slot *slot = NULL;
 	struct session *s;
+	struct slot *slot;
 	uid_t uid = ctl_conn_uid(c);
+	uint32_t id;
 	int r;
 
-	if (fd < 0) {
+	if (record && fd < 0) {
 		ctl_conn_send_error(c, -EBADF, "record needs the output file descriptor");
 		return;
 	}
@@ -163,11 +205,13 @@ static void handle_record(struct manager *m, struct ctl_conn *c, const struct ct
 		ctl_conn_send_error(c, -ESHUTDOWN, "the daemon is shutting down");
 		return;
 	}
-	r = check_output_fd(fd, &why);
-	if (r < 0) {
-		safe_close(fd);
-		ctl_conn_send_error(c, r, "%s", why);
-		return;
+	if (record) {
+		r = check_output_fd(fd, &why);
+		if (r < 0) {
+			safe_close(fd);
+			ctl_conn_send_error(c, r, "%s", why);
+			return;
+		}
 	}
 	if (n_sessions(m, 0, false) >= SESSION_MAX ||
 	    (uid != 0 && n_sessions(m, uid, true) >= SESSION_PER_UID_MAX)) {
@@ -176,17 +220,33 @@ static void handle_record(struct manager *m, struct ctl_conn *c, const struct ct
 				    SESSION_MAX, SESSION_PER_UID_MAX);
 		return;
 	}
-	for (size_t i = 0; i < SESSION_MAX && !slot; i++)
-		if (!m->slots[i].session)
-			slot = &m->slots[i];
-
-	r = session_new_record(&env, ++m->next_id, uid, req, fd, &s, error, sizeof(error));
+	id = ++m->next_id;
+	if (record) {
+		/* Made-up names never take a name someone chose. */
+		do
+			snprintf(name, sizeof(name), "record-%" PRIu32, id);
+		while (find_slot(m, name) && (id = ++m->next_id));
+	} else {
+		snprintf(name, sizeof(name), "%s", req->session);
+		if (find_slot(m, name)) {
+			ctl_conn_send_error(c, -EEXIST, "a session named '%s' exists already", name);
+			return;
+		}
+	}
+	r = session_new(&env, id, name, uid, req, fd, &s, error, sizeof(error));
 	if (r < 0) {
-		log_ratelimit_debug_errno(r, "Record request rejected: %s", error);
+		log_ratelimit_debug_errno(r, "Request for a new session rejected: %s", error);
 		ctl_conn_send_error(c, r, "%s", error);
 		return;
 	}
+	slot = free_slot(m);
 	slot->session = s;
+	if (!record) {
+		log_info("Session '%s' created", name);
+		reply_ok(m, c);
+		notify_status(m);
+		return;
+	}
 	slot->conn = c;
 	r = session_start(s);
 	if (r < 0) {
@@ -205,29 +265,92 @@ static void handle_record(struct manager *m, struct ctl_conn *c, const struct ct
 	notify_status(m);
 }
 
-static void handle_stop(struct manager *m, struct ctl_conn *c, const struct ctl_request *req)
+/* Finds the named session a request may change, or replies with the reason. */
+static struct slot *slot_for_change(struct manager *m, struct ctl_conn *c,
+				    const struct ctl_request *req)
 {
 	struct slot *slot = find_slot(m, req->session);
 	uid_t uid = ctl_conn_uid(c);
-	int r;
 
 	if (!slot) {
 		ctl_conn_send_error(c, -ENOENT, "no session '%s'", req->session);
-		return;
+		return NULL;
 	}
 	if (uid != 0 && uid != session_owner(slot->session)) {
 		ctl_conn_send_error(c, -EPERM, "session '%s' belongs to another user",
 				    req->session);
+		return NULL;
+	}
+	if (slot->waiter) {
+		ctl_conn_send_error(c, -EBUSY, "session '%s' is busy with another request",
+				    req->session);
+		return NULL;
+	}
+	return slot;
+}
+
+static void handle_start(struct manager *m, struct ctl_conn *c, const struct ctl_request *req)
+{
+	struct slot *slot = slot_for_change(m, c, req);
+	const char *message;
+	int r;
+
+	if (!slot)
+		return;
+	if (session_mode(slot->session) == FTRACED_MODE_RECORD) {
+		ctl_conn_send_error(c, -EINVAL, "'%s' is an on-demand record", req->session);
 		return;
 	}
+	r = session_start(slot->session);
+	if (r == -EBUSY) {
+		ctl_conn_send_error(c, r, "session '%s' is %s", req->session,
+				    session_state_to_string(session_state(slot->session)));
+		return;
+	}
+	if (r < 0) {
+		session_error(slot->session, &message);
+		ctl_conn_send_error(c, r, "cannot start '%s': %s", req->session,
+				    message[0] ? message : strerror(-r));
+		return;
+	}
+	reply_ok(m, c);
+	notify_status(m);
+}
+
+static void handle_destroy(struct manager *m, struct ctl_conn *c, const struct ctl_request *req)
+{
+	struct slot *slot = slot_for_change(m, c, req);
+
+	if (!slot)
+		return;
+	if (session_mode(slot->session) == FTRACED_MODE_RECORD) {
+		/* A record ends by finishing its file: destroy means stop. */
+		session_stop(slot->session);
+		reply_ok(m, c);
+		return;
+	}
+	slot->waiter = c;
+	session_destroy(slot->session); /* may reply and free the session right away */
+}
+
+static void handle_stop(struct manager *m, struct ctl_conn *c, const struct ctl_request *req)
+{
+	struct slot *slot = slot_for_change(m, c, req);
+	int r;
+
+	if (!slot)
+		return;
 	r = session_stop(slot->session);
 	if (r == -EALREADY) {
 		ctl_conn_send_error(c, r, "session '%s' is already %s", req->session,
 				    session_state_to_string(session_state(slot->session)));
 		return;
 	}
-	ctl_builder_init(&m->reply, FTRACED_MSG_OK);
-	ctl_conn_send(c, &m->reply);
+	/* A continuous session answers once its last segment is on disk. */
+	if (session_mode(slot->session) == FTRACED_MODE_CONTINUOUS)
+		slot->waiter = c;
+	else
+		reply_ok(m, c);
 }
 
 static void handle_list(struct manager *m, struct ctl_conn *c, const struct ctl_request *req)
@@ -254,8 +377,15 @@ static void on_request(void *userdata, struct ctl_conn *c, const struct ctl_requ
 
 	switch (req->type) {
 	case FTRACED_MSG_RECORD:
-		handle_record(m, c, req, fd);
+	case FTRACED_MSG_CREATE:
+		handle_new(m, c, req, fd);
 		return;
+	case FTRACED_MSG_START:
+		handle_start(m, c, req);
+		break;
+	case FTRACED_MSG_DESTROY:
+		handle_destroy(m, c, req);
+		break;
 	case FTRACED_MSG_STOP:
 		handle_stop(m, c, req);
 		break;
@@ -275,6 +405,8 @@ static void on_conn_closed(void *userdata, struct ctl_conn *c)
 	struct manager *m = userdata;
 
 	for (size_t i = 0; i < SESSION_MAX; i++) {
+		if (m->slots[i].waiter == c)
+			m->slots[i].waiter = NULL;
 		if (m->slots[i].conn != c)
 			continue;
 		m->slots[i].conn = NULL;
@@ -294,9 +426,17 @@ static int on_signal(sd_event_source *source, const struct signalfd_siginfo *si,
 	log_info("Received %s, finishing %u session(s) and exiting", strsignal((int)si->ssi_signo),
 		 n_sessions(m, 0, false));
 	sd_notify(false, "STOPPING=1");
-	for (size_t i = 0; i < SESSION_MAX; i++)
-		if (m->slots[i].session)
-			session_stop(m->slots[i].session);
+	for (size_t i = 0; i < SESSION_MAX; i++) {
+		struct session *s = m->slots[i].session;
+
+		if (!s)
+			continue;
+		/* Records finish their file; continuous sessions close their segment and go. */
+		if (session_mode(s) == FTRACED_MODE_RECORD)
+			session_stop(s);
+		else
+			session_destroy(s); /* may free it */
+	}
 	maybe_exit(m);
 	return 0;
 }

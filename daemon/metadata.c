@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Gathers the metadata a v7 file carries, from tracefs and /proc, into
- * plain buffers for the writer (which knows nothing of tracefs):
+ * plain buffers for the writer (which knows nothing of tracefs). Two parts:
  * header_page/header_event and the clock of the captured instance (its
  * sub-buffer size may differ from the top level's), the formats of the
  * ftrace system and of every event the session enabled, kallsyms,
@@ -110,13 +110,13 @@ static int read_top(const char *file, char **ret, size_t *ret_size)
 }
 
 /**
- * metadata_read_instance() - read what belongs to the captured instance.
+ * instance_meta_read() - read what belongs to the captured instance.
  * @m: metadata, zero-initialised
  * @i: the session's instance, configured (sub-buffer size and clock set)
  *
  * Return: 0 or -errno.
  */
-int metadata_read_instance(struct metadata *m, struct instance *i)
+int instance_meta_read(struct instance_meta *m, struct instance *i)
 {
 	char *p, *q;
 	int r;
@@ -165,14 +165,14 @@ static int add_format(struct v7_blob **blobs, size_t *n, const char *system, con
 }
 
 /**
- * metadata_read_global() - read formats, symbols, comms and uname.
- * @m: metadata
- * @events: the session's events (sorted by system)
+ * global_meta_read() - read formats, symbols, comms and uname.
+ * @m: metadata, zero-initialised
+ * @events: the session's events (sorted by system), which must outlive @m
  *
  * Return: 0 or -errno. A missing kallsyms or printk_formats is not an
  * error (both sections may be empty).
  */
-int metadata_read_global(struct metadata *m, const struct event_list *events)
+int global_meta_read(struct global_meta *m, const struct event_list *events)
 {
 	struct utsname u;
 	char **ftrace;
@@ -230,25 +230,27 @@ int metadata_read_global(struct metadata *m, const struct event_list *events)
 }
 
 /**
- * metadata_to_v7() - point a v7_file's metadata fields at @m.
- * @m: metadata, which must outlive @f
+ * metadata_to_v7() - point a v7_file's metadata fields at @im and @gm.
+ * @im: instance part, which must outlive @f
+ * @gm: global part, which must outlive @f
  * @f: file description to fill in
  */
-void metadata_to_v7(const struct metadata *m, struct v7_file *f)
+void metadata_to_v7(const struct instance_meta *im, const struct global_meta *gm,
+		    struct v7_file *f)
 {
-	f->page_size = m->subbuf_size;
-	f->header_page = (struct v7_blob){ m->header_page, m->n_header_page };
-	f->header_event = (struct v7_blob){ m->header_event, m->n_header_event };
-	f->n_ftrace_formats = m->n_ftrace_formats;
-	f->ftrace_formats = m->ftrace_formats;
-	f->n_systems = m->n_systems;
-	f->systems = m->systems;
-	f->kallsyms = (struct v7_blob){ m->kallsyms, m->n_kallsyms };
-	f->printk = (struct v7_blob){ m->printk, m->n_printk };
-	f->cmdlines = (struct v7_blob){ m->cmdlines, m->n_cmdlines };
-	f->trace_clock = m->trace_clock;
-	f->clock = m->clock;
-	f->uname = m->uname;
+	f->page_size = im->subbuf_size;
+	f->header_page = (struct v7_blob){ im->header_page, im->n_header_page };
+	f->header_event = (struct v7_blob){ im->header_event, im->n_header_event };
+	f->trace_clock = im->trace_clock;
+	f->clock = im->clock;
+	f->n_ftrace_formats = gm->n_ftrace_formats;
+	f->ftrace_formats = gm->ftrace_formats;
+	f->n_systems = gm->n_systems;
+	f->systems = gm->systems;
+	f->kallsyms = (struct v7_blob){ gm->kallsyms, gm->n_kallsyms };
+	f->printk = (struct v7_blob){ gm->printk, gm->n_printk };
+	f->cmdlines = (struct v7_blob){ gm->cmdlines, gm->n_cmdlines };
+	f->uname = gm->uname;
 }
 
 static void blobs_free(struct v7_blob *b, size_t n)
@@ -258,16 +260,21 @@ static void blobs_free(struct v7_blob *b, size_t n)
 	free(b);
 }
 
-void metadata_done(struct metadata *m)
+void instance_meta_done(struct instance_meta *m)
 {
 	free(m->header_page);
 	free(m->header_event);
 	free(m->trace_clock);
+	*m = (struct instance_meta){};
+}
+
+void global_meta_done(struct global_meta *m)
+{
 	blobs_free(m->ftrace_formats, m->n_ftrace_formats);
 	blobs_free(m->event_formats, m->n_event_formats);
 	free(m->systems);
 	free(m->kallsyms);
 	free(m->printk);
 	free(m->cmdlines);
-	*m = (struct metadata){};
+	*m = (struct global_meta){};
 }

@@ -9,12 +9,13 @@ struct instance;
 struct event_list;
 
 /*
- * What a v7 file says about the kernel besides the ring-buffer data. The
- * instance part (header_page, clock) is read when the session starts; the
- * rest (formats, symbols, comms) when the file is assembled, so that comms
- * of processes that appeared during the capture are known.
+ * What a v7 file says about the kernel besides the ring-buffer data, in two
+ * parts. The instance part (header_page, clock) belongs to the captured
+ * instance and is read once when the session is configured; the global
+ * part (formats, symbols, comms, uname) is read afresh for every file, so
+ * that comms of processes that appeared during the capture are known.
  */
-struct metadata {
+struct instance_meta {
 	char *header_page;
 	size_t n_header_page;
 	char *header_event;
@@ -22,7 +23,9 @@ struct metadata {
 	char *trace_clock;
 	char clock[64];
 	uint32_t subbuf_size;
+};
 
+struct global_meta {
 	struct v7_blob *ftrace_formats;
 	size_t n_ftrace_formats;
 	struct v7_system *systems;
@@ -39,7 +42,9 @@ struct metadata {
 };
 
 void metadata_set_kallsyms_fd(int fd);
-int metadata_read_instance(struct metadata *m, struct instance *i);
-int metadata_read_global(struct metadata *m, const struct event_list *events);
-void metadata_to_v7(const struct metadata *m, struct v7_file *f);
-void metadata_done(struct metadata *m);
+int instance_meta_read(struct instance_meta *m, struct instance *i);
+void instance_meta_done(struct instance_meta *m);
+int global_meta_read(struct global_meta *m, const struct event_list *events);
+void global_meta_done(struct global_meta *m);
+void metadata_to_v7(const struct instance_meta *im, const struct global_meta *gm,
+		    struct v7_file *f);

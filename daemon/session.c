@@ -1,35 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * One capture session and its state machine:
+ * One capture session and its state machine.
  *
- *   CREATED --start--> RUNNING --stop--> STOPPING --all CPUs drained-->
- *   ASSEMBLING --file written--> DONE (or FAILED from any step)
+ *   record:      CREATED -start-> RUNNING -stop-> STOPPING -drained->
+ *                ASSEMBLING -file written-> DONE (or FAILED)
+ *   continuous:  CREATED -start-> RUNNING -stop-> STOPPING -drained->
+ *                STOPPED -start-> RUNNING ...; destroy from any state ends
+ *                in DONE once every segment is on disk
  *
- * A session owns its tracefs instance, its spool, one capture stream per
- * CPU (lent to the capture workers between start and drained), the output
- * fd, and an eventfd on which workers and the assembler thread report back.
+ * A session owns its tracefs instance, one capture stream per CPU (lent to
+ * the capture workers while running), its segments (see segment.c): the
+ * open one receiving data and the closed ones being assembled, and an
+ * eventfd on which workers and assemblers report back. A record is one
+ * segment written into the client's fd. A continuous session rotates to a
+ * new segment by size or time without stopping capture: the workers cut
+ * each CPU's stream at a chunk boundary, so every event lands in exactly
+ * one segment. Closed segments are written to a hidden temporary file,
+ * fsynced, renamed into place, the directory fsynced, and retention runs.
+ *
  * Requests are checked for meaning here (events exist, sizes within
  * bounds.h, clock and filter accepted by the kernel); nothing is started
  * when a request is invalid, and the instance is destroyed on every
  * failure path by ownership.
  *
- * Main thread only, apart from the assembler thread, which runs while the
- * state is ASSEMBLING and touches nothing but the metadata, the spool fds
- * (read) and the output fd.
+ * Main thread only; the only other threads are the workers and the
+ * segments' assemblers, which report through the eventfd.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "daemon/bounds.h"
 #include "daemon/capture.h"
 #include "daemon/ctl-proto.h"
@@ -37,16 +46,28 @@
 #include "daemon/instance.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
+#include "daemon/retention.h"
+#include "daemon/segment.h"
 #include "daemon/session.h"
-#include "daemon/spool.h"
-#include "daemon/v7-writer.h"
+
+#define SESSIONS_DIR "sessions"
+
+/* "<name>-YYYYmmddTHHMMSSZ-NNNNNN.dat" and ".<that>.tmp" */
+#define SEGMENT_NAME_MAX (FTRACED_NAME_MAX + 48)
+
+/* A closed segment on its way to disk (or to the client). */
+struct closing {
+	struct segment *segment;
+	char tmp_name[SEGMENT_NAME_MAX + 8];
+	char final_name[SEGMENT_NAME_MAX];
+};
 
 struct session {
 	struct session_env env;
 	uint32_t id;
 	char name[FTRACED_NAME_MAX + 1];
 	uid_t owner;
-	uint64_t trace_id;
+	enum ftraced_mode mode;
 	enum session_state state;
 
 	/* configuration, validated */
@@ -56,33 +77,46 @@ struct session {
 	bool zstd;
 	int level;
 	uint64_t duration_ms;
+	uint64_t segment_size;
+	uint64_t segment_time_ms;
+	struct retention_limits retention;
 
 	struct instance *instance;
-	struct metadata meta;
-	struct spool spool;
+	struct instance_meta imeta;
 	unsigned n_cpus;
 	struct capture_stream **streams;
-	struct capture_counters *final; /* each stream's counters once it was released */
-	struct cpu_counters *start;
-	struct cpu_counters *end;
-	char **cpustat;
+	struct capture_counters *final; /* each stream's totals when it was released */
+	struct cpu_counters *start;   /* kernel counters when capture started */
 
-	int out_fd;
+	struct segment_env segment_env;
+	struct segment *current;      /* receiving data */
+	struct segment *next;         /* during a rotation: what the workers switch to */
+	uint32_t cut_generation;      /* the rotation being waited for, 0 = none */
+	struct cpu_counters *cut_stats;
+	char **cut_text;
+	uint64_t *base_bytes;         /* stream totals when the current segment began */
+	uint64_t *base_chunks;
+	uint32_t next_seq;
+	struct closing *closing;
+	size_t n_closing;
+
+	int out_fd;                   /* record: the client's file, until assembly takes it */
+	int dir_fd;                   /* continuous: STATE_DIR/sessions/<name> */
+	struct retention_usage usage;
+	uint64_t file_bytes;
+
 	int event_fd;
 	sd_event_source *event_source;
 	sd_event_source *timer_source;
-
-	pthread_t assembler;
-	bool assembler_started;
-	_Atomic bool assembler_done;
-	int assemble_result;
-	uint64_t file_bytes;
+	sd_event_source *segment_timer;
 
 	uint64_t start_usec;
 	uint64_t stop_usec;
-	int error;              /* fatal: no file */
+	bool destroy_requested;
+	bool stopped_reported;
+	int error;                    /* fatal: no file */
 	char error_message[256];
-	int cut_short;          /* capture stopped early; the file holds what came before */
+	int cut_short;                /* capture stopped early; files hold what came before */
 	char cut_message[256];
 };
 
@@ -91,6 +125,7 @@ static const char *const state_names[_SESSION_STATE_MAX] = {
 	[SESSION_RUNNING] = "running",
 	[SESSION_STOPPING] = "stopping",
 	[SESSION_ASSEMBLING] = "assembling",
+	[SESSION_STOPPED] = "stopped",
 	[SESSION_DONE] = "done",
 	[SESSION_FAILED] = "failed",
 };
@@ -121,12 +156,26 @@ static void set_error(struct session *s, int error, const char *fmt, ...)
 	va_end(ap);
 }
 
+static void free_streams(struct session *s)
+{
+	for (unsigned cpu = 0; s->streams && cpu < s->n_cpus; cpu++) {
+		struct capture_counters c = {};
+
+		if (!s->streams[cpu])
+			continue;
+		capture_stream_counters(s->streams[cpu], &c);
+		/* A stream still inside a worker cannot be freed; the pool is going away then. */
+		if (s->state == SESSION_CREATED || s->state == SESSION_STOPPED || c.finished)
+			s->streams[cpu] = capture_stream_free(s->streams[cpu]);
+	}
+}
+
 /**
- * session_free() - release everything; the instance and spool are removed.
+ * session_free() - release everything; the instance and spools are removed.
  * @s: session or NULL
  *
- * Waits for the assembler thread if one runs (the manager only frees
- * sessions that are done, so this does not block in practice).
+ * Waits for assembler threads if any run (the manager only frees sessions
+ * that are done, so this does not block in practice).
  *
  * Return: NULL.
  */
@@ -134,32 +183,30 @@ struct session *session_free(struct session *s)
 {
 	if (!s)
 		return NULL;
-	if (s->assembler_started)
-		pthread_join(s->assembler, NULL);
 	sd_event_source_disable_unref(s->timer_source);
+	sd_event_source_disable_unref(s->segment_timer);
 	sd_event_source_disable_unref(s->event_source);
-	for (unsigned cpu = 0; s->streams && cpu < s->n_cpus; cpu++) {
-		struct capture_counters c = {};
-
-		if (s->streams[cpu] && s->state != SESSION_CREATED)
-			capture_stream_counters(s->streams[cpu], &c);
-		/* A stream still inside a worker cannot be freed; the pool is going away then. */
-		if (s->state == SESSION_CREATED || c.finished)
-			capture_stream_free(s->streams[cpu]);
-	}
+	free_streams(s);
 	free(s->streams);
+	for (size_t i = 0; i < s->n_closing; i++)
+		segment_free(s->closing[i].segment);
+	free(s->closing);
+	segment_free(s->current);
+	segment_free(s->next);
 	s->instance = instance_free(s->instance);
-	spool_remove(&s->spool);
-	for (unsigned cpu = 0; s->cpustat && cpu < s->n_cpus; cpu++)
-		free(s->cpustat[cpu]);
-	free(s->cpustat);
+	for (unsigned cpu = 0; s->cut_text && cpu < s->n_cpus; cpu++)
+		free(s->cut_text[cpu]);
+	free(s->cut_text);
+	free(s->cut_stats);
+	free(s->base_bytes);
+	free(s->base_chunks);
 	free(s->start);
 	free(s->final);
-	free(s->end);
-	metadata_done(&s->meta);
+	instance_meta_done(&s->imeta);
 	event_list_done(&s->events);
 	free(s->specs);
 	safe_close(s->out_fd);
+	safe_close(s->dir_fd);
 	safe_close(s->event_fd);
 	free(s);
 	return NULL;
@@ -222,6 +269,32 @@ static int check_request(const struct ctl_request *req, unsigned n_cpus, char *e
 	if (ctl_request_has(req, FTRACED_ATTR_DURATION_MS) &&
 	    (req->duration_ms == 0 || req->duration_ms > DURATION_MS_MAX)) {
 		snprintf(error, n_error, "duration must be between 1 ms and 30 days");
+		return -EINVAL;
+	}
+	if (ctl_request_has(req, FTRACED_ATTR_SEGMENT_SIZE) &&
+	    (req->segment_size < SEGMENT_SIZE_MIN || req->segment_size > SEGMENT_SIZE_MAX)) {
+		snprintf(error, n_error, "segment size must be between %u KiB and %llu GiB",
+			 SEGMENT_SIZE_MIN / 1024, (unsigned long long)(SEGMENT_SIZE_MAX >> 30));
+		return -EINVAL;
+	}
+	if (ctl_request_has(req, FTRACED_ATTR_SEGMENT_TIME_MS) &&
+	    (req->segment_time_ms < SEGMENT_TIME_MS_MIN || req->segment_time_ms > DURATION_MS_MAX)) {
+		snprintf(error, n_error, "segment time must be between %u ms and 30 days",
+			 SEGMENT_TIME_MS_MIN);
+		return -EINVAL;
+	}
+	if (ctl_request_has(req, FTRACED_ATTR_MAX_FILES) && req->max_files == 0) {
+		snprintf(error, n_error, "--max-files must be at least 1");
+		return -EINVAL;
+	}
+	if ((ctl_request_has(req, FTRACED_ATTR_MAX_TOTAL) && req->max_total == 0) ||
+	    (ctl_request_has(req, FTRACED_ATTR_MAX_AGE_MS) && req->max_age_ms == 0)) {
+		snprintf(error, n_error, "--max-total and --max-age must be greater than 0");
+		return -EINVAL;
+	}
+	if (ctl_request_has(req, FTRACED_ATTR_KEEP_FREE_PERCENT) &&
+	    (req->keep_free_percent == 0 || req->keep_free_percent > 99)) {
+		snprintf(error, n_error, "--keep-free percentage must be between 1 and 99");
 		return -EINVAL;
 	}
 	return 0;
@@ -294,7 +367,7 @@ static int configure_instance(struct session *s, const struct ctl_request *req, 
 			return r;
 		}
 	}
-	r = metadata_read_instance(&s->meta, s->instance);
+	r = instance_meta_read(&s->imeta, s->instance);
 	if (r < 0) {
 		snprintf(error, n_error, "cannot read the instance's header_page: %s", strerror(-r));
 		return r;
@@ -302,26 +375,74 @@ static int configure_instance(struct session *s, const struct ctl_request *req, 
 	return 0;
 }
 
+
 static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *userdata);
 
-static int create_streams(struct session *s, char *error, size_t n_error)
+/* Opens the session's directory, STATE_DIR/sessions/<name>, creating it. */
+static int open_session_dir(struct session *s)
 {
-	int r;
+	int sessions_fd, r;
 
-	r = spool_create(&s->spool, s->env.state_dir_fd, s->trace_id, s->n_cpus);
-	if (r < 0) {
-		snprintf(error, n_error, "cannot create spool files in the state directory: %s",
-			 strerror(-r));
+	if (mkdirat(s->env.state_dir_fd, SESSIONS_DIR, 0700) < 0 && errno != EEXIST)
+		return negative_errno();
+	sessions_fd = openat(s->env.state_dir_fd, SESSIONS_DIR,
+			     O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (sessions_fd < 0)
+		return negative_errno();
+	/* The name is [A-Za-z0-9_-]{1,64} (checked by the protocol parser): no path tricks. */
+	if (mkdirat(sessions_fd, s->name, 0750) < 0 && errno != EEXIST) {
+		r = negative_errno();
+		close(sessions_fd);
 		return r;
 	}
+	s->dir_fd = openat(sessions_fd, s->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	r = s->dir_fd < 0 ? negative_errno() : 0;
+	close(sessions_fd);
+	return r;
+}
+
+static void run_retention(struct session *s)
+{
+	char prefix[FTRACED_NAME_MAX + 2];
+	int r;
+
+	snprintf(prefix, sizeof(prefix), "%s-", s->name);
+	r = retention_apply(s->dir_fd, prefix, &s->retention, &s->usage);
+	if (r < 0)
+		log_warning_errno(r, "Session '%s': retention failed, ignoring: %m", s->name);
+}
+
+/* Reads every CPU's counters (and, if @text, their stats texts). */
+static int read_stats(struct session *s, struct cpu_counters *out, char **text)
+{
+	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
+		int r;
+
+		if (text) {
+			free(text[cpu]);
+			text[cpu] = NULL;
+		}
+		r = instance_read_cpu_stats(s->instance, cpu, &out[cpu], text ? &text[cpu] : NULL);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int create_streams(struct session *s, struct segment *seg, char *error, size_t n_error)
+{
+	uint64_t step = s->segment_size / s->n_cpus / SEGMENT_SIZE_CHECKS;
+	int r;
+
 	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
 		struct capture_stream_config c = {
 			.cpu = cpu,
-			.spool_fd = s->spool.fds[cpu],
+			.spool_fd = segment_spool_fd(seg, cpu),
 			.notify_fd = s->event_fd,
-			.subbuf_size = s->meta.subbuf_size,
+			.subbuf_size = s->imeta.subbuf_size,
 			.zstd = s->zstd,
 			.level = s->level,
+			.notify_bytes = s->mode == FTRACED_MODE_CONTINUOUS ? MAX(step, (uint64_t)1) : 0,
 		};
 
 		r = instance_open_cpu_raw(s->instance, cpu, &c.trace_fd);
@@ -332,26 +453,29 @@ static int create_streams(struct session *s, char *error, size_t n_error)
 				 strerror(-r));
 			return r;
 		}
+		s->base_bytes[cpu] = 0;
+		s->base_chunks[cpu] = 0;
 	}
 	return 0;
 }
 
 /**
- * session_new_record() - validate a RECORD request and prepare its session.
- * @env: event loop, capture pool, state directory and completion callback
+ * session_new() - validate a RECORD or CREATE request and prepare its session.
+ * @env: event loop, capture pool, state directory and callbacks
  * @id: internal id (names the instance)
+ * @name: the session's name (RECORD: made up by the manager)
  * @owner: uid of the requesting client
  * @req: the parsed request
- * @out_fd: the output file, taken over (closed on failure)
+ * @out_fd: RECORD: the output file, taken over (closed on failure); else -EBADF
  * @ret: the session, in state CREATED, tracing off
  * @error: receives a message for the client on failure
  * @n_error: its size
  *
  * Return: 0, or -errno with @error set; nothing is left in the kernel.
  */
-int session_new_record(const struct session_env *env, uint32_t id, uid_t owner,
-		       const struct ctl_request *req, int out_fd, struct session **ret,
-		       char *error, size_t n_error)
+int session_new(const struct session_env *env, uint32_t id, const char *name, uid_t owner,
+		const struct ctl_request *req, int out_fd, struct session **ret, char *error,
+		size_t n_error)
 {
 	_cleanup_(session_freep) struct session *s = NULL;
 	int r;
@@ -364,29 +488,47 @@ int session_new_record(const struct session_env *env, uint32_t id, uid_t owner,
 	}
 	s->env = *env;
 	s->out_fd = out_fd;
+	s->dir_fd = -EBADF;
 	s->event_fd = -EBADF;
-	s->spool.dir_fd = -EBADF;
 	s->id = id;
 	s->owner = owner;
+	s->mode = req->type == FTRACED_MSG_RECORD ? FTRACED_MODE_RECORD : req->mode;
 	s->n_cpus = capture_pool_cpus(env->pool);
 	s->zstd = req->compression == FTRACED_COMPRESSION_ZSTD;
 	s->level = ctl_request_has(req, FTRACED_ATTR_LEVEL) ? req->level : ZSTD_LEVEL_DEFAULT;
 	s->duration_ms = req->duration_ms;
-	snprintf(s->name, sizeof(s->name), "record-%" PRIu32, id);
-	if (getrandom(&s->trace_id, sizeof(s->trace_id), 0) != sizeof(s->trace_id))
-		s->trace_id = ((uint64_t)getpid() << 32) ^ now_usec();
+	s->next_seq = 1;
+	snprintf(s->name, sizeof(s->name), "%s", name);
 
 	r = check_request(req, s->n_cpus, error, n_error);
 	if (r < 0)
 		return r;
+	if (s->mode == FTRACED_MODE_CONTINUOUS) {
+		s->segment_size = ctl_request_has(req, FTRACED_ATTR_SEGMENT_SIZE) ? req->segment_size :
+			ctl_request_has(req, FTRACED_ATTR_SEGMENT_TIME_MS) ? 0 : SEGMENT_SIZE_DEFAULT;
+		s->segment_time_ms = req->segment_time_ms;
+		s->retention = (struct retention_limits){
+			.max_total = req->max_total,
+			.max_files = req->max_files,
+			.max_age_usec = req->max_age_ms * 1000,
+			.keep_free = req->keep_free,
+			.keep_free_percent = req->keep_free_percent,
+		};
+	} else if (s->mode != FTRACED_MODE_RECORD) {
+		snprintf(error, n_error, "this mode is not supported yet");
+		return -EOPNOTSUPP;
+	}
 
 	s->specs = calloc(req->n_events, sizeof(*s->specs));
 	s->streams = calloc(s->n_cpus, sizeof(*s->streams));
 	s->start = calloc(s->n_cpus, sizeof(*s->start));
 	s->final = calloc(s->n_cpus, sizeof(*s->final));
-	s->end = calloc(s->n_cpus, sizeof(*s->end));
-	s->cpustat = calloc(s->n_cpus, sizeof(*s->cpustat));
-	if (!s->specs || !s->streams || !s->start || !s->final || !s->end || !s->cpustat) {
+	s->cut_stats = calloc(s->n_cpus, sizeof(*s->cut_stats));
+	s->cut_text = calloc(s->n_cpus, sizeof(*s->cut_text));
+	s->base_bytes = calloc(s->n_cpus, sizeof(*s->base_bytes));
+	s->base_chunks = calloc(s->n_cpus, sizeof(*s->base_chunks));
+	if (!s->specs || !s->streams || !s->start || !s->final || !s->cut_stats || !s->cut_text ||
+	    !s->base_bytes || !s->base_chunks) {
 		snprintf(error, n_error, "out of memory");
 		return -ENOMEM;
 	}
@@ -425,52 +567,113 @@ int session_new_record(const struct session_env *env, uint32_t id, uid_t owner,
 	r = configure_instance(s, req, error, n_error);
 	if (r < 0)
 		return r;
-	r = create_streams(s, error, n_error);
-	if (r < 0)
-		return r;
+	s->segment_env = (struct segment_env){
+		.state_dir_fd = env->state_dir_fd,
+		.notify_fd = s->event_fd,
+		.imeta = &s->imeta,
+		.events = &s->events,
+		.n_cpus = s->n_cpus,
+		.zstd = s->zstd,
+		.level = s->level,
+	};
+	if (s->mode == FTRACED_MODE_CONTINUOUS) {
+		r = open_session_dir(s);
+		if (r < 0) {
+			snprintf(error, n_error, "cannot create the session's directory: %s",
+				 strerror(-r));
+			return r;
+		}
+		run_retention(s);
+	}
 
 	*ret = TAKE_PTR(s);
 	return 0;
 }
 
+static void rotate(struct session *s);
+
 static int on_timer(sd_event_source *source, uint64_t usec, void *userdata)
 {
 	struct session *s = userdata;
 
+	if (source == s->segment_timer) {
+		rotate(s);
+		return 0;
+	}
 	log_info("Session '%s': duration reached, stopping", s->name);
 	session_stop(s);
 	return 0;
 }
 
-/**
- * session_start() - read start stats, hand the streams to the workers, trace.
- * @s: a CREATED session
- *
- * Return: 0 or -errno (the session is then FAILED and must be freed).
- */
-int session_start(struct session *s)
+static void arm_segment_timer(struct session *s)
 {
 	int r;
 
-	if (s->state != SESSION_CREATED)
+	s->segment_timer = sd_event_source_disable_unref(s->segment_timer);
+	if (s->segment_time_ms == 0)
+		return;
+	r = sd_event_add_time_relative(s->env.event, &s->segment_timer, CLOCK_MONOTONIC,
+				       s->segment_time_ms * 1000, 0, on_timer, s);
+	if (r < 0)
+		log_error_errno(r, "Session '%s': cannot arm the segment timer: %m", s->name);
+}
+
+static int open_segment(struct session *s, struct segment **ret)
+{
+	return segment_new(&s->segment_env, s->next_seq++, ret);
+}
+
+/**
+ * session_start() - open a segment, hand the streams to the workers, trace.
+ * @s: a CREATED or STOPPED session
+ *
+ * Return: 0, -EBUSY if it is not startable, or -errno (a record session is
+ * then FAILED and must be freed).
+ */
+int session_start(struct session *s)
+{
+	char error[256];
+	int r;
+
+	if (s->state != SESSION_CREATED && s->state != SESSION_STOPPED)
 		return -EBUSY;
-	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
-		r = instance_read_cpu_stats(s->instance, cpu, &s->start[cpu], NULL);
-		if (r < 0)
-			return r;
+	if (s->destroy_requested)
+		return -ESHUTDOWN;
+	r = open_segment(s, &s->current);
+	if (r < 0) {
+		set_error(s, r, "cannot create spool files in the state directory: %s", strerror(-r));
+		return r;
 	}
+	r = create_streams(s, s->current, error, sizeof(error));
+	if (r < 0) {
+		set_error(s, r, "%s", error);
+		free_streams(s);
+		s->current = segment_free(s->current);
+		return r;
+	}
+	r = read_stats(s, s->start, NULL);
+	if (r < 0) {
+		set_error(s, r, "cannot read the ring buffer statistics: %s", strerror(-r));
+		free_streams(s);
+		s->current = segment_free(s->current);
+		return r;
+	}
+	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++)
+		segment_set_start(s->current, cpu, &s->start[cpu]);
+	s->error = 0;
+	s->cut_short = 0;
+	s->stopped_reported = false;
+	s->state = SESSION_RUNNING;
+	s->start_usec = now_usec();
 	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
 		r = capture_pool_add(s->env.pool, s->streams[cpu]);
 		if (r < 0) {
 			/* Streams already added are drained and released through the normal stop. */
 			set_error(s, r, "cannot start capture on CPU %u", cpu);
-			s->state = SESSION_RUNNING;
 			session_stop(s);
 			return r;
 		}
 	}
-	s->state = SESSION_RUNNING;
-	s->start_usec = now_usec();
 	r = instance_set_tracing(s->instance, true);
 	if (r < 0) {
 		set_error(s, r, "cannot turn tracing on: %s", strerror(-r));
@@ -486,9 +689,10 @@ int session_start(struct session *s)
 			return r;
 		}
 	}
+	arm_segment_timer(s);
 	log_info("Session '%s' started on instance '%s' (%zu events, %s, sub-buffer %u bytes)",
 		 s->name, instance_name(s->instance), s->events.n, s->zstd ? "zstd" : "none",
-		 s->meta.subbuf_size);
+		 s->imeta.subbuf_size);
 	return 0;
 }
 
@@ -496,10 +700,11 @@ int session_start(struct session *s)
  * session_stop() - turn tracing off and ask every worker for a final drain.
  * @s: session
  *
- * Completion is asynchronous: the session moves on to ASSEMBLING when every
- * CPU is drained, and calls env.on_done when the file is written.
+ * Completion is asynchronous: a record moves on to ASSEMBLING and calls
+ * env.on_done when its file is written; a continuous session becomes
+ * STOPPED and calls env.on_stopped once its last segment is on disk.
  *
- * Return: 0, or -EALREADY if it is already stopping or stopped.
+ * Return: 0, or -EALREADY if it is not running.
  */
 int session_stop(struct session *s)
 {
@@ -510,6 +715,7 @@ int session_stop(struct session *s)
 	s->state = SESSION_STOPPING;
 	s->stop_usec = now_usec();
 	s->timer_source = sd_event_source_disable_unref(s->timer_source);
+	s->segment_timer = sd_event_source_disable_unref(s->segment_timer);
 	r = instance_set_tracing(s->instance, false);
 	if (r < 0)
 		log_warning_errno(r, "Session '%s': turning tracing off failed, draining anyway: %m",
@@ -523,51 +729,127 @@ int session_stop(struct session *s)
 	return 0;
 }
 
-static void *assembler_main(void *userdata)
-{
-	struct session *s = userdata;
-	struct v7_cpu_data *data;
-	struct v7_file f = {};
-	uint64_t one = 1;
-	struct stat st;
-	int r;
+static void maybe_done(struct session *s);
 
-	data = calloc(s->n_cpus, sizeof(*data));
-	r = data ? metadata_read_global(&s->meta, &s->events) : -ENOMEM;
-	if (r >= 0) {
-		metadata_to_v7(&s->meta, &f);
-		f.compression = s->zstd ? V7_COMPRESSION_ZSTD : V7_COMPRESSION_NONE;
-		f.level = s->level;
-		f.version = "ftraced " FTRACED_VERSION;
-		f.trace_id = s->trace_id;
-		f.n_cpus = s->n_cpus;
-		f.cpustat = (const char *const *)s->cpustat;
-		for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
-			data[cpu] = (struct v7_cpu_data){
-				.cpu = cpu,
-				.fd = s->spool.fds[cpu],
-				.size = s->final[cpu].bytes_stored,
-				.n_chunks = (uint32_t)s->final[cpu].chunks,
-			};
-		}
-		f.n_data = s->n_cpus;
-		f.data = data;
-		r = v7_write(s->out_fd, &f, &s->file_bytes);
+/**
+ * session_destroy() - stop if needed; env.on_done follows once all files are on disk.
+ * @s: session
+ */
+void session_destroy(struct session *s)
+{
+	s->destroy_requested = true;
+	session_stop(s);
+	maybe_done(s);
+}
+
+/* Starts writing a closed segment: into the client's fd, or a hidden temporary file. */
+static void close_segment(struct session *s, struct segment *seg)
+{
+	struct closing *c, *grown;
+	time_t start = (time_t)(segment_start_realtime_usec(seg) / 1000000u);
+	char stamp[20];
+	struct tm tm;
+	int fd, r;
+
+	grown = realloc(s->closing, (s->n_closing + 1) * sizeof(*grown));
+	if (!grown) {
+		set_error(s, -ENOMEM, "out of memory");
+		segment_free(seg);
+		return;
 	}
-	/* An fsync error is final: the pages may be gone, so the file is never called complete. */
-	if (r >= 0 && fstat(s->out_fd, &st) >= 0 && S_ISREG(st.st_mode) && fsync(s->out_fd) < 0)
-		r = negative_errno();
-	free(data);
-	s->assemble_result = r;
-	atomic_store_explicit(&s->assembler_done, true, memory_order_release);
-	(void)!write(s->event_fd, &one, sizeof(one));
-	return NULL;
+	s->closing = grown;
+	c = &s->closing[s->n_closing];
+	*c = (struct closing){ .segment = seg };
+	if (s->mode == FTRACED_MODE_RECORD) {
+		fd = TAKE_FD(s->out_fd);
+	} else {
+		gmtime_r(&start, &tm);
+		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+		snprintf(c->final_name, sizeof(c->final_name), "%s-%s-%06" PRIu32 ".dat", s->name,
+			 stamp, segment_seq(seg));
+		snprintf(c->tmp_name, sizeof(c->tmp_name), ".%s.tmp", c->final_name);
+		fd = openat(s->dir_fd, c->tmp_name,
+			    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+		if (fd < 0) {
+			r = negative_errno();
+			log_error_errno(r, "Session '%s': cannot create '%s': %m", s->name,
+					c->tmp_name);
+			set_error(s, r, "cannot create a segment file: %s", strerror(-r));
+			segment_keep_spool(seg);
+			segment_free(seg);
+			return;
+		}
+	}
+	r = segment_assemble(seg, fd);
+	if (r < 0) {
+		set_error(s, r, "cannot start writing a segment: %s", strerror(-r));
+		segment_keep_spool(seg);
+		segment_free(seg);
+		return;
+	}
+	s->n_closing++;
+}
+
+/* A segment is on disk (or failed): put it in place and let retention run. */
+static void segment_written(struct session *s, struct closing *c, int result, uint64_t bytes)
+{
+	if (s->mode == FTRACED_MODE_RECORD) {
+		if (result < 0)
+			set_error(s, result, "writing the output file failed: %s", strerror(-result));
+		else
+			log_info("Session '%s': wrote %" PRIu64 " bytes in %.3f s after stop",
+				 s->name, bytes, (double)(now_usec() - s->stop_usec) / 1e6);
+		s->file_bytes = bytes;
+		s->state = s->error < 0 ? SESSION_FAILED : SESSION_DONE;
+		return;
+	}
+	if (result >= 0 && renameat(s->dir_fd, c->tmp_name, s->dir_fd, c->final_name) < 0)
+		result = negative_errno();
+	if (result >= 0 && fsync(s->dir_fd) < 0)
+		result = negative_errno();
+	if (result < 0) {
+		/* Keep what was captured: the spool stays for recovery. */
+		log_error_errno(result, "Session '%s': writing '%s' failed, keeping its spool: %m",
+				s->name, c->final_name);
+		unlinkat(s->dir_fd, c->tmp_name, 0);
+		segment_keep_spool(c->segment);
+		if (s->cut_short == 0) {
+			s->cut_short = result;
+			snprintf(s->cut_message, sizeof(s->cut_message),
+				 "writing segment %06" PRIu32 " failed: %s", segment_seq(c->segment),
+				 strerror(-result));
+		}
+		if (s->state == SESSION_RUNNING)
+			session_stop(s);
+		return;
+	}
+	log_info("Session '%s': segment '%s' complete (%" PRIu64 " bytes)", s->name, c->final_name,
+		 bytes);
+	run_retention(s);
+}
+
+static void poll_closing(struct session *s)
+{
+	for (size_t i = 0; i < s->n_closing;) {
+		struct closing *c = &s->closing[i];
+		uint64_t bytes;
+		int result;
+
+		if (!segment_assembled(c->segment, &result, &bytes)) {
+			i++;
+			continue;
+		}
+		segment_written(s, c, result, bytes);
+		segment_free(c->segment);
+		memmove(c, c + 1, (s->n_closing - i - 1) * sizeof(*c));
+		s->n_closing--;
+	}
 }
 
 /* A stream failed while running: stop everything, keep what was captured. */
 static void check_streams(struct session *s)
 {
-	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
+	for (unsigned cpu = 0; s->streams[cpu] && cpu < s->n_cpus; cpu++) {
 		struct capture_counters c;
 
 		capture_stream_counters(s->streams[cpu], &c);
@@ -579,59 +861,164 @@ static void check_streams(struct session *s)
 		}
 	}
 	if (s->cut_short < 0 && s->state == SESSION_RUNNING) {
-		log_error("Session '%s': %s; finishing the file with what was captured", s->name,
+		log_error("Session '%s': %s; finishing with what was captured", s->name,
 			  s->cut_message);
 		session_stop(s);
 	}
 }
 
-static void finish(struct session *s, int error)
+/* Asks every worker to cut its stream and continue into a new segment. */
+static void rotate(struct session *s)
 {
-	if (error < 0) {
-		s->state = SESSION_FAILED;
-		set_error(s, error, "%s", strerror(-error));
-		log_error_errno(error, "Session '%s' failed: %s", s->name, s->error_message);
-	} else {
-		s->state = s->error < 0 ? SESSION_FAILED : SESSION_DONE;
+	struct capture_cut cut;
+	int r;
+
+	if (s->state != SESSION_RUNNING || s->mode != FTRACED_MODE_CONTINUOUS ||
+	    s->cut_generation != 0)
+		return;
+	r = open_segment(s, &s->next);
+	if (r < 0) {
+		log_error_errno(r, "Session '%s': cannot open the next segment, continuing in the "
+				"current one: %m", s->name);
+		arm_segment_timer(s);
+		return;
 	}
-	s->env.on_done(s, s->env.userdata);
+	/* The same moment ends the current segment and begins the next one. */
+	r = read_stats(s, s->cut_stats, s->cut_text);
+	if (r < 0)
+		log_warning_errno(r, "Session '%s': reading statistics failed, ignoring: %m",
+				  s->name);
+	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++)
+		segment_set_start(s->next, cpu, &s->cut_stats[cpu]);
+	capture_stream_cut(s->streams[0], &cut);
+	s->cut_generation = cut.generation + 1;
+	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
+		r = capture_pool_rotate(s->env.pool, s->streams[cpu], segment_spool_fd(s->next, cpu));
+		if (r < 0) {
+			/* Some CPUs may already write to the next segment: stop cleanly. */
+			set_error(s, r, "cannot rotate CPU %u: %s", cpu, strerror(-r));
+			session_stop(s);
+			return;
+		}
+	}
 }
 
+static bool rotation_complete(struct session *s)
+{
+	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
+		struct capture_cut cut;
+
+		capture_stream_cut(s->streams[cpu], &cut);
+		if (cut.generation < s->cut_generation)
+			return false;
+	}
+	return true;
+}
+
+static void complete_rotation(struct session *s)
+{
+	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
+		struct capture_cut cut;
+
+		capture_stream_cut(s->streams[cpu], &cut);
+		segment_close_cpu(s->current, cpu, cut.bytes_stored - s->base_bytes[cpu],
+				  cut.chunks - s->base_chunks[cpu], &s->cut_stats[cpu],
+				  TAKE_PTR(s->cut_text[cpu]));
+		s->base_bytes[cpu] = cut.bytes_stored;
+		s->base_chunks[cpu] = cut.chunks;
+	}
+	close_segment(s, TAKE_PTR(s->current));
+	s->current = TAKE_PTR(s->next);
+	s->cut_generation = 0;
+	if (s->state == SESSION_RUNNING)
+		arm_segment_timer(s);
+}
+
+static uint64_t current_bytes(struct session *s)
+{
+	uint64_t n = 0;
+
+	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
+		struct capture_counters c;
+
+		capture_stream_counters(s->streams[cpu], &c);
+		n += c.bytes_stored - s->base_bytes[cpu];
+	}
+	return n;
+}
+
+static bool all_finished(struct session *s)
+{
+	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
+		struct capture_counters c;
+
+		capture_stream_counters(s->streams[cpu], &c);
+		if (!c.finished)
+			return false;
+	}
+	return true;
+}
+
+/* Every CPU is drained: close the last segment and release the streams. */
 static void all_drained(struct session *s)
 {
 	int r;
 
-	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
-		struct capture_counters *c = &s->final[cpu];
-
-		/* Drained: the trace_pipe_raw fds must close before the instance can go. */
-		capture_stream_counters(s->streams[cpu], c);
-		r = instance_read_cpu_stats(s->instance, cpu, &s->end[cpu], &s->cpustat[cpu]);
-		if (r >= 0) {
-			char *t = NULL;
-
-			if (asprintf(&t, "CPU: %u\n%s", cpu, s->cpustat[cpu]) >= 0) {
-				free(s->cpustat[cpu]);
-				s->cpustat[cpu] = t;
-			}
-		}
-	}
 	check_streams(s);
-	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++)
+	r = read_stats(s, s->cut_stats, s->cut_text);
+	if (r < 0)
+		log_warning_errno(r, "Session '%s': reading statistics failed, ignoring: %m",
+				  s->name);
+	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
+		struct capture_counters c;
+
+		capture_stream_counters(s->streams[cpu], &c);
+		s->final[cpu] = c;
+		segment_close_cpu(s->current, cpu, c.bytes_stored - s->base_bytes[cpu],
+				  c.chunks - s->base_chunks[cpu], &s->cut_stats[cpu],
+				  TAKE_PTR(s->cut_text[cpu]));
+		/* The trace_pipe_raw fds must close before the instance can go. */
 		s->streams[cpu] = capture_stream_free(s->streams[cpu]);
-	/* The ring buffers are empty now: give the kernel memory back before assembling. */
-	s->instance = instance_free(s->instance);
-	if (s->error < 0) {
-		finish(s, 0);
+	}
+	if (s->mode == FTRACED_MODE_RECORD) {
+		/* The ring buffers are empty now: give the kernel memory back before assembling. */
+		s->instance = instance_free(s->instance);
+		if (s->error < 0) {
+			s->current = segment_free(s->current);
+			s->state = SESSION_FAILED;
+			return;
+		}
+		s->state = SESSION_ASSEMBLING;
+	} else {
+		s->state = SESSION_STOPPED;
+	}
+	close_segment(s, TAKE_PTR(s->current));
+	if (s->mode == FTRACED_MODE_RECORD && s->n_closing == 0)
+		s->state = SESSION_FAILED;
+}
+
+/* Tells the owner about completions; env.on_done may free the session. */
+static void maybe_done(struct session *s)
+{
+	if (s->mode == FTRACED_MODE_RECORD) {
+		if (s->state == SESSION_DONE || s->state == SESSION_FAILED)
+			s->env.on_done(s, s->env.userdata);
 		return;
 	}
-	s->state = SESSION_ASSEMBLING;
-	r = -pthread_create(&s->assembler, NULL, assembler_main, s);
-	if (r < 0) {
-		finish(s, r);
+	if (s->state != SESSION_CREATED && s->state != SESSION_STOPPED)
+		return;
+	if (s->n_closing > 0)
+		return;
+	if (s->destroy_requested) {
+		s->state = SESSION_DONE;
+		s->env.on_done(s, s->env.userdata);
 		return;
 	}
-	s->assembler_started = true;
+	if (s->state == SESSION_STOPPED && !s->stopped_reported) {
+		s->stopped_reported = true;
+		if (s->env.on_stopped)
+			s->env.on_stopped(s, s->env.userdata);
+	}
 }
 
 static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *userdata)
@@ -640,29 +1027,17 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
 	uint64_t v;
 
 	(void)!read(fd, &v, sizeof(v));
-	if (s->state == SESSION_RUNNING) {
+	if (s->state == SESSION_RUNNING)
 		check_streams(s);
-	} else if (s->state == SESSION_STOPPING) {
-		for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
-			struct capture_counters c;
-
-			capture_stream_counters(s->streams[cpu], &c);
-			if (!c.finished)
-				return 0;
-		}
+	if (s->cut_generation != 0 && rotation_complete(s))
+		complete_rotation(s);
+	if (s->state == SESSION_RUNNING && s->segment_size > 0 &&
+	    current_bytes(s) >= s->segment_size)
+		rotate(s);
+	if (s->state == SESSION_STOPPING && s->cut_generation == 0 && all_finished(s))
 		all_drained(s);
-	} else if (s->state == SESSION_ASSEMBLING &&
-		   atomic_load_explicit(&s->assembler_done, memory_order_acquire)) {
-		pthread_join(s->assembler, NULL);
-		s->assembler_started = false;
-		if (s->assemble_result < 0)
-			set_error(s, s->assemble_result, "writing the output file failed: %s",
-				  strerror(-s->assemble_result));
-		else
-			log_info("Session '%s': wrote %" PRIu64 " bytes in %.3f s after stop",
-				 s->name, s->file_bytes, (double)(now_usec() - s->stop_usec) / 1e6);
-		finish(s, 0);
-	}
+	poll_closing(s);
+	maybe_done(s);
 	return 0;
 }
 
@@ -681,22 +1056,23 @@ uid_t session_owner(const struct session *s)
 	return s->owner;
 }
 
+enum ftraced_mode session_mode(const struct session *s)
+{
+	return s->mode;
+}
+
 enum session_state session_state(const struct session *s)
 {
 	return s->state;
 }
 
-bool session_is_active(const struct session *s)
-{
-	return s->state != SESSION_DONE && s->state != SESSION_FAILED;
-}
-
 /**
- * session_error() - why the session failed.
+ * session_error() - why the session failed, or was cut short.
  * @s: session
  * @ret_message: the message, or NULL
  *
- * Return: 0 or the first -errno.
+ * Return: 0, or the first -errno that failed the session (a record whose
+ * capture was merely cut short still has its file, and returns 0).
  */
 int session_error(const struct session *s, const char **ret_message)
 {
@@ -715,50 +1091,87 @@ static uint64_t delta(uint64_t now, uint64_t then)
  * @s: session
  * @b: reply being built
  *
- * Kernel counters are deltas since start: live while running, the final
- * values once drained.
+ * Kernel counters are deltas since capture started (ATTR_CPU) and since
+ * the open segment began (ATTR_CPU_SEGMENT, continuous sessions).
  */
 void session_describe(struct session *s, struct ctl_builder *b)
 {
-	uint64_t end = s->state == SESSION_RUNNING || s->state == SESSION_CREATED ? now_usec() :
-										    s->stop_usec;
+	bool running = s->state == SESSION_RUNNING;
+	uint64_t end = running ? now_usec() : s->stop_usec;
 
 	ctl_put(b, FTRACED_ATTR_SESSION_BEGIN, NULL, 0);
 	ctl_put_string(b, FTRACED_ATTR_SESSION, s->name);
 	ctl_put_string(b, FTRACED_ATTR_STATE, session_state_to_string(s->state));
+	ctl_put_u32(b, FTRACED_ATTR_MODE, s->mode);
 	ctl_put_u32(b, FTRACED_ATTR_OWNER_UID, (uint32_t)s->owner);
 	ctl_put_u32(b, FTRACED_ATTR_COMPRESSION,
 		    s->zstd ? FTRACED_COMPRESSION_ZSTD : FTRACED_COMPRESSION_NONE);
-	ctl_put_u32(b, FTRACED_ATTR_SUBBUF_SIZE, s->meta.subbuf_size);
+	ctl_put_u32(b, FTRACED_ATTR_SUBBUF_SIZE, s->imeta.subbuf_size);
 	if (s->instance)
 		ctl_put_string(b, FTRACED_ATTR_INSTANCE, instance_name(s->instance));
 	for (unsigned k = 0; k < s->n_specs; k++)
 		ctl_put_string(b, FTRACED_ATTR_EVENT, s->specs[k]);
 	ctl_put_u64(b, FTRACED_ATTR_ELAPSED_MS, s->start_usec ? (end - s->start_usec) / 1000 : 0);
-	if (s->state == SESSION_DONE)
+	if (s->mode == FTRACED_MODE_RECORD && s->state == SESSION_DONE)
 		ctl_put_u64(b, FTRACED_ATTR_FILE_BYTES, s->file_bytes);
+	if (s->mode == FTRACED_MODE_CONTINUOUS) {
+		if (s->current)
+			ctl_put_u32(b, FTRACED_ATTR_SEGMENT_SEQ, segment_seq(s->current));
+		ctl_put_u32(b, FTRACED_ATTR_SEGMENTS_KEPT, s->usage.n_files);
+		ctl_put_u64(b, FTRACED_ATTR_DISK_BYTES, s->usage.bytes);
+		if (s->segment_size)
+			ctl_put_u64(b, FTRACED_ATTR_SEGMENT_SIZE, s->segment_size);
+		if (s->segment_time_ms)
+			ctl_put_u64(b, FTRACED_ATTR_SEGMENT_TIME_MS, s->segment_time_ms);
+		if (s->retention.max_total)
+			ctl_put_u64(b, FTRACED_ATTR_MAX_TOTAL, s->retention.max_total);
+		if (s->retention.max_files)
+			ctl_put_u32(b, FTRACED_ATTR_MAX_FILES, s->retention.max_files);
+		if (s->retention.max_age_usec)
+			ctl_put_u64(b, FTRACED_ATTR_MAX_AGE_MS, s->retention.max_age_usec / 1000);
+		if (s->retention.keep_free)
+			ctl_put_u64(b, FTRACED_ATTR_KEEP_FREE, s->retention.keep_free);
+		if (s->retention.keep_free_percent)
+			ctl_put_u32(b, FTRACED_ATTR_KEEP_FREE_PERCENT, s->retention.keep_free_percent);
+	}
 	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
-		struct ftraced_cpu_stats st = { .cpu = cpu };
+		struct ftraced_cpu_stats total = { .cpu = cpu }, seg = { .cpu = cpu };
 		struct capture_counters c = {};
-		struct cpu_counters now = {};
-		bool drained = s->state >= SESSION_ASSEMBLING;
+		struct cpu_counters now = s->cut_stats[cpu];
+		const struct cpu_counters *seg_start = s->current && running ?
+			segment_start_counters(s->current, cpu) : NULL;
 
-		if (s->streams && s->streams[cpu])
+		if (s->streams[cpu])
 			capture_stream_counters(s->streams[cpu], &c);
-		else if (drained)
+		else
 			c = s->final[cpu];
-		if (drained)
-			now = s->end[cpu];
-		else if (s->instance && s->state != SESSION_CREATED)
+		if (running && s->instance)
 			instance_read_cpu_stats(s->instance, cpu, &now, NULL);
-		st.bytes_raw = c.bytes_raw;
-		st.bytes_stored = c.bytes_stored;
-		st.chunks = c.chunks;
-		st.entries = now.entries;
-		st.overrun = delta(now.overrun, s->start[cpu].overrun);
-		st.dropped = delta(now.dropped, s->start[cpu].dropped);
-		st.read = delta(now.read, s->start[cpu].read);
-		ctl_put_cpu_stats(b, &st);
+		if (s->state != SESSION_CREATED) {
+			total = (struct ftraced_cpu_stats){
+				.cpu = cpu,
+				.bytes_raw = c.bytes_raw,
+				.bytes_stored = c.bytes_stored,
+				.chunks = c.chunks,
+				.entries = now.entries,
+				.overrun = delta(now.overrun, s->start[cpu].overrun),
+				.dropped = delta(now.dropped, s->start[cpu].dropped),
+				.read = delta(now.read, s->start[cpu].read),
+			};
+		}
+		ctl_put_cpu_stats(b, FTRACED_ATTR_CPU, &total);
+		if (s->mode != FTRACED_MODE_CONTINUOUS || !seg_start)
+			continue;
+		seg = (struct ftraced_cpu_stats){
+			.cpu = cpu,
+			.bytes_stored = c.bytes_stored - s->base_bytes[cpu],
+			.chunks = c.chunks - s->base_chunks[cpu],
+			.entries = now.entries,
+			.overrun = delta(now.overrun, seg_start->overrun),
+			.dropped = delta(now.dropped, seg_start->dropped),
+			.read = delta(now.read, seg_start->read),
+		};
+		ctl_put_cpu_stats(b, FTRACED_ATTR_CPU_SEGMENT, &seg);
 	}
 	if (s->error < 0) {
 		ctl_put_u32(b, FTRACED_ATTR_ERRNO, (uint32_t)-s->error);

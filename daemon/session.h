@@ -19,7 +19,8 @@ enum session_state {
 	SESSION_CREATED,
 	SESSION_RUNNING,
 	SESSION_STOPPING,   /* tracing off, workers draining */
-	SESSION_ASSEMBLING, /* writing the v7 file */
+	SESSION_ASSEMBLING, /* record: writing the v7 file */
+	SESSION_STOPPED,    /* continuous: not capturing; can start again */
 	SESSION_DONE,
 	SESSION_FAILED,
 	_SESSION_STATE_MAX,
@@ -33,24 +34,26 @@ struct session_env {
 	struct capture_pool *pool;
 	int state_dir_fd;
 	uint32_t instance_tag;
-	session_done_fn on_done;
+	session_done_fn on_done;     /* may free the session */
+	session_done_fn on_stopped;  /* continuous: stopped, last segment on disk */
 	void *userdata;
 };
 
-int session_new_record(const struct session_env *env, uint32_t id, uid_t owner,
-		       const struct ctl_request *req, int out_fd, struct session **ret,
-		       char *error, size_t n_error);
+int session_new(const struct session_env *env, uint32_t id, const char *name, uid_t owner,
+		const struct ctl_request *req, int out_fd, struct session **ret, char *error,
+		size_t n_error);
 struct session *session_free(struct session *s);
 DEFINE_CLEANUP(struct session *, session_free)
 
 int session_start(struct session *s);
 int session_stop(struct session *s);
+void session_destroy(struct session *s);
 
 uint32_t session_id(const struct session *s);
 const char *session_name(const struct session *s);
 uid_t session_owner(const struct session *s);
 enum session_state session_state(const struct session *s);
+enum ftraced_mode session_mode(const struct session *s);
 const char *session_state_to_string(enum session_state st);
 int session_error(const struct session *s, const char **ret_message);
-bool session_is_active(const struct session *s);
 void session_describe(struct session *s, struct ctl_builder *b);

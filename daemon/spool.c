@@ -79,6 +79,20 @@ int spool_create(struct spool *s, int state_dir_fd, uint64_t trace_id, unsigned 
 }
 
 /**
+ * spool_close() - close the spool files but keep them on disk.
+ * @s: spool
+ */
+void spool_close(struct spool *s)
+{
+	for (unsigned cpu = 0; s->fds && cpu < s->n_cpus; cpu++)
+		s->fds[cpu] = safe_close(s->fds[cpu]);
+	free(s->fds);
+	s->fds = NULL;
+	s->n_cpus = 0;
+	s->dir_fd = safe_close(s->dir_fd);
+}
+
+/**
  * spool_remove() - close and delete the spool files and their directory.
  * @s: spool (may be half-built or already removed)
  */

@@ -13,5 +13,6 @@ struct spool {
 };
 
 int spool_create(struct spool *s, int state_dir_fd, uint64_t trace_id, unsigned n_cpus);
+void spool_close(struct spool *s);
 void spool_remove(struct spool *s);
 unsigned spool_report_stale(int state_dir_fd);

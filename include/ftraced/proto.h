@@ -27,6 +27,7 @@
 #define FTRACED_EVENTS_PER_REQUEST_MAX 256u
 #define FTRACED_FILTER_MAX             4096u /* the kernel refuses ~51 KB; we cap far lower */
 #define FTRACED_MESSAGE_MAX            4096u /* error text in replies */
+#define FTRACED_COMMAND_MAX            1024u /* --on-segment command line */
 
 struct ftraced_msg_hdr {
 	uint32_t magic;
@@ -51,6 +52,10 @@ enum ftraced_msg_type {
 	FTRACED_MSG_STARTED,  /* one session record */
 	FTRACED_MSG_SESSIONS, /* zero or more session records */
 	FTRACED_MSG_FINISHED, /* one session record, sent when a record's file is complete */
+	/* requests, continued */
+	FTRACED_MSG_CREATE,   /* ATTR_SESSION, ATTR_MODE, capture and segment attributes */
+	FTRACED_MSG_START,    /* ATTR_SESSION */
+	FTRACED_MSG_DESTROY,  /* ATTR_SESSION */
 	_FTRACED_MSG_TYPE_MAX,
 };
 
@@ -76,7 +81,29 @@ enum ftraced_attr {
 	FTRACED_ATTR_FILE_BYTES,   /* u64, size of the finished file */
 	FTRACED_ATTR_ELAPSED_MS,   /* u64 */
 	FTRACED_ATTR_SUBBUF_SIZE,  /* u32, bytes actually used by the kernel */
+	/* continuous sessions */
+	FTRACED_ATTR_MODE,              /* u32, enum ftraced_mode */
+	FTRACED_ATTR_SEGMENT_SIZE,      /* u64, bytes */
+	FTRACED_ATTR_SEGMENT_TIME_MS,   /* u64 */
+	FTRACED_ATTR_MAX_TOTAL,         /* u64, bytes */
+	FTRACED_ATTR_MAX_FILES,         /* u32 */
+	FTRACED_ATTR_MAX_AGE_MS,        /* u64 */
+	FTRACED_ATTR_KEEP_FREE,         /* u64, bytes */
+	FTRACED_ATTR_KEEP_FREE_PERCENT, /* u32, 1..99 */
+	FTRACED_ATTR_ON_SEGMENT,        /* string, printable: program and arguments */
+	FTRACED_ATTR_SEGMENT_SEQ,       /* u32, the open segment */
+	FTRACED_ATTR_SEGMENTS_KEPT,     /* u32, closed segments on disk */
+	FTRACED_ATTR_DISK_BYTES,        /* u64, their size */
+	FTRACED_ATTR_CPU_SEGMENT,       /* struct ftraced_cpu_stats, since the open segment began */
+	FTRACED_ATTR_DIRECTORY,         /* string, where the segments are */
 	_FTRACED_ATTR_MAX,
+};
+static_assert(_FTRACED_ATTR_MAX <= 64, "attribute bits fit in a u64");
+
+enum ftraced_mode {
+	FTRACED_MODE_RECORD = 0,     /* on demand, into the client's fd */
+	FTRACED_MODE_CONTINUOUS = 1, /* rotating segments in the state directory */
+	_FTRACED_MODE_MAX,
 };
 
 enum ftraced_compression {

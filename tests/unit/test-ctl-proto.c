@@ -254,7 +254,7 @@ static void test_reply_decode(void)
 
 	ctl_builder_init(&b, FTRACED_MSG_SESSIONS);
 	ctl_put(&b, FTRACED_ATTR_SESSION_BEGIN, NULL, 0);
-	ctl_put_cpu_stats(&b, &in);
+	ctl_put_cpu_stats(&b, FTRACED_ATTR_CPU, &in);
 	ctl_put_string(&b, FTRACED_ATTR_MESSAGE, "line one\n  line two");
 	n = finish();
 	assert(ctl_msg_parse(b.buf, n, &m) == 0 && m.type == FTRACED_MSG_SESSIONS);

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ftraced/macro.h"
+
+struct cpu_counters;
+struct event_list;
+struct instance_meta;
+struct segment;
+
+/* What every segment of a session shares; all of it outlives the segments. */
+struct segment_env {
+	int state_dir_fd;
+	int notify_fd; /* eventfd, incremented when an assembly finishes */
+	const struct instance_meta *imeta;
+	const struct event_list *events;
+	unsigned n_cpus;
+	bool zstd;
+	int level;
+};
+
+int segment_new(const struct segment_env *env, uint32_t seq, struct segment **ret);
+struct segment *segment_free(struct segment *s);
+DEFINE_CLEANUP(struct segment *, segment_free)
+
+uint32_t segment_seq(const struct segment *s);
+uint64_t segment_start_realtime_usec(const struct segment *s);
+int segment_spool_fd(const struct segment *s, unsigned cpu);
+void segment_set_start(struct segment *s, unsigned cpu, const struct cpu_counters *c);
+const struct cpu_counters *segment_start_counters(const struct segment *s, unsigned cpu);
+void segment_close_cpu(struct segment *s, unsigned cpu, uint64_t bytes, uint64_t chunks,
+		       const struct cpu_counters *end, char *cpustat);
+uint64_t segment_bytes(const struct segment *s);
+int segment_assemble(struct segment *s, int out_fd);
+bool segment_assembled(struct segment *s, int *ret_result, uint64_t *ret_file_bytes);
+void segment_keep_spool(struct segment *s);
