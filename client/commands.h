@@ -4,6 +4,9 @@
 struct client_options;
 
 int cmd_record(const struct client_options *o, int argc, char *argv[]);
+int cmd_create(const struct client_options *o, int argc, char *argv[]);
+int cmd_start(const struct client_options *o, int argc, char *argv[]);
 int cmd_stop(const struct client_options *o, int argc, char *argv[]);
+int cmd_destroy(const struct client_options *o, int argc, char *argv[]);
 int cmd_list(const struct client_options *o, int argc, char *argv[]);
 int cmd_status(const struct client_options *o, int argc, char *argv[]);

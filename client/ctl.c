@@ -31,6 +31,53 @@ void print_error(const char *command, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* For a failed ctl_call(): the cause was already printed. */
+int exit_code_for_call(int error)
+{
+	switch (error) {
+	case -ENOENT:
+	case -ECONNREFUSED:
+		return EXIT_NO_DAEMON;
+	case -EACCES:
+	case -EPERM:
+		return EXIT_DENIED;
+	default:
+		return EXIT_FAILED;
+	}
+}
+
+/**
+ * parse_session_arg() - the optional or required SESSION argument of a verb.
+ * @command: for messages
+ * @argc: arguments, the verb first
+ * @argv: arguments
+ * @required: whether it must be there
+ * @ret: the name, or NULL
+ *
+ * Return: 0, or -EINVAL after printing why.
+ */
+int parse_session_arg(const char *command, int argc, char *argv[], bool required,
+		      const char **ret)
+{
+	*ret = NULL;
+	if (argc > 2) {
+		print_error(command, "unexpected argument '%s'", argv[2]);
+		return -EINVAL;
+	}
+	if (argc == 2 && strcmp(argv[1], "--help") != 0 && strcmp(argv[1], "-h") != 0) {
+		if (!ctl_name_valid(argv[1])) {
+			print_error(command, "invalid session name '%s'", argv[1]);
+			return -EINVAL;
+		}
+		*ret = argv[1];
+	} else if (required || argc == 2) {
+		print_error(command, "usage: ftracectl %s%s", command,
+			    required ? " SESSION" : " [SESSION]");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int exit_code_for_error(int error)
 {
 	switch (error) {
@@ -120,6 +167,22 @@ int ctl_send(int fd, struct ctl_builder *b, int pass_fd)
 	return 0;
 }
 
+static int add_cpu(struct ftraced_cpu_stats **cpus, unsigned *n, const struct ctl_attr *a)
+{
+	struct ftraced_cpu_stats *c;
+
+	if (*n >= 65536)
+		return -EBADMSG;
+	c = realloc(*cpus, (*n + 1) * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*cpus = c;
+	if (ctl_attr_cpu_stats(a, &c[*n]) < 0)
+		return -EBADMSG;
+	(*n)++;
+	return 0;
+}
+
 static int decode_session(struct ctl_attr_iter *it, struct session_info *s, struct ctl_attr *next,
 			  bool *has_next)
 {
@@ -148,6 +211,40 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 		case FTRACED_ATTR_COMPRESSION:
 			r = ctl_attr_u32(&a, &s->compression);
 			break;
+		case FTRACED_ATTR_MODE:
+			r = ctl_attr_u32(&a, &s->mode);
+			break;
+		case FTRACED_ATTR_SEGMENT_SEQ:
+			r = ctl_attr_u32(&a, &s->segment_seq);
+			s->has_segment_seq = true;
+			break;
+		case FTRACED_ATTR_SEGMENTS_KEPT:
+			r = ctl_attr_u32(&a, &s->segments_kept);
+			break;
+		case FTRACED_ATTR_DISK_BYTES:
+			r = ctl_attr_u64(&a, &s->disk_bytes);
+			break;
+		case FTRACED_ATTR_SEGMENT_SIZE:
+			r = ctl_attr_u64(&a, &s->segment_size);
+			break;
+		case FTRACED_ATTR_SEGMENT_TIME_MS:
+			r = ctl_attr_u64(&a, &s->segment_time_ms);
+			break;
+		case FTRACED_ATTR_MAX_TOTAL:
+			r = ctl_attr_u64(&a, &s->max_total);
+			break;
+		case FTRACED_ATTR_MAX_FILES:
+			r = ctl_attr_u32(&a, &s->max_files);
+			break;
+		case FTRACED_ATTR_MAX_AGE_MS:
+			r = ctl_attr_u64(&a, &s->max_age_ms);
+			break;
+		case FTRACED_ATTR_KEEP_FREE:
+			r = ctl_attr_u64(&a, &s->keep_free);
+			break;
+		case FTRACED_ATTR_KEEP_FREE_PERCENT:
+			r = ctl_attr_u32(&a, &s->keep_free_percent);
+			break;
 		case FTRACED_ATTR_SUBBUF_SIZE:
 			r = ctl_attr_u32(&a, &s->subbuf_size);
 			break;
@@ -175,18 +272,12 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 		case FTRACED_ATTR_MESSAGE:
 			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->message);
 			break;
-		case FTRACED_ATTR_CPU: {
-			struct ftraced_cpu_stats *c;
-
-			c = realloc(s->cpus, (s->n_cpus + 1) * sizeof(*c));
-			if (!c)
-				return -ENOMEM;
-			s->cpus = c;
-			r = ctl_attr_cpu_stats(&a, &s->cpus[s->n_cpus]);
-			if (r >= 0)
-				s->n_cpus++;
+		case FTRACED_ATTR_CPU:
+			r = add_cpu(&s->cpus, &s->n_cpus, &a);
 			break;
-		}
+		case FTRACED_ATTR_CPU_SEGMENT:
+			r = add_cpu(&s->cpus_segment, &s->n_cpus_segment, &a);
+			break;
 		default:
 			break; /* newer daemons may add attributes */
 		}
@@ -272,8 +363,10 @@ int ctl_receive(int fd, int timeout_ms, struct reply *ret)
 
 void reply_done(struct reply *r)
 {
-	for (size_t i = 0; i < r->sessions.n; i++)
+	for (size_t i = 0; i < r->sessions.n; i++) {
 		free(r->sessions.items[i].cpus);
+		free(r->sessions.items[i].cpus_segment);
+	}
 	free(r->sessions.items);
 	r->sessions = (struct sessions){};
 }
@@ -314,13 +407,28 @@ int ctl_send_and_receive(int fd, struct ctl_builder *b, int pass_fd, int timeout
  */
 int ctl_call(const struct client_options *o, struct ctl_builder *b, struct reply *ret)
 {
+	return ctl_call_timeout(o, b, REPLY_TIMEOUT_MS, ret);
+}
+
+/**
+ * ctl_call_timeout() - ctl_call() with a given time to wait for the reply.
+ * @o: options
+ * @b: request
+ * @timeout_ms: how long to wait
+ * @ret: the reply
+ *
+ * Return: as ctl_call().
+ */
+int ctl_call_timeout(const struct client_options *o, struct ctl_builder *b, int timeout_ms,
+		     struct reply *ret)
+{
 	_cleanup_close_ int fd = -EBADF;
 	int r;
 
 	r = ctl_connect(o, &fd);
 	if (r < 0)
 		return r;
-	r = ctl_send_and_receive(fd, b, -1, REPLY_TIMEOUT_MS, ret);
+	r = ctl_send_and_receive(fd, b, -1, timeout_ms, ret);
 	if (r == -ECONNRESET)
 		print_error(NULL, "the daemon closed the connection");
 	else if (r < 0)
@@ -334,6 +442,15 @@ uint64_t session_lost(const struct session_info *s)
 
 	for (unsigned i = 0; i < s->n_cpus; i++)
 		n += s->cpus[i].overrun + s->cpus[i].dropped;
+	return n;
+}
+
+uint64_t session_lost_segment(const struct session_info *s)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < s->n_cpus_segment; i++)
+		n += s->cpus_segment[i].overrun + s->cpus_segment[i].dropped;
 	return n;
 }
 
@@ -400,9 +517,23 @@ void print_session_json(const struct session_info *s, const char *indent)
 	json_string(s->state);
 	printf(", \"instance\": ");
 	json_string(s->instance);
-	printf(", \"owner_uid\": %u, \"compression\": \"%s\", \"subbuf_size\": %u",
+	printf(", \"mode\": \"%s\", \"owner_uid\": %u, \"compression\": \"%s\", "
+	       "\"subbuf_size\": %u", s->mode == FTRACED_MODE_CONTINUOUS ? "continuous" : "record",
 	       s->owner, s->compression == FTRACED_COMPRESSION_NONE ? "none" : "zstd",
 	       s->subbuf_size);
+	if (s->mode == FTRACED_MODE_CONTINUOUS) {
+		if (s->has_segment_seq)
+			printf(", \"segment\": %u", s->segment_seq);
+		printf(", \"segments_kept\": %u, \"disk_bytes\": %llu, \"segment_size\": %llu, "
+		       "\"segment_time_ms\": %llu, \"max_total\": %llu, \"max_files\": %u, "
+		       "\"max_age_ms\": %llu, \"keep_free\": %llu, \"keep_free_percent\": %u, "
+		       "\"lost_events_segment\": %llu",
+		       s->segments_kept, (unsigned long long)s->disk_bytes,
+		       (unsigned long long)s->segment_size, (unsigned long long)s->segment_time_ms,
+		       (unsigned long long)s->max_total, s->max_files,
+		       (unsigned long long)s->max_age_ms, (unsigned long long)s->keep_free,
+		       s->keep_free_percent, (unsigned long long)session_lost_segment(s));
+	}
 	printf(", \"events\": [");
 	for (unsigned i = 0; i < s->n_events; i++) {
 		printf(i ? ", " : "");
@@ -464,4 +595,40 @@ int parse_duration_ms(const char *s, uint64_t *ret)
 		}
 	}
 	return -EINVAL;
+}
+
+/**
+ * parse_size() - "4096", "64K", "128M", "2G", "1T" (powers of 1024; "KiB", "MB" also read).
+ * @s: text
+ * @ret: bytes
+ *
+ * Return: 0 or -EINVAL (also on overflow).
+ */
+int parse_size(const char *s, uint64_t *ret)
+{
+	static const char units[] = "KMGT";
+	unsigned long long v;
+	uint64_t mult = 1;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (*end) {
+		const char *u = strchr(units, *end == 'k' ? 'K' : *end);
+
+		if (!u || !*u)
+			return -EINVAL;
+		mult = UINT64_C(1) << (10 * (u - units + 1));
+		end++;
+		if (strcmp(end, "") != 0 && strcmp(end, "B") != 0 && strcmp(end, "iB") != 0)
+			return -EINVAL;
+	}
+	if (v > UINT64_MAX / mult)
+		return -EINVAL;
+	*ret = v * mult;
+	return 0;
 }

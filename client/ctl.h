@@ -28,6 +28,7 @@ struct session_info {
 	char state[FTRACED_NAME_MAX + 1];
 	char instance[FTRACED_NAME_MAX + 1];
 	uint32_t owner;
+	uint32_t mode;
 	uint32_t compression;
 	uint32_t subbuf_size;
 	unsigned n_events;
@@ -37,6 +38,19 @@ struct session_info {
 	uint64_t file_bytes;
 	unsigned n_cpus;
 	struct ftraced_cpu_stats *cpus;
+	unsigned n_cpus_segment;
+	struct ftraced_cpu_stats *cpus_segment; /* continuous: since the open segment began */
+	bool has_segment_seq;
+	uint32_t segment_seq;
+	uint32_t segments_kept;
+	uint64_t disk_bytes;
+	uint64_t segment_size;
+	uint64_t segment_time_ms;
+	uint64_t max_total;
+	uint32_t max_files;
+	uint64_t max_age_ms;
+	uint64_t keep_free;
+	uint32_t keep_free_percent;
 	int error;
 	char message[FTRACED_MESSAGE_MAX + 1];
 };
@@ -60,13 +74,20 @@ int ctl_send_and_receive(int fd, struct ctl_builder *b, int pass_fd, int timeout
 			 struct reply *ret);
 void reply_done(struct reply *r);
 int ctl_call(const struct client_options *o, struct ctl_builder *b, struct reply *ret);
+int ctl_call_timeout(const struct client_options *o, struct ctl_builder *b, int timeout_ms,
+		     struct reply *ret);
 int exit_code_for_error(int error);
+int exit_code_for_call(int error);
+int parse_session_arg(const char *command, int argc, char *argv[], bool required,
+		      const char **ret);
 
 uint64_t session_lost(const struct session_info *s);
+uint64_t session_lost_segment(const struct session_info *s);
 uint64_t session_bytes_raw(const struct session_info *s);
 uint64_t session_bytes_stored(const struct session_info *s);
 
 void print_size(char *buf, size_t n, uint64_t bytes);
 void print_session_json(const struct session_info *s, const char *indent);
 int parse_duration_ms(const char *s, uint64_t *ret);
+int parse_size(const char *s, uint64_t *ret);
 void print_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * ftracectl list, status and stop: what runs, in how much detail, and
- * stopping it by name.
+ * ftracectl list and status: what exists, and in how much detail.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,27 +8,6 @@
 
 #include "client/commands.h"
 #include "client/ctl.h"
-
-static int session_arg(const char *command, int argc, char *argv[], bool required,
-		       const char **ret)
-{
-	*ret = NULL;
-	if (argc > 2) {
-		print_error(command, "unexpected argument '%s'", argv[2]);
-		return -EINVAL;
-	}
-	if (argc == 2) {
-		if (!ctl_name_valid(argv[1])) {
-			print_error(command, "invalid session name '%s'", argv[1]);
-			return -EINVAL;
-		}
-		*ret = argv[1];
-	} else if (required) {
-		print_error(command, "which session? (see 'ftracectl list')");
-		return -EINVAL;
-	}
-	return 0;
-}
 
 static int call_sessions(const struct client_options *o, const char *command, uint16_t type,
 			 const char *session, struct reply *rep)
@@ -42,13 +20,44 @@ static int call_sessions(const struct client_options *o, const char *command, ui
 		ctl_put_string(&b, FTRACED_ATTR_SESSION, session);
 	r = ctl_call(o, &b, rep);
 	if (r < 0)
-		return r == -ECONNREFUSED || r == -ENOENT ? EXIT_NO_DAEMON :
-		       r == -EACCES ? EXIT_DENIED : EXIT_FAILED;
+		return exit_code_for_call(r);
 	if (rep->type == FTRACED_MSG_ERROR) {
 		print_error(command, "%s", rep->message[0] ? rep->message : strerror(-rep->error));
 		return exit_code_for_error(rep->error);
 	}
 	return EXIT_OK;
+}
+
+static void print_limit(const char *what, bool set, const char *value)
+{
+	printf("  %-13s %s\n", what, set ? value : "none");
+}
+
+static void print_continuous(const struct session_info *s)
+{
+	char a[32], b[32];
+
+	print_size(a, sizeof(a), s->disk_bytes);
+	if (s->has_segment_seq)
+		printf("  segment:      %06u open, %u closed on disk (%s)\n", s->segment_seq,
+		       s->segments_kept, a);
+	else
+		printf("  segments:     %u closed on disk (%s)\n", s->segments_kept, a);
+	print_size(a, sizeof(a), s->segment_size);
+	snprintf(b, sizeof(b), "%.1f s", (double)s->segment_time_ms / 1000);
+	printf("  rotate at:    %s%s%s\n", s->segment_size ? a : "",
+	       s->segment_size && s->segment_time_ms ? " or " : "", s->segment_time_ms ? b : "");
+	print_size(a, sizeof(a), s->max_total);
+	print_limit("max total:", s->max_total, a);
+	snprintf(b, sizeof(b), "%u", s->max_files);
+	print_limit("max files:", s->max_files, b);
+	snprintf(b, sizeof(b), "%.0f s", (double)s->max_age_ms / 1000);
+	print_limit("max age:", s->max_age_ms, b);
+	if (s->keep_free_percent)
+		snprintf(b, sizeof(b), "%u%%", s->keep_free_percent);
+	else
+		print_size(b, sizeof(b), s->keep_free);
+	print_limit("keep free:", s->keep_free || s->keep_free_percent, b);
 }
 
 static void print_json(const struct reply *rep)
@@ -67,7 +76,7 @@ int cmd_list(const struct client_options *o, int argc, char *argv[])
 	const char *unused;
 	int r;
 
-	if (session_arg("list", argc, argv, false, &unused) < 0 || unused) {
+	if (parse_session_arg("list", argc, argv, false, &unused) < 0 || unused) {
 		if (unused)
 			print_error("list", "unexpected argument '%s'", unused);
 		return EXIT_USAGE;
@@ -107,7 +116,7 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 	struct reply rep;
 	int r;
 
-	if (session_arg("status", argc, argv, false, &session) < 0)
+	if (parse_session_arg("status", argc, argv, false, &session) < 0)
 		return EXIT_USAGE;
 	r = call_sessions(o, "status", FTRACED_MSG_STATUS, session, &rep);
 	if (r != EXIT_OK)
@@ -140,7 +149,13 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 		print_size(b, sizeof(b), session_bytes_stored(s));
 		printf("  elapsed:      %.1f s\n  captured:     %s (stored %s)\n",
 		       (double)s->elapsed_ms / 1000, a, b);
-		printf("  lost events:  %llu\n", (unsigned long long)session_lost(s));
+		printf("  lost events:  %llu since start", (unsigned long long)session_lost(s));
+		if (s->mode == FTRACED_MODE_CONTINUOUS && s->n_cpus_segment)
+			printf(", %llu in the open segment",
+			       (unsigned long long)session_lost_segment(s));
+		printf("\n");
+		if (s->mode == FTRACED_MODE_CONTINUOUS)
+			print_continuous(s);
 		if (s->error < 0)
 			printf("  error:        %s\n", s->message);
 		printf("  %-4s %12s %12s %8s %10s %10s %10s\n", "CPU", "CAPTURED", "STORED", "CHUNKS",
@@ -156,29 +171,5 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 		}
 	}
 	reply_done(&rep);
-	return EXIT_OK;
-}
-
-int cmd_stop(const struct client_options *o, int argc, char *argv[])
-{
-	static struct ctl_builder b;
-	const char *session;
-	struct reply rep;
-	int r;
-
-	if (session_arg("stop", argc, argv, true, &session) < 0)
-		return EXIT_USAGE;
-	ctl_builder_init(&b, FTRACED_MSG_STOP);
-	ctl_put_string(&b, FTRACED_ATTR_SESSION, session);
-	r = ctl_call(o, &b, &rep);
-	if (r < 0)
-		return r == -ECONNREFUSED || r == -ENOENT ? EXIT_NO_DAEMON : EXIT_FAILED;
-	if (rep.type == FTRACED_MSG_ERROR) {
-		print_error("stop", "%s", rep.message[0] ? rep.message : strerror(-rep.error));
-		return exit_code_for_error(rep.error);
-	}
-	reply_done(&rep);
-	if (o->json)
-		printf("{\"stopped\": \"%s\"}\n", session);
 	return EXIT_OK;
 }

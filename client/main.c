@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * ftracectl: global options, then one subcommand per file (record.c,
- * list.c). Exit codes are in client/ctl.h and ftracectl(1).
+ * create.c, control.c, list.c). Exit codes are in client/ctl.h.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -20,9 +20,12 @@ static void help(void)
 	       "Control the ftraced kernel trace daemon.\n\n"
 	       "Commands:\n"
 	       "  record -e EVENT... -o FILE [-d TIME]   record into a trace-cmd v7 file\n"
+	       "  create NAME -e EVENT... [OPTIONS]       define a continuous session\n"
+	       "  start SESSION                           start capturing\n"
+	       "  stop SESSION                            stop capturing (files are complete on return)\n"
+	       "  destroy SESSION                         stop and forget a session (files stay)\n"
 	       "  list                                    list sessions\n"
-	       "  status [SESSION]                        show sessions in detail\n"
-	       "  stop SESSION                            stop a session\n\n"
+	       "  status [SESSION]                        show sessions in detail\n\n"
 	       "Options:\n"
 	       "  -s, --socket PATH   control socket (default $FTRACED_SOCKET or " DEFAULT_SOCKET ")\n"
 	       "  -j, --json          machine-readable output\n"
@@ -37,9 +40,12 @@ int main(int argc, char *argv[])
 		int (*run)(const struct client_options *o, int argc, char *argv[]);
 	} commands[] = {
 		{ "record", cmd_record },
+		{ "create", cmd_create },
+		{ "start", cmd_start },
+		{ "stop", cmd_stop },
+		{ "destroy", cmd_destroy },
 		{ "list", cmd_list },
 		{ "status", cmd_status },
-		{ "stop", cmd_stop },
 	};
 	static const struct option options[] = {
 		{ "socket", required_argument, NULL, 's' },

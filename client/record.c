@@ -20,8 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client/ctl.h"
+#include "client/capture-options.h"
 #include "client/commands.h"
+#include "client/ctl.h"
 #include "ftraced/macro.h"
 
 #define PROGRESS_INTERVAL_MS 1000
@@ -37,14 +38,8 @@ static void record_help(void)
 {
 	printf("Usage: ftracectl record -e EVENT [-e EVENT...] -o FILE [OPTIONS]\n\n"
 	       "Record kernel events into a trace-cmd v7 file.\n\n"
-	       "  -e, --event EVENT      SYSTEM:EVENT, SYSTEM:* or SYSTEM (repeatable)\n"
+	       CAPTURE_OPTIONS_HELP
 	       "  -o, --output FILE      output file (written as FILE.partial until complete)\n"
-	       "      --filter EXPR      kernel filter applied to every event\n"
-	       "  -b, --buffer-kb KB     ring buffer per CPU in KiB (default 4096)\n"
-	       "      --subbuf-kb N      ring-buffer sub-buffer size in KiB (power of two)\n"
-	       "      --clock NAME       trace clock (default local)\n"
-	       "  -C, --compression ALG  zstd (default) or none\n"
-	       "      --level N          zstd level (default 3)\n"
 	       "  -d, --duration TIME    stop after TIME (e.g. 10s, 500ms, 2m); default: until Ctrl-C\n"
 	       "      --force            overwrite FILE if it exists\n"
 	       "  -q, --quiet            no progress line\n");
@@ -117,16 +112,10 @@ struct record_args {
 
 static int parse_args(int argc, char *argv[], struct record_args *a)
 {
-	enum { ARG_FILTER = 0x100, ARG_SUBBUF, ARG_CLOCK, ARG_LEVEL, ARG_FORCE };
+	enum { ARG_FORCE = _OPT_CAPTURE_END };
 	static const struct option options[] = {
-		{ "event", required_argument, NULL, 'e' },
+		CAPTURE_LONG_OPTIONS,
 		{ "output", required_argument, NULL, 'o' },
-		{ "filter", required_argument, NULL, ARG_FILTER },
-		{ "buffer-kb", required_argument, NULL, 'b' },
-		{ "subbuf-kb", required_argument, NULL, ARG_SUBBUF },
-		{ "clock", required_argument, NULL, ARG_CLOCK },
-		{ "compression", required_argument, NULL, 'C' },
-		{ "level", required_argument, NULL, ARG_LEVEL },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "force", no_argument, NULL, ARG_FORCE },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -134,63 +123,18 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 		{}
 	};
 	uint64_t ms;
-	char *end;
-	long v;
-	int c;
+	int c, r;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:o:b:C:d:qh", options, NULL)) >= 0) {
+	optind = 0; /* 0, not 1: re-initialise getopt fully (main used "+") */
+	while ((c = getopt_long(argc, argv, CAPTURE_SHORT_OPTIONS "o:d:qh", options, NULL)) >= 0) {
+		r = capture_option("record", c, optarg, a->req, &a->has_event);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			continue;
 		switch (c) {
-		case 'e':
-			if (strlen(optarg) > FTRACED_EVENT_SPEC_MAX) {
-				print_error("record", "event '%s' is too long", optarg);
-				return -EINVAL;
-			}
-			ctl_put_string(a->req, FTRACED_ATTR_EVENT, optarg);
-			a->has_event = true;
-			break;
 		case 'o':
 			a->output = optarg;
-			break;
-		case ARG_FILTER:
-			if (strlen(optarg) > FTRACED_FILTER_MAX) {
-				print_error("record", "filter is longer than %u bytes", FTRACED_FILTER_MAX);
-				return -EINVAL;
-			}
-			ctl_put_string(a->req, FTRACED_ATTR_FILTER, optarg);
-			break;
-		case 'b':
-		case ARG_SUBBUF:
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v <= 0 || v > UINT32_MAX / 2) {
-				print_error("record", "invalid size '%s' (KiB, a positive integer)", optarg);
-				return -EINVAL;
-			}
-			ctl_put_u32(a->req, c == 'b' ? FTRACED_ATTR_BUFFER_KB : FTRACED_ATTR_SUBBUF_KB,
-				    (uint32_t)v);
-			break;
-		case ARG_CLOCK:
-			ctl_put_string(a->req, FTRACED_ATTR_CLOCK, optarg);
-			break;
-		case 'C':
-			if (strcmp(optarg, "zstd") == 0)
-				ctl_put_u32(a->req, FTRACED_ATTR_COMPRESSION, FTRACED_COMPRESSION_ZSTD);
-			else if (strcmp(optarg, "none") == 0)
-				ctl_put_u32(a->req, FTRACED_ATTR_COMPRESSION, FTRACED_COMPRESSION_NONE);
-			else {
-				print_error("record", "unknown compression '%s' (zstd or none)", optarg);
-				return -EINVAL;
-			}
-			break;
-		case ARG_LEVEL:
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v < -100 || v > 100) {
-				print_error("record", "invalid zstd level '%s'", optarg);
-				return -EINVAL;
-			}
-			ctl_put_u32(a->req, FTRACED_ATTR_LEVEL, (uint32_t)(int32_t)v);
 			break;
 		case 'd':
 			if (parse_duration_ms(optarg, &ms) < 0) {

@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -51,6 +52,9 @@
 #define EPOLL_BATCH 16
 /* Splices per wake-up before other streams of the CPU get their turn. */
 #define SPLICES_PER_TURN 8
+/* A rotation drains what the kernel holds, but not for ever on a busy CPU. */
+#define ROTATE_SPLICES_MAX 64
+#define ROTATE_READS_MAX 64
 
 struct capture_stream {
 	unsigned cpu;
@@ -357,17 +361,22 @@ static ssize_t read_partial(struct capture_stream *s, uint8_t *buf)
 }
 
 /*
- * After tracing was turned off: splice refuses the partly filled last
- * sub-buffer, read() hands it over (as a whole sub-buffer whose commit
- * field says how much is valid). Then what is pending is compressed.
+ * Splice refuses a partly filled sub-buffer; read() hands it over (as a
+ * whole sub-buffer whose commit field says how much is valid) - after
+ * tracing was turned off, or while it is on (a rotation's cut: the events
+ * read are consumed, later ones stay for the next read). At most @max_reads
+ * sub-buffers, so a busy CPU cannot keep the worker here. Then what is
+ * pending is compressed.
  */
-static int drain_partial_pages(struct capture_worker *w, struct capture_stream *s)
+static int drain_partial_pages(struct capture_worker *w, struct capture_stream *s,
+			       unsigned max_reads)
 {
-	ssize_t k;
+	unsigned reads = 0;
+	ssize_t k = 0;
 	int r;
 
 	if (s->zstd) {
-		for (;;) {
+		while (reads++ < max_reads) {
 			if (s->n_pending + s->subbuf_size > s->batch_bytes) {
 				r = flush_pending(w, s);
 				if (r < 0)
@@ -382,14 +391,14 @@ static int drain_partial_pages(struct capture_worker *w, struct capture_stream *
 		}
 		return k < 0 ? (int)k : flush_pending(w, s);
 	}
-	while ((k = read_partial(s, w->raw)) > 0) {
+	while (reads++ < max_reads && (k = read_partial(s, w->raw)) > 0) {
 		r = loop_write(s->spool_fd, w->raw, s->subbuf_size);
 		if (r < 0)
 			return r;
 		atomic_fetch_add_explicit(&s->bytes_raw, s->subbuf_size, memory_order_relaxed);
 		account_stored(s, s->subbuf_size, 0);
 	}
-	return (int)k;
+	return k < 0 ? (int)k : 0;
 }
 
 /*
@@ -409,16 +418,19 @@ static void stream_fail(struct capture_worker *w, struct capture_stream *s, int 
 }
 
 /*
- * Cuts the stream: what is pending goes to the current spool, then the
- * next spool takes over. A partly filled sub-buffer stays in the kernel and
- * goes to the next segment.
+ * Cuts the stream: what the kernel holds now (it wakes us only when its
+ * buffer is half full, so at a low rate that can be everything since the
+ * last cut) and what is pending go to the current spool, then the next
+ * spool takes over.
  */
 static void stream_rotate(struct capture_worker *w, struct capture_stream *s, int spool_fd)
 {
 	int r;
 
 	if (!s->dead) {
-		r = flush_pending(w, s);
+		r = drain_full_pages(w, s, ROTATE_SPLICES_MAX);
+		if (r >= 0)
+			r = drain_partial_pages(w, s, ROTATE_READS_MAX);
 		if (r < 0)
 			stream_fail(w, s, r);
 	}
@@ -437,7 +449,7 @@ static void stream_finish(struct capture_worker *w, struct capture_stream *s)
 		epoll_ctl(w->epoll_fd, EPOLL_CTL_DEL, s->trace_fd, NULL);
 		r = drain_full_pages(w, s, /* max_turns= */ 0);
 		if (r >= 0)
-			r = drain_partial_pages(w, s);
+			r = drain_partial_pages(w, s, UINT_MAX);
 		if (r < 0)
 			stream_fail(w, s, r);
 	}

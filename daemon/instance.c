@@ -185,6 +185,24 @@ int instance_enable_event(struct instance *i, const struct event_id *e, const ch
 	return 0;
 }
 
+/**
+ * instance_set_buffer_percent() - how full a CPU's buffer gets before readers wake.
+ * @i: instance
+ * @percent: 1..100 (0, "any data", would wake readers for partial sub-buffers,
+ *           which splice refuses: a busy loop)
+ *
+ * Return: 0, -EINVAL, or -errno.
+ */
+int instance_set_buffer_percent(struct instance *i, unsigned percent)
+{
+	char v[8];
+
+	if (percent < 1 || percent > 100)
+		return -EINVAL;
+	snprintf(v, sizeof(v), "%u", percent);
+	return write_file(i, "buffer_percent", v);
+}
+
 int instance_set_tracing(struct instance *i, bool on)
 {
 	if ((on ? tracefs_trace_on(i->tfs) : tracefs_trace_off(i->tfs)) < 0)

@@ -132,7 +132,8 @@ int retention_apply(int dir_fd, const char *prefix, const struct retention_limit
 		n++;
 	}
 	closedir(d);
-	qsort(files, n, sizeof(*files), cmp_name);
+	if (n > 0)
+		qsort(files, n, sizeof(*files), cmp_name);
 
 	if (fstatvfs(dir_fd, &sv) < 0) {
 		free(files);

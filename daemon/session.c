@@ -51,6 +51,8 @@
 #include "daemon/session.h"
 
 #define SESSIONS_DIR "sessions"
+/* sd-event's default accuracy (0) lets a timer fire up to 250 ms late. */
+#define TIMER_ACCURACY_USEC 1000
 
 /* "<name>-YYYYmmddTHHMMSSZ-NNNNNN.dat" and ".<that>.tmp" */
 #define SEGMENT_NAME_MAX (FTRACED_NAME_MAX + 48)
@@ -576,6 +578,22 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		.zstd = s->zstd,
 		.level = s->level,
 	};
+	if (s->mode == FTRACED_MODE_CONTINUOUS && s->segment_size > 0) {
+		/*
+		 * Readers wake when a CPU's buffer is half full: segments could not be
+		 * cut finer than that. Wake about every SEGMENT_SIZE_CHECKS-th of a
+		 * segment per CPU instead.
+		 */
+		uint64_t buffer_bytes = (uint64_t)(req->buffer_kb ?: BUFFER_KB_DEFAULT) * 1024;
+		uint64_t wake = s->segment_size / s->n_cpus / SEGMENT_SIZE_CHECKS;
+		unsigned percent = (unsigned)MIN((uint64_t)50, MAX((uint64_t)1,
+							   wake * 100 / buffer_bytes));
+
+		r = instance_set_buffer_percent(s->instance, percent);
+		if (r < 0)
+			log_warning_errno(r, "Session '%s': cannot set buffer_percent, segments may "
+					  "grow past their size: %m", s->name);
+	}
 	if (s->mode == FTRACED_MODE_CONTINUOUS) {
 		r = open_session_dir(s);
 		if (r < 0) {
@@ -613,7 +631,7 @@ static void arm_segment_timer(struct session *s)
 	if (s->segment_time_ms == 0)
 		return;
 	r = sd_event_add_time_relative(s->env.event, &s->segment_timer, CLOCK_MONOTONIC,
-				       s->segment_time_ms * 1000, 0, on_timer, s);
+				       s->segment_time_ms * 1000, TIMER_ACCURACY_USEC, on_timer, s);
 	if (r < 0)
 		log_error_errno(r, "Session '%s': cannot arm the segment timer: %m", s->name);
 }
@@ -682,7 +700,7 @@ int session_start(struct session *s)
 	}
 	if (s->duration_ms > 0) {
 		r = sd_event_add_time_relative(s->env.event, &s->timer_source, CLOCK_MONOTONIC,
-					       s->duration_ms * 1000, 0, on_timer, s);
+					       s->duration_ms * 1000, TIMER_ACCURACY_USEC, on_timer, s);
 		if (r < 0) {
 			set_error(s, r, "cannot arm the duration timer: %s", strerror(-r));
 			session_stop(s);
@@ -849,9 +867,11 @@ static void poll_closing(struct session *s)
 /* A stream failed while running: stop everything, keep what was captured. */
 static void check_streams(struct session *s)
 {
-	for (unsigned cpu = 0; s->streams[cpu] && cpu < s->n_cpus; cpu++) {
+	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
 		struct capture_counters c;
 
+		if (!s->streams[cpu])
+			continue;
 		capture_stream_counters(s->streams[cpu], &c);
 		if (c.error < 0 && s->cut_short == 0) {
 			s->cut_short = c.error;

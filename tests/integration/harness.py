@@ -19,6 +19,7 @@ import traceback
 FTRACED = os.environ.get("FTRACED", "build/daemon/ftraced")
 FTRACECTL = os.environ.get("FTRACECTL", "build/client/ftracectl")
 LOADGEN = os.environ.get("LOADGEN", "build/bench/ftraced-loadgen")
+COUNTER = os.environ.get("COUNTER", "build/bench/ftraced-count")
 TRACING = "/sys/kernel/tracing"
 SKIP = 77
 
@@ -56,6 +57,7 @@ class Daemon:
         self.proc = None
 
     def start(self):
+        self.instances_before = set(our_instances())
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [FTRACED, "--socket", self.socket, "--state-dir", self.state,
@@ -130,9 +132,20 @@ class Daemon:
             assert os.listdir(spool) == [], "spool files left: %s" % os.listdir(spool)
 
     def cleanup(self):
+        """After a failed test too: stop the daemon, remove what it left in tracefs."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for name in set(our_instances()) - getattr(self, "instances_before", set()):
+            try:
+                os.rmdir(os.path.join(TRACING, "instances", name))
+            except OSError:
+                pass
+        subprocess.run(["umount", "-q", self.state], capture_output=True)
         self.tmp.cleanup()
 
 

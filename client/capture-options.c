@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The capture options shared by `record` and `create`: parsed once, each
+ * turned into its request attribute, with a clear message for a bad value.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/capture-options.h"
+#include "client/ctl.h"
+
+static int parse_long(const char *command, const char *what, const char *arg, long min,
+		      long max, long *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max) {
+		print_error(command, "invalid %s '%s'", what, arg);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+/**
+ * capture_option() - handle one capture option.
+ * @command: for messages
+ * @c: getopt's value
+ * @arg: its argument
+ * @b: the request being built
+ * @has_event: set when an event was given
+ *
+ * Return: 1 if handled, 0 if @c is not a capture option, -EINVAL (printed).
+ */
+int capture_option(const char *command, int c, const char *arg, struct ctl_builder *b,
+		   bool *has_event)
+{
+	long v;
+
+	switch (c) {
+	case 'e':
+		if (strlen(arg) > FTRACED_EVENT_SPEC_MAX) {
+			print_error(command, "event '%s' is too long", arg);
+			return -EINVAL;
+		}
+		ctl_put_string(b, FTRACED_ATTR_EVENT, arg);
+		*has_event = true;
+		return 1;
+	case OPT_FILTER:
+		if (strlen(arg) > FTRACED_FILTER_MAX) {
+			print_error(command, "filter is longer than %u bytes", FTRACED_FILTER_MAX);
+			return -EINVAL;
+		}
+		ctl_put_string(b, FTRACED_ATTR_FILTER, arg);
+		return 1;
+	case 'b':
+	case OPT_SUBBUF:
+		if (parse_long(command, "size (KiB, a positive integer)", arg, 1, INT32_MAX, &v) < 0)
+			return -EINVAL;
+		ctl_put_u32(b, c == 'b' ? FTRACED_ATTR_BUFFER_KB : FTRACED_ATTR_SUBBUF_KB,
+			    (uint32_t)v);
+		return 1;
+	case OPT_CLOCK:
+		if (!ctl_name_valid(arg)) {
+			print_error(command, "invalid clock name '%s'", arg);
+			return -EINVAL;
+		}
+		ctl_put_string(b, FTRACED_ATTR_CLOCK, arg);
+		return 1;
+	case 'C':
+		if (strcmp(arg, "zstd") == 0) {
+			ctl_put_u32(b, FTRACED_ATTR_COMPRESSION, FTRACED_COMPRESSION_ZSTD);
+		} else if (strcmp(arg, "none") == 0) {
+			ctl_put_u32(b, FTRACED_ATTR_COMPRESSION, FTRACED_COMPRESSION_NONE);
+		} else {
+			print_error(command, "unknown compression '%s' (zstd or none)", arg);
+			return -EINVAL;
+		}
+		return 1;
+	case OPT_LEVEL:
+		if (parse_long(command, "zstd level", arg, -100, 100, &v) < 0)
+			return -EINVAL;
+		ctl_put_u32(b, FTRACED_ATTR_LEVEL, (uint32_t)(int32_t)v);
+		return 1;
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ftracectl create: define a named continuous session. It records, once
+ * started, into rotating segments in the daemon's state directory, kept
+ * within a disk budget.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client/capture-options.h"
+#include "client/commands.h"
+#include "client/ctl.h"
+
+static void create_help(void)
+{
+	printf("Usage: ftracectl create NAME [--mode continuous] -e EVENT... [OPTIONS]\n\n"
+	       "Create a continuous session: once started it records into rotating, self-\n"
+	       "contained v7 files (segments) in STATE_DIR/sessions/NAME/, within a budget.\n\n"
+	       CAPTURE_OPTIONS_HELP
+	       "      --mode MODE          continuous (the default)\n"
+	       "      --segment-size SIZE  close a segment at this size (default 128M)\n"
+	       "      --segment-time TIME  close a segment after this long (e.g. 10m)\n"
+	       "      --max-total SIZE     keep at most this much in closed segments\n"
+	       "      --max-files N        keep at most N closed segments\n"
+	       "      --max-age TIME       delete closed segments older than this\n"
+	       "      --keep-free SIZE|N%% leave this much of the file system free\n"
+	       "      --on-segment CMD     run CMD with the file's path after each segment\n"
+	       "\nSIZE takes K, M, G or T (powers of 1024); TIME takes ms, s, m or h.\n");
+}
+
+int cmd_create(const struct client_options *o, int argc, char *argv[])
+{
+	enum {
+		ARG_MODE = _OPT_CAPTURE_END, ARG_SEGMENT_SIZE, ARG_SEGMENT_TIME, ARG_MAX_TOTAL,
+		ARG_MAX_FILES, ARG_MAX_AGE, ARG_KEEP_FREE, ARG_ON_SEGMENT,
+	};
+	static const struct option options[] = {
+		CAPTURE_LONG_OPTIONS,
+		{ "mode", required_argument, NULL, ARG_MODE },
+		{ "segment-size", required_argument, NULL, ARG_SEGMENT_SIZE },
+		{ "segment-time", required_argument, NULL, ARG_SEGMENT_TIME },
+		{ "max-total", required_argument, NULL, ARG_MAX_TOTAL },
+		{ "max-files", required_argument, NULL, ARG_MAX_FILES },
+		{ "max-age", required_argument, NULL, ARG_MAX_AGE },
+		{ "keep-free", required_argument, NULL, ARG_KEEP_FREE },
+		{ "on-segment", required_argument, NULL, ARG_ON_SEGMENT },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	static struct ctl_builder b;
+	bool has_event = false;
+	struct reply rep;
+	uint64_t v;
+	int c, r;
+
+	ctl_builder_init(&b, FTRACED_MSG_CREATE);
+	optind = 0; /* 0, not 1: re-initialise getopt fully (main used "+") */
+	while ((c = getopt_long(argc, argv, CAPTURE_SHORT_OPTIONS "h", options, NULL)) >= 0) {
+		r = capture_option("create", c, optarg, &b, &has_event);
+		if (r < 0)
+			return EXIT_USAGE;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case ARG_MODE:
+			if (strcmp(optarg, "continuous") != 0) {
+				print_error("create", "unknown mode '%s' (continuous)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case ARG_SEGMENT_SIZE:
+		case ARG_MAX_TOTAL:
+			if (parse_size(optarg, &v) < 0 || v == 0) {
+				print_error("create", "invalid size '%s' (e.g. 64M, 2G)", optarg);
+				return EXIT_USAGE;
+			}
+			ctl_put_u64(&b, c == ARG_SEGMENT_SIZE ? FTRACED_ATTR_SEGMENT_SIZE :
+				    FTRACED_ATTR_MAX_TOTAL, v);
+			break;
+		case ARG_SEGMENT_TIME:
+		case ARG_MAX_AGE:
+			if (parse_duration_ms(optarg, &v) < 0) {
+				print_error("create", "invalid duration '%s' (e.g. 30s, 10m, 24h)",
+					    optarg);
+				return EXIT_USAGE;
+			}
+			ctl_put_u64(&b, c == ARG_SEGMENT_TIME ? FTRACED_ATTR_SEGMENT_TIME_MS :
+				    FTRACED_ATTR_MAX_AGE_MS, v);
+			break;
+		case ARG_MAX_FILES:
+			if (parse_size(optarg, &v) < 0 || v == 0 || v > UINT32_MAX) {
+				print_error("create", "invalid number of files '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			ctl_put_u32(&b, FTRACED_ATTR_MAX_FILES, (uint32_t)v);
+			break;
+		case ARG_KEEP_FREE: {
+			size_t n = strlen(optarg);
+
+			if (n > 1 && optarg[n - 1] == '%') {
+				char digits[8];
+
+				if (n > sizeof(digits) || (snprintf(digits, sizeof(digits), "%.*s",
+						(int)(n - 1), optarg), parse_size(digits, &v) < 0) ||
+				    v == 0 || v > 99) {
+					print_error("create", "invalid percentage '%s' (1%%-99%%)", optarg);
+					return EXIT_USAGE;
+				}
+				ctl_put_u32(&b, FTRACED_ATTR_KEEP_FREE_PERCENT, (uint32_t)v);
+			} else if (parse_size(optarg, &v) < 0) {
+				print_error("create", "invalid size '%s' (e.g. 10G or 15%%)", optarg);
+				return EXIT_USAGE;
+			} else {
+				ctl_put_u64(&b, FTRACED_ATTR_KEEP_FREE, v);
+			}
+			break;
+		}
+		case ARG_ON_SEGMENT:
+			if (strlen(optarg) == 0 || strlen(optarg) > FTRACED_COMMAND_MAX) {
+				print_error("create", "--on-segment command is empty or too long");
+				return EXIT_USAGE;
+			}
+			ctl_put_string(&b, FTRACED_ATTR_ON_SEGMENT, optarg);
+			break;
+		case 'h':
+			create_help();
+			return EXIT_OK;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		print_error("create", optind >= argc ? "which name? (ftracectl create NAME ...)" :
+			    "unexpected argument '%s'", argv[optind + 1 < argc ? optind + 1 : 0]);
+		return EXIT_USAGE;
+	}
+	if (!ctl_name_valid(argv[optind])) {
+		print_error("create", "invalid session name '%s' (1-%u of A-Z a-z 0-9 _ -)",
+			    argv[optind], FTRACED_NAME_MAX);
+		return EXIT_USAGE;
+	}
+	if (!has_event) {
+		print_error("create", "no events given; use -e SYSTEM:EVENT (e.g. -e sched)");
+		return EXIT_USAGE;
+	}
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, argv[optind]);
+	ctl_put_u32(&b, FTRACED_ATTR_MODE, FTRACED_MODE_CONTINUOUS);
+	if (b.error) {
+		print_error("create", "too many events or options for one request");
+		return EXIT_USAGE;
+	}
+	r = ctl_call(o, &b, &rep);
+	if (r < 0)
+		return exit_code_for_call(r);
+	if (rep.type == FTRACED_MSG_ERROR) {
+		print_error("create", "%s", rep.message[0] ? rep.message : strerror(-rep.error));
+		return exit_code_for_error(rep.error);
+	}
+	reply_done(&rep);
+	if (o->json)
+		printf("{\"created\": \"%s\"}\n", argv[optind]);
+	return EXIT_OK;
+}

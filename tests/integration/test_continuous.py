@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Continuous sessions through the real daemon on the real kernel: rotation
+by time and by size across many segment boundaries with numbered markers
+(every marker exactly once, in order, each segment readable on its own and
+all of them together by trace-cmd report), retention limits, restart, and
+shutdown while recording."""
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (COUNTER, Daemon, assert_complete_sequences, check_events,  # noqa: E402
+                     event_lines, loadgen, loadgen_result, our_instances, parse_markers,
+                     report, run)
+
+CPUS = list(range(os.cpu_count()))
+
+
+@contextlib.contextmanager
+def daemon():
+    d = Daemon().start()
+    try:
+        yield d
+        d.stop()
+    finally:
+        d.cleanup()
+
+
+def segments(d, name):
+    directory = os.path.join(d.state, "sessions", name)
+    return [os.path.join(directory, f) for f in sorted(os.listdir(directory))
+            if f.endswith(".dat") and not f.startswith(".")]
+
+
+def markers_for(instance, seconds, rate_per_cpu, tag="t"):
+    """Generators in the background; returns a function that waits and gives written counts."""
+    count = int(seconds * rate_per_cpu)
+    procs = {cpu: loadgen("--instance", instance, "--cpu", str(cpu), "--count", str(count),
+                          "--rate", str(rate_per_cpu), "--tag", tag) for cpu in CPUS}
+
+    def finish():
+        written = {}
+        for cpu, p in procs.items():
+            w, failed, _ = loadgen_result(p)
+            assert failed == 0, "CPU %d: %d marker writes failed" % (cpu, failed)
+            written[cpu] = w
+        return written
+    return finish
+
+
+def count(files, tag="t"):
+    out = subprocess.run([COUNTER, "-t", tag] + files, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def check_segments(files, written):
+    """Each segment readable alone; all together: every marker once, in order."""
+    total = 0
+    for f in files:
+        check_events(f)
+        lines = report(f)
+        n = len(event_lines(lines))
+        assert n == count([f])["events"], "%s: report and our reader disagree" % f
+        total += n
+    together = count(files)
+    for cpu, n in written.items():
+        g = together["generators"][str(cpu)]
+        assert (g["distinct"], g["duplicates"], g["max"] + 1, g["in_order"]) == \
+            (n, 0, n, True), "CPU %d across segments: %s (written %d)" % (cpu, g, n)
+    # trace-cmd merges the segments back into one stream just as well.
+    merged = report(files[0], *sum((["-i", f] for f in files[1:]), []))
+    assert_complete_sequences(parse_markers(merged), written)
+    assert total == together["events"]
+
+
+def test_rotation_by_time():
+    with daemon() as d:
+        d.ctl("create", "bytime", "-e", "ftrace:print", "--segment-time", "200ms")
+        d.ctl("start", "bytime")
+        instance = d.ctl_json("status", "bytime")["instance"]
+        written = markers_for(instance, 5.0, 3000)()
+        d.ctl("stop", "bytime")
+        files = segments(d, "bytime")
+        assert len(files) >= 20, "only %d segments" % len(files)
+        check_segments(files, written)
+        d.ctl("destroy", "bytime")
+        assert d.ctl_json("list") == []
+        assert segments(d, "bytime") == files, "destroy must keep the files"
+
+
+def test_rotation_by_size():
+    with daemon() as d:
+        d.ctl("create", "bysize", "-e", "ftrace:print", "-C", "none", "--segment-size", "256K")
+        d.ctl("start", "bysize")
+        instance = d.ctl_json("status", "bysize")["instance"]
+        written = markers_for(instance, 2.0, 60000)()
+        d.ctl("stop", "bysize")
+        files = segments(d, "bysize")
+        assert len(files) >= 20, "only %d segments" % len(files)
+        check_segments(files, written)
+        d.ctl("destroy", "bysize")
+
+
+def test_restart_continues():
+    with daemon() as d:
+        d.ctl("create", "again", "-e", "ftrace:print", "--segment-time", "300ms")
+        written = {cpu: 0 for cpu in CPUS}
+        for round_ in range(2):
+            d.ctl("start", "again")
+            st = d.ctl_json("status", "again")
+            assert st["state"] == "running"
+            r = markers_for(st["instance"], 1.0, 2000, tag="r%d" % round_)()
+            d.ctl("stop", "again")
+            assert d.ctl_json("status", "again")["state"] == "stopped"
+            files = segments(d, "again")
+            for cpu, n in r.items():
+                g = count(files, tag="r%d" % round_)["generators"][str(cpu)]
+                assert (g["distinct"], g["duplicates"], g["in_order"]) == (n, 0, True), g
+                written[cpu] += n
+        names = [os.path.basename(f) for f in segments(d, "again")]
+        seqs = [int(n.rsplit("-", 1)[1].split(".")[0]) for n in names]
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), names
+        d.ctl("destroy", "again")
+
+
+def test_retention_max_files_and_total():
+    with daemon() as d:
+        d.ctl("create", "few", "-e", "sched:sched_switch", "--segment-time", "150ms",
+              "--max-files", "3")
+        d.ctl("start", "few")
+        time.sleep(1.5)
+        d.ctl("stop", "few")
+        files = segments(d, "few")
+        assert len(files) == 3, files
+        st = d.ctl_json("status", "few")
+        assert st["segments_kept"] == 3 and st["max_files"] == 3
+        assert st["disk_bytes"] == sum(os.stat(f).st_blocks * 512 for f in files)
+        seqs = [int(f.rsplit("-", 1)[1].split(".")[0]) for f in files]
+        assert seqs[0] > 1, "the oldest segments should have gone: %s" % files
+        d.ctl("destroy", "few")
+
+        d.ctl("create", "small", "-e", "sched:sched_switch", "--segment-time", "150ms",
+              "--max-total", "3M")
+        d.ctl("start", "small")
+        time.sleep(1.5)
+        d.ctl("stop", "small")
+        files = segments(d, "small")
+        used = sum(os.stat(f).st_blocks * 512 for f in files)
+        assert 0 < used <= 3 * 2 ** 20, "%d bytes in %d files" % (used, len(files))
+        d.ctl("destroy", "small")
+
+
+def test_retention_max_age():
+    with daemon() as d:
+        d.ctl("create", "young", "-e", "sched:sched_switch", "--segment-time", "200ms",
+              "--max-age", "1s")
+        d.ctl("start", "young")
+        time.sleep(2.5)
+        d.ctl("stop", "young")
+        now = time.time()
+        files = segments(d, "young")
+        assert files, "nothing kept"
+        # Retention runs after each close: at the last one, nothing older than 1 s stayed.
+        ages = [now - os.stat(f).st_mtime for f in files]
+        assert max(ages) < 1.0 + 0.5, ages
+        assert len(files) <= 7, files
+        d.ctl("destroy", "young")
+
+
+def test_retention_keep_free():
+    d = Daemon()
+    os.makedirs(d.state)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", d.state],
+                   check=True)
+    try:
+        d.start()
+        d.ctl("create", "roomy", "-e", "sched:sched_switch", "--segment-time", "150ms",
+              "--keep-free", "16M")
+        d.ctl("start", "roomy")
+        time.sleep(2.0)
+        d.ctl("stop", "roomy")
+        sv = os.statvfs(d.state)
+        free = sv.f_bavail * sv.f_frsize
+        assert free >= 16 * 2 ** 20 - 2 * 2 ** 20, "only %d bytes free" % free
+        assert len(segments(d, "roomy")) >= 1
+        d.ctl("destroy", "roomy")
+        d.stop()
+    finally:
+        if d.proc is not None:
+            d.kill()
+        subprocess.run(["umount", d.state])
+        d.cleanup()
+
+
+def test_status_and_errors():
+    with daemon() as d:
+        d.ctl("create", "bg", "-e", "sched", "--segment-size", "1M", "--max-total", "64M")
+        st = d.ctl_json("status", "bg")
+        assert st["mode"] == "continuous" and st["state"] == "created"
+        assert st["instance"] in our_instances()
+        r = d.ctl("create", "bg", "-e", "sched", check=False)
+        assert r.returncode == 1 and "exists already" in r.stderr
+        r = d.ctl("create", "bad/name", "-e", "sched", check=False)
+        assert r.returncode == 2 and "invalid session name" in r.stderr
+        r = d.ctl("create", "x", "-e", "sched", "--segment-size", "1K", check=False)
+        assert r.returncode == 1 and "segment size" in r.stderr
+        r = d.ctl("create", "x", "-e", "sched", "--keep-free", "150%", check=False)
+        assert r.returncode == 2
+        r = d.ctl("stop", "bg", check=False)
+        assert r.returncode == 1 and "already created" in r.stderr
+        d.ctl("start", "bg")
+        r = d.ctl("start", "bg", check=False)
+        assert r.returncode == 1 and "is running" in r.stderr
+        text = d.ctl("status", "bg").stdout
+        assert "segment:" in text and "max total:    64.0 MiB" in text, text
+        st = d.ctl_json("status", "bg")
+        assert st["segment"] == 1 and st["lost_events"] == 0 and st["lost_events_segment"] == 0
+        # Another user in the group may look but not touch (the daemon runs with --group "").
+        r = d.ctl("destroy", "record-1", check=False)
+        assert r.returncode == 1 and "no session" in r.stderr
+        d.ctl("destroy", "bg")
+        assert d.ctl_json("list") == []
+
+
+def test_sigterm_finishes_segments():
+    d = Daemon().start()
+    try:
+        d.ctl("create", "term", "-e", "ftrace:print", "--segment-time", "300ms")
+        d.ctl("start", "term")
+        instance = d.ctl_json("status", "term")["instance"]
+        written = markers_for(instance, 1.0, 2000)()
+        d.proc.send_signal(signal.SIGTERM)
+        assert d.proc.wait(timeout=60) == 0, d.log()
+        d.proc = None
+        files = segments(d, "term")
+        check_segments(files, written)
+        assert instance not in our_instances()
+    finally:
+        d.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(run([
+        test_rotation_by_time,
+        test_rotation_by_size,
+        test_restart_continues,
+        test_retention_max_files_and_total,
+        test_retention_max_age,
+        test_retention_keep_free,
+        test_status_and_errors,
+        test_sigterm_finishes_segments,
+    ]))
