@@ -45,5 +45,9 @@
 /* Bytes one splice() may move: the pipe is grown to this when the kernel lets us. */
 #define CAPTURE_PIPE_BYTES        (1024u * 1024u)
 
+/* --on-segment commands running at once, and how long each may take. */
+#define RUNNER_MAX                16u
+#define ON_SEGMENT_TIMEOUT_USEC   (UINT64_C(60) * 1000 * 1000)
+
 /* Metadata files read from tracefs and /proc: refuse anything larger. */
 #define METADATA_FILE_MAX         (64u * 1024u * 1024u)

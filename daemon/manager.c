@@ -31,6 +31,7 @@
 #include "daemon/log.h"
 #include "daemon/manager.h"
 #include "daemon/metadata.h"
+#include "daemon/runner.h"
 #include "daemon/session.h"
 #include "daemon/spool.h"
 
@@ -521,6 +522,7 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGCHLD); /* sd-event child sources (on-segment commands) */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	r = sd_event_add_signal(m->event, NULL, SIGTERM, on_signal, m);
@@ -576,6 +578,7 @@ struct manager *manager_free(struct manager *m)
 	for (size_t i = 0; i < SESSION_MAX; i++)
 		m->slots[i].session = session_free(m->slots[i].session);
 	m->pool = capture_pool_free(m->pool);
+	runner_kill_all();
 	sd_event_unref(m->event);
 	safe_close(m->state_dir_fd);
 	safe_close(m->lock_fd);

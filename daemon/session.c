@@ -47,6 +47,7 @@
 #include "daemon/log.h"
 #include "daemon/metadata.h"
 #include "daemon/retention.h"
+#include "daemon/runner.h"
 #include "daemon/segment.h"
 #include "daemon/session.h"
 
@@ -82,6 +83,7 @@ struct session {
 	uint64_t segment_size;
 	uint64_t segment_time_ms;
 	struct retention_limits retention;
+	char *on_segment;
 
 	struct instance *instance;
 	struct instance_meta imeta;
@@ -207,6 +209,7 @@ struct session *session_free(struct session *s)
 	instance_meta_done(&s->imeta);
 	event_list_done(&s->events);
 	free(s->specs);
+	free(s->on_segment);
 	safe_close(s->out_fd);
 	safe_close(s->dir_fd);
 	safe_close(s->event_fd);
@@ -516,6 +519,28 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 			.keep_free = req->keep_free,
 			.keep_free_percent = req->keep_free_percent,
 		};
+		if (ctl_request_has(req, FTRACED_ATTR_ON_SEGMENT)) {
+			char *argv[COMMAND_ARGS_MAX + 1];
+			char words[FTRACED_COMMAND_MAX + 1];
+
+			/* It runs as the daemon's user: only root may choose it. */
+			if (owner != 0) {
+				snprintf(error, n_error, "only root may set --on-segment");
+				return -EPERM;
+			}
+			r = command_split(req->on_segment, words, sizeof(words), argv,
+					  ELEMENTSOF(argv));
+			if (r < 0 || argv[0][0] != '/') {
+				snprintf(error, n_error, "--on-segment needs a program with a full "
+					 "path, then its arguments (quotes allowed, no shell)");
+				return -EINVAL;
+			}
+			s->on_segment = strdup(req->on_segment);
+			if (!s->on_segment) {
+				snprintf(error, n_error, "out of memory");
+				return -ENOMEM;
+			}
+		}
 	} else if (s->mode != FTRACED_MODE_RECORD) {
 		snprintf(error, n_error, "this mode is not supported yet");
 		return -EOPNOTSUPP;
@@ -808,6 +833,22 @@ static void close_segment(struct session *s, struct segment *seg)
 	s->n_closing++;
 }
 
+/* The absolute path of a file in the session's directory, for the on-segment command. */
+static int segment_path(struct session *s, const char *name, char *buf, size_t n)
+{
+	char link[64];
+	ssize_t k;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", s->dir_fd);
+	k = readlink(link, buf, n - 1);
+	if (k < 0)
+		return negative_errno();
+	buf[k] = '\0';
+	if ((size_t)snprintf(buf + k, n - (size_t)k, "/%s", name) >= n - (size_t)k)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 /* A segment is on disk (or failed): put it in place and let retention run. */
 static void segment_written(struct session *s, struct closing *c, int result, uint64_t bytes)
 {
@@ -843,6 +884,17 @@ static void segment_written(struct session *s, struct closing *c, int result, ui
 	}
 	log_info("Session '%s': segment '%s' complete (%" PRIu64 " bytes)", s->name, c->final_name,
 		 bytes);
+	if (s->on_segment) {
+		char path[PATH_MAX];
+		int r;
+
+		r = segment_path(s, c->final_name, path, sizeof(path));
+		if (r >= 0)
+			r = runner_spawn(s->env.event, s->on_segment, path, ON_SEGMENT_TIMEOUT_USEC);
+		if (r < 0)
+			log_warning_errno(r, "Session '%s': cannot run the on-segment command for "
+					  "'%s', ignoring: %m", s->name, c->final_name);
+	}
 	run_retention(s);
 }
 

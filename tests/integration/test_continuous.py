@@ -229,6 +229,34 @@ def test_status_and_errors():
         assert d.ctl_json("list") == []
 
 
+def test_on_segment_command():
+    with daemon() as d:
+        hook = os.path.join(d.dir, "hook.sh")
+        seen = os.path.join(d.dir, "seen.txt")
+        with open(hook, "w") as f:
+            f.write('#!/bin/sh\necho "$1 $2" >> %s\n' % seen)
+        os.chmod(hook, 0o755)
+        d.ctl("create", "hooked", "-e", "sched:sched_switch", "--segment-time", "200ms",
+              "--on-segment", "%s 'first arg'" % hook)
+        d.ctl("start", "hooked")
+        time.sleep(1.0)
+        d.ctl("stop", "hooked")
+        files = segments(d, "hooked")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            lines = open(seen).read().splitlines() if os.path.exists(seen) else []
+            if len(lines) >= len(files):
+                break
+            time.sleep(0.05)
+        assert sorted(lines) == sorted("first arg " + f for f in files), (lines, files)
+        d.ctl("destroy", "hooked")
+        # Relative programs and unterminated quotes are refused at create.
+        r = d.ctl("create", "h2", "-e", "sched", "--on-segment", "hook.sh", check=False)
+        assert r.returncode == 1 and "full path" in r.stderr, r.stderr
+        r = d.ctl("create", "h2", "-e", "sched", "--on-segment", "/bin/x 'a", check=False)
+        assert r.returncode == 1 and "full path" in r.stderr, r.stderr
+
+
 def test_sigterm_finishes_segments():
     d = Daemon().start()
     try:
@@ -255,5 +283,6 @@ if __name__ == "__main__":
         test_retention_max_age,
         test_retention_keep_free,
         test_status_and_errors,
+        test_on_segment_command,
         test_sigterm_finishes_segments,
     ]))

@@ -251,6 +251,10 @@ def test_peer_credentials_checked_by_the_daemon():
                   user=65534, gid=nogroup)
         assert os.stat(out).st_uid == 65534
         check_events(out)
+        # The command would run as the daemon's user: members may not choose one.
+        r = d.ctl("create", "hook", "-e", "sched", "--on-segment", "/bin/true", check=False,
+                  user=65534, gid=nogroup)
+        assert r.returncode == 4 and "only root may set --on-segment" in r.stderr, r.stderr
         d.stop()
     finally:
         d.cleanup()
