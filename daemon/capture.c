@@ -301,13 +301,21 @@ static int store_from_pipe(struct capture_worker *w, struct capture_stream *s, s
 	for (size_t left = n; left > 0;) {
 		ssize_t k = splice(s->pipe_fd[0], NULL, s->spool_fd, NULL, left, SPLICE_F_MOVE);
 
-		if (k < 0) {
-			if (errno == EINTR)
+		if (k <= 0) {
+			size_t whole;
+
+			if (k < 0 && errno == EINTR)
 				continue;
-			return -errno;
+			r = k < 0 ? -errno : -EIO;
+			/*
+			 * A full disk can stop us half-way: the whole sub-buffers that
+			 * made it are good data; a torn one past them is never copied.
+			 */
+			whole = (n - left) / s->subbuf_size * s->subbuf_size;
+			atomic_fetch_add_explicit(&s->bytes_raw, whole, memory_order_relaxed);
+			account_stored(s, whole, 0);
+			return r;
 		}
-		if (k == 0)
-			return -EIO;
 		left -= (size_t)k;
 	}
 	atomic_fetch_add_explicit(&s->bytes_raw, n, memory_order_relaxed);
