@@ -25,7 +25,8 @@ static void help(void)
 	       "  stop SESSION                            stop capturing (files are complete on return)\n"
 	       "  destroy SESSION                         stop and forget a session (files stay)\n"
 	       "  list                                    list sessions\n"
-	       "  status [SESSION]                        show sessions in detail\n\n"
+	       "  status [SESSION]                        show sessions in detail\n"
+	       "  recover STATE_DIR                       rebuild files a crash left unfinished\n\n"
 	       "Options:\n"
 	       "  -s, --socket PATH   control socket (default $FTRACED_SOCKET or " DEFAULT_SOCKET ")\n"
 	       "  -j, --json          machine-readable output\n"
@@ -46,6 +47,7 @@ int main(int argc, char *argv[])
 		{ "destroy", cmd_destroy },
 		{ "list", cmd_list },
 		{ "status", cmd_status },
+		{ "recover", cmd_recover },
 	};
 	static const struct option options[] = {
 		{ "socket", required_argument, NULL, 's' },

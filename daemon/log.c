@@ -23,6 +23,13 @@
 #define RATELIMIT_BURST 20
 
 static int max_level = LOG_INFO;
+static bool syslog_prefix = true;
+
+/* The "<N>" prefix is for journald; tools run by hand (ftracectl) turn it off. */
+void log_set_syslog_prefix(bool on)
+{
+	syslog_prefix = on;
+}
 
 void log_set_max_level(int level)
 {
@@ -73,7 +80,7 @@ int log_internalv(int level, int error, const char *format, va_list ap)
 
 	if (error != 0)
 		errno = -error;
-	n = snprintf(line, sizeof(line), "<%d>", level);
+	n = syslog_prefix ? snprintf(line, sizeof(line), "<%d>", level) : 0;
 	n += vsnprintf(line + n, sizeof(line) - (size_t)n, format, ap);
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;

@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <syslog.h>
 
 #include "ftraced/macro.h"
 
 void log_set_max_level(int level);
+void log_set_syslog_prefix(bool on);
 int log_get_max_level(void);
 int log_parse_level(const char *s);
 

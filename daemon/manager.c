@@ -31,6 +31,7 @@
 #include "daemon/log.h"
 #include "daemon/manager.h"
 #include "daemon/metadata.h"
+#include "daemon/recovery.h"
 #include "daemon/runner.h"
 #include "daemon/session.h"
 #include "daemon/spool.h"
@@ -535,6 +536,21 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	if (r < 0)
 		return r;
 
+	/*
+	 * Spools of captures a crash interrupted become files first (draining
+	 * what their orphaned instances still hold), then the orphans go.
+	 */
+	{
+		char prefix[32];
+		unsigned n, failed;
+
+		snprintf(prefix, sizeof(prefix), "ftraced-%08" PRIx32 "-", m->instance_tag);
+		r = recovery_recover_all(m->state_dir_fd, prefix, &n, &failed);
+		if (r < 0)
+			log_warning_errno(r, "Recovering interrupted captures failed, ignoring: %m");
+		else if (n > 0)
+			log_notice("Recovered %u interrupted capture(s)", n);
+	}
 	r = instance_remove_orphans(m->instance_tag);
 	if (r < 0)
 		log_warning_errno(r, "Looking for orphaned instances failed, ignoring: %m");

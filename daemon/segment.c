@@ -29,6 +29,7 @@
 #include "daemon/instance.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
+#include "daemon/recovery.h"
 #include "daemon/segment.h"
 #include "daemon/spool.h"
 #include "daemon/v7-writer.h"
@@ -44,6 +45,7 @@ struct segment_cpu {
 struct segment {
 	struct segment_env env;
 	uint32_t seq;
+	char *target;
 	uint64_t trace_id;
 	uint64_t start_realtime_usec;
 	struct spool spool;
@@ -70,14 +72,16 @@ static uint64_t random_id(void)
 }
 
 /**
- * segment_new() - open a segment: a fresh trace id and empty spools.
+ * segment_new() - open a segment: a fresh trace id, empty spools and a recipe.
  * @env: the session's shared parts
  * @seq: the segment's number within its session
+ * @target: where its file goes, relative to the state directory (for recovery)
  * @ret: the segment
  *
  * Return: 0 or -errno; nothing is left behind on failure.
  */
-int segment_new(const struct segment_env *env, uint32_t seq, struct segment **ret)
+int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
+		struct segment **ret)
 {
 	struct segment *s;
 	struct timespec ts;
@@ -98,14 +102,39 @@ int segment_new(const struct segment_env *env, uint32_t seq, struct segment **re
 		free(s);
 		return -ENOMEM;
 	}
+	s->target = strdup(target);
+	if (!s->target) {
+		free(s->cpus);
+		free(s);
+		return -ENOMEM;
+	}
 	r = spool_create(&s->spool, env->state_dir_fd, s->trace_id, env->n_cpus);
 	if (r < 0) {
+		free(s->target);
 		free(s->cpus);
 		free(s);
 		return r;
 	}
+	r = recovery_write_recipe(s->spool.dir_fd, &(struct recipe){
+		.target = target,
+		.instance = env->instance_name,
+		.zstd = env->zstd,
+		.level = env->level,
+		.n_cpus = env->n_cpus,
+		.events = env->events,
+		.imeta = env->imeta,
+	});
+	if (r < 0) {
+		segment_free(s);
+		return r;
+	}
 	*ret = s;
 	return 0;
+}
+
+const char *segment_target(const struct segment *s)
+{
+	return s->target;
 }
 
 /**
@@ -127,6 +156,7 @@ struct segment *segment_free(struct segment *s)
 	for (unsigned cpu = 0; s->cpus && cpu < s->env.n_cpus; cpu++)
 		free(s->cpus[cpu].cpustat);
 	free(s->cpus);
+	free(s->target);
 	safe_close(s->out_fd);
 	free(s);
 	return NULL;

@@ -17,16 +17,19 @@ struct segment_env {
 	int notify_fd; /* eventfd, incremented when an assembly finishes */
 	const struct instance_meta *imeta;
 	const struct event_list *events;
+	const char *instance_name;
 	unsigned n_cpus;
 	bool zstd;
 	int level;
 };
 
-int segment_new(const struct segment_env *env, uint32_t seq, struct segment **ret);
+int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
+		struct segment **ret);
 struct segment *segment_free(struct segment *s);
 DEFINE_CLEANUP(struct segment *, segment_free)
 
 uint32_t segment_seq(const struct segment *s);
+const char *segment_target(const struct segment *s);
 uint64_t segment_start_realtime_usec(const struct segment *s);
 int segment_spool_fd(const struct segment *s, unsigned cpu);
 void segment_set_start(struct segment *s, unsigned cpu, const struct cpu_counters *c);

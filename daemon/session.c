@@ -599,6 +599,7 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		.notify_fd = s->event_fd,
 		.imeta = &s->imeta,
 		.events = &s->events,
+		.instance_name = instance_name(s->instance),
 		.n_cpus = s->n_cpus,
 		.zstd = s->zstd,
 		.level = s->level,
@@ -661,9 +662,30 @@ static void arm_segment_timer(struct session *s)
 		log_error_errno(r, "Session '%s': cannot arm the segment timer: %m", s->name);
 }
 
+/*
+ * Opens the next segment, naming its file now (the recipe needs it):
+ * continuous: sessions/<name>/<name>-<UTC start, ms>-<seq>.dat, which ls sorts
+ * in time order; a record's only goes to recovered/ if the daemon dies.
+ */
 static int open_segment(struct session *s, struct segment **ret)
 {
-	return segment_new(&s->segment_env, s->next_seq++, ret);
+	char stamp[32], target[SEGMENT_NAME_MAX + sizeof(SESSIONS_DIR) + FTRACED_NAME_MAX + 8];
+	uint32_t seq = s->next_seq++;
+	struct timespec now;
+	struct tm tm;
+	size_t n;
+
+	/* Milliseconds: a restarted daemon starts at seq 1 again and must not reuse a name. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	n = strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	snprintf(stamp + n, sizeof(stamp) - n, ".%03ldZ", now.tv_nsec / 1000000);
+	if (s->mode == FTRACED_MODE_CONTINUOUS)
+		snprintf(target, sizeof(target), SESSIONS_DIR "/%s/%s-%s-%06" PRIu32 ".dat", s->name,
+			 s->name, stamp, seq);
+	else
+		snprintf(target, sizeof(target), "recovered/%s-%s.dat", s->name, stamp);
+	return segment_new(&s->segment_env, seq, target, ret);
 }
 
 /**
@@ -789,9 +811,6 @@ void session_destroy(struct session *s)
 static void close_segment(struct session *s, struct segment *seg)
 {
 	struct closing *c, *grown;
-	time_t start = (time_t)(segment_start_realtime_usec(seg) / 1000000u);
-	char stamp[20];
-	struct tm tm;
 	int fd, r;
 
 	grown = realloc(s->closing, (s->n_closing + 1) * sizeof(*grown));
@@ -806,10 +825,9 @@ static void close_segment(struct session *s, struct segment *seg)
 	if (s->mode == FTRACED_MODE_RECORD) {
 		fd = TAKE_FD(s->out_fd);
 	} else {
-		gmtime_r(&start, &tm);
-		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-		snprintf(c->final_name, sizeof(c->final_name), "%s-%s-%06" PRIu32 ".dat", s->name,
-			 stamp, segment_seq(seg));
+		const char *target = segment_target(seg), *slash = strrchr(target, '/');
+
+		snprintf(c->final_name, sizeof(c->final_name), "%s", slash ? slash + 1 : target);
 		snprintf(c->tmp_name, sizeof(c->tmp_name), ".%s.tmp", c->final_name);
 		fd = openat(s->dir_fd, c->tmp_name,
 			    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);

@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,16 +101,21 @@ void spool_remove(struct spool *s)
 {
 	char name[64];
 
-	for (unsigned cpu = 0; s->fds && cpu < s->n_cpus; cpu++) {
+	for (unsigned cpu = 0; s->fds && cpu < s->n_cpus; cpu++)
 		s->fds[cpu] = safe_close(s->fds[cpu]);
-		snprintf(name, sizeof(name), "cpu%u", cpu);
-		if (s->dir_fd >= 0)
-			unlinkat(s->dir_fd, name, 0);
-	}
 	free(s->fds);
 	s->fds = NULL;
 	s->n_cpus = 0;
 	if (s->dir_fd >= 0) {
+		/* The CPU files and the recovery recipe (recovery.c): everything in it. */
+		DIR *d = fdopendir(dup(s->dir_fd));
+		struct dirent *de;
+
+		while (d && (de = readdir(d)))
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+				unlinkat(s->dir_fd, de->d_name, 0);
+		if (d)
+			closedir(d);
 		s->dir_fd = safe_close(s->dir_fd);
 		dir_name(name, sizeof(name), s->trace_id);
 		if (unlinkat(s->state_dir_fd, name, AT_REMOVEDIR) < 0)

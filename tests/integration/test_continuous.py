@@ -257,6 +257,51 @@ def test_on_segment_command():
         assert r.returncode == 1 and "full path" in r.stderr, r.stderr
 
 
+def test_kill9_loop_recovers_everything():
+    """20 SIGKILLs at random moments: every marker ends up in a file, once and in order."""
+    import random
+    rng = random.Random(1234)
+    first = Daemon()
+    state = first.state
+    killed = []  # cleaned up at the end: cleanup would remove the orphans recovery drains
+    try:
+        for i in range(20):
+            d = first if i == 0 else Daemon(state=state)
+            t0 = time.monotonic()
+            d.start()
+            started = time.monotonic() - t0
+            assert started < 1.0, "restart took %.2f s" % started
+            if i > 0:
+                d.ctl("destroy", "k", check=False)
+            d.ctl("create", "k", "-e", "ftrace:print", "--segment-time", "150ms")
+            d.ctl("start", "k")
+            instance = d.ctl_json("status", "k")["instance"]
+            finish = markers_for(instance, 0.6, 5000, tag="k%d" % i)
+            time.sleep(rng.uniform(0.05, 0.7))
+            d.kill()
+            written = finish()
+            if d is not first:
+                killed.append(d)
+            # The next start recovers this round; check it then.
+            d = Daemon(state=state).start()
+            files = sorted(f for f in segments(d, "k"))
+            got = count(files, tag="k%d" % i)["generators"]
+            for cpu, n in written.items():
+                g = got[str(cpu)]
+                assert (g["distinct"], g["duplicates"], g["max"] + 1, g["in_order"]) == \
+                    (n, 0, n, True), "round %d CPU %d: %s, written %d" % (i, cpu, g, n)
+            assert instance not in our_instances()
+            assert os.listdir(os.path.join(state, "spool")) == []
+            d.stop()
+            d.cleanup()
+        for f in segments(first, "k"):
+            check_events(f)
+    finally:
+        for d in killed:
+            d.cleanup()
+        first.cleanup()
+
+
 def test_sigterm_finishes_segments():
     d = Daemon().start()
     try:
@@ -284,5 +329,6 @@ if __name__ == "__main__":
         test_retention_keep_free,
         test_status_and_errors,
         test_on_segment_command,
+        test_kill9_loop_recovers_everything,
         test_sigterm_finishes_segments,
     ]))

@@ -315,17 +315,19 @@ def test_daemons_leave_each_other_alone():
         check_markers_file(out, written)
 
 
-def test_crash_orphan_removed_on_restart():
+def test_crash_recovered_on_restart():
     first = Daemon().start()
     try:
-        rec = first.record_background("-e", "sched", "-o", os.path.join(first.dir, "x.dat"))
+        rec = first.record_background("-e", "ftrace:print", "-o", os.path.join(first.dir, "x.dat"))
         session = first.wait_running()
+        before = markers(session["instance"], CPUS, 5000)
         first.kill()
         rec.communicate(timeout=30)
         assert rec.returncode != 0
         assert session["instance"] in our_instances(), "instance vanished with the daemon"
+        # Written after the crash: still in the orphaned instance's ring buffers.
+        after = markers(session["instance"], CPUS, 1000, tag="late")
 
-        # The state directory is locked while a daemon uses it.
         second = Daemon(state=first.state).start()
         p = subprocess.run([FTRACED, "--socket", os.path.join(first.dir, "other"),
                             "--state-dir", first.state], capture_output=True, text=True,
@@ -333,16 +335,43 @@ def test_crash_orphan_removed_on_restart():
         assert p.returncode == 1 and "Another ftraced uses state directory" in p.stderr, \
             p.stderr
         assert session["instance"] not in our_instances(), "orphan not removed at restart"
-        assert "Removed orphaned instance '%s'" % session["instance"] in second.log()
-        # What was captured before the crash is kept, not deleted.
-        spool = os.path.join(first.state, "spool")
-        stale = os.listdir(spool)
-        assert len(stale) == 1 and "Keeping spool 'spool/%s'" % stale[0] in second.log()
-        shutil.rmtree(os.path.join(spool, stale[0]))
+        recovered = os.path.join(first.state, "recovered")
+        files = os.listdir(recovered)
+        assert len(files) == 1 and files[0].endswith("-recovered.dat"), files
+        path = os.path.join(recovered, files[0])
+        check_events(path)
+        lines = report(path)
+        assert_complete_sequences(parse_markers(lines), before)
+        assert_complete_sequences(parse_markers(lines, tag="late"), after)
+        assert "Recovered '" in second.log() and "drained and removed" in second.log()
+        assert os.listdir(os.path.join(first.state, "spool")) == []
         second.stop()
         second.cleanup()
     finally:
         first.cleanup()
+
+
+def test_recover_by_hand():
+    d = Daemon().start()
+    try:
+        rec = d.record_background("-e", "ftrace:print", "-o", os.path.join(d.dir, "x.dat"))
+        session = d.wait_running()
+        written = markers(session["instance"], CPUS, 3000)
+        d.kill()
+        rec.communicate(timeout=30)
+        r = subprocess.run([FTRACECTL, "recover", d.state], capture_output=True, text=True)
+        assert r.returncode == 0 and "1 capture(s) recovered" in r.stdout, r.stdout + r.stderr
+        recovered = os.path.join(d.state, "recovered")
+        (name,) = os.listdir(recovered)
+        check_markers_file(os.path.join(recovered, name), written)
+        assert session["instance"] not in our_instances()
+        # While a daemon runs on the directory, recover leaves it alone.
+        d.start()
+        r = subprocess.run([FTRACECTL, "recover", d.state], capture_output=True, text=True)
+        assert r.returncode == 1 and "ftraced is running" in r.stderr, r.stderr
+        d.stop()
+    finally:
+        d.cleanup()
 
 
 if __name__ == "__main__":
@@ -360,5 +389,6 @@ if __name__ == "__main__":
         test_peer_credentials_checked_by_the_daemon,
         test_spool_full_keeps_what_was_captured,
         test_daemons_leave_each_other_alone,
-        test_crash_orphan_removed_on_restart,
+        test_crash_recovered_on_restart,
+        test_recover_by_hand,
     ]))

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct event_list;
+struct instance_meta;
+
+/* What a spool needs besides its data to become a file again. */
+struct recipe {
+	const char *target;   /* path of the file, relative to the state directory */
+	const char *instance; /* the tracefs instance capturing into it */
+	bool zstd;
+	int level;
+	unsigned n_cpus;
+	const struct event_list *events;
+	const struct instance_meta *imeta;
+};
+
+int recovery_write_recipe(int spool_dir_fd, const struct recipe *r);
+int recovery_recover_all(int state_dir_fd, const char *instance_prefix, unsigned *ret_files,
+			 unsigned *ret_failed);
