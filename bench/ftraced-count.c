@@ -136,7 +136,7 @@ static int count_file(struct counter *c, const char *path)
 		fprintf(stderr, "ftraced-count: %s: %m\n", path);
 		return -errno;
 	}
-	err = v7_reader_open(fd, &r);
+	err = v7_reader_open(fd, &r, NULL, 0);
 	if (err < 0) {
 		fprintf(stderr, "ftraced-count: %s: not a readable v7 file: %s\n", path,
 			strerror(-err));

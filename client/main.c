@@ -26,7 +26,9 @@ static void help(void)
 	       "  destroy SESSION                         stop and forget a session (files stay)\n"
 	       "  list                                    list sessions\n"
 	       "  status [SESSION]                        show sessions in detail\n"
-	       "  recover STATE_DIR                       rebuild files a crash left unfinished\n\n"
+	       "  recover STATE_DIR                       rebuild files a crash left unfinished\n"
+	       "  info FILE                               what a v7 file holds (offline)\n"
+	       "  verify FILE                             check a v7 file, name the first problem\n\n"
 	       "Options:\n"
 	       "  -s, --socket PATH   control socket (default $FTRACED_SOCKET or " DEFAULT_SOCKET ")\n"
 	       "  -j, --json          machine-readable output\n"
@@ -48,6 +50,8 @@ int main(int argc, char *argv[])
 		{ "list", cmd_list },
 		{ "status", cmd_status },
 		{ "recover", cmd_recover },
+		{ "info", cmd_info },
+		{ "verify", cmd_verify },
 	};
 	static const struct option options[] = {
 		{ "socket", required_argument, NULL, 's' },

@@ -49,5 +49,14 @@
 #define RUNNER_MAX                16u
 #define ON_SEGMENT_TIMEOUT_USEC   (UINT64_C(60) * 1000 * 1000)
 
+/*
+ * Every spool file starts with a header: u32 magic "FTSP", u32 version 1,
+ * u64 the kernel's "read events" counter of that CPU when the spool began
+ * receiving data (UINT64_MAX: unknown). Recovery uses it to tell whether
+ * anything was lost in flight. The data follows at SPOOL_HDR_SIZE.
+ */
+#define SPOOL_HDR_SIZE            16u
+#define SPOOL_MAGIC               UINT32_C(0x50535446) /* "FTSP" in file order */
+
 /* Metadata files read from tracefs and /proc: refuse anything larger. */
 #define METADATA_FILE_MAX         (64u * 1024u * 1024u)

@@ -59,6 +59,7 @@
 struct capture_stream {
 	unsigned cpu;
 	int trace_fd;
+	int stats_fd;
 	int pipe_fd[2];
 	size_t pipe_size;
 	int spool_fd;
@@ -137,11 +138,13 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		safe_close(c->trace_fd);
+		safe_close(c->stats_fd);
 		return -ENOMEM;
 	}
 	*s = (struct capture_stream){
 		.cpu = c->cpu,
 		.trace_fd = c->trace_fd,
+		.stats_fd = c->stats_fd,
 		.pipe_fd = { -EBADF, -EBADF },
 		.spool_fd = c->spool_fd,
 		.notify_fd = c->notify_fd,
@@ -194,6 +197,7 @@ struct capture_stream *capture_stream_free(struct capture_stream *s)
 	if (!s)
 		return NULL;
 	safe_close(s->trace_fd);
+	safe_close(s->stats_fd);
 	close_pair(s->pipe_fd);
 	free(s->pending);
 	free(s);
@@ -409,6 +413,45 @@ static int drain_partial_pages(struct capture_worker *w, struct capture_stream *
 	return k < 0 ? (int)k : 0;
 }
 
+/* The kernel's count of events handed to readers on this CPU so far. */
+static uint64_t read_events(struct capture_stream *s)
+{
+	char buf[1024];
+	const char *p;
+	ssize_t n;
+
+	if (s->stats_fd < 0)
+		return UINT64_MAX;
+	n = pread(s->stats_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return UINT64_MAX;
+	buf[n] = '\0';
+	p = strstr(buf, "read events:");
+	return p ? strtoull(p + strlen("read events:"), NULL, 10) : UINT64_MAX;
+}
+
+/*
+ * A spool begins with its header: what the kernel had handed out on this
+ * CPU before this spool took over. Called by the worker at the exact cut,
+ * so everything consumed later is in this spool (unless lost in flight,
+ * which is what recovery checks with it).
+ */
+static int write_spool_header(struct capture_stream *s, int spool_fd)
+{
+	uint8_t hdr[SPOOL_HDR_SIZE];
+	ssize_t k;
+
+	put_le32(hdr, SPOOL_MAGIC);
+	put_le32(hdr + 4, 1);
+	put_le64(hdr + 8, read_events(s));
+	k = pwrite(spool_fd, hdr, sizeof(hdr), 0);
+	if (k < 0)
+		return -errno;
+	if (k != sizeof(hdr))
+		return -ENOSPC;
+	return lseek(spool_fd, SPOOL_HDR_SIZE, SEEK_SET) < 0 ? -errno : 0;
+}
+
 /*
  * Stops reading a stream after an error (a full spool file system, say) and
  * tells its session at once. What the spool holds stays valid: the
@@ -444,6 +487,11 @@ static void stream_rotate(struct capture_worker *w, struct capture_stream *s, in
 	}
 	s->cut_bytes_stored = atomic_load_explicit(&s->bytes_stored, memory_order_relaxed);
 	s->cut_chunks = atomic_load_explicit(&s->chunks, memory_order_relaxed);
+	if (!s->dead) {
+		r = write_spool_header(s, spool_fd);
+		if (r < 0)
+			stream_fail(w, s, r);
+	}
 	s->spool_fd = spool_fd;
 	atomic_fetch_add_explicit(&s->cut_generation, 1, memory_order_release);
 	notify(s);
@@ -484,8 +532,11 @@ static bool process_commands(struct capture_worker *w)
 
 		if (queue[i].op == CMD_ADD) {
 			struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
+			int r = write_spool_header(s, s->spool_fd);
 
-			if (epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, s->trace_fd, &ev) < 0)
+			if (r < 0)
+				stream_fail(w, s, r);
+			else if (epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, s->trace_fd, &ev) < 0)
 				stream_fail(w, s, negative_errno());
 		} else if (queue[i].op == CMD_ROTATE) {
 			stream_rotate(w, s, queue[i].spool_fd);

@@ -12,6 +12,7 @@ struct capture_stream;
 struct capture_stream_config {
 	unsigned cpu;
 	int trace_fd;     /* per_cpu/cpuN/trace_pipe_raw, O_NONBLOCK; the stream takes it */
+	int stats_fd;     /* per_cpu/cpuN/stats; the stream takes it (-EBADF: none) */
 	int spool_fd;     /* borrowed: chunks are appended here */
 	int notify_fd;    /* borrowed eventfd: incremented when the stream fails, is cut, is
 			   * finished, and every notify_bytes stored */

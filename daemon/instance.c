@@ -254,6 +254,27 @@ int instance_open_cpu_raw(struct instance *i, unsigned cpu, int *ret_fd)
 	return 0;
 }
 
+/**
+ * instance_open_cpu_stats() - open one CPU's stats file for reading.
+ * @i: instance
+ * @cpu: CPU number
+ * @ret_fd: the fd
+ *
+ * Return: 0 or -errno.
+ */
+int instance_open_cpu_stats(struct instance *i, unsigned cpu, int *ret_fd)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "per_cpu/cpu%u/stats", cpu);
+	fd = tracefs_instance_file_open(i->tfs, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	*ret_fd = fd;
+	return 0;
+}
+
 static uint64_t field(const char *text, const char *key)
 {
 	const char *p = text;

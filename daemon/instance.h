@@ -31,6 +31,7 @@ int instance_set_buffer_percent(struct instance *i, unsigned percent);
 int instance_set_tracing(struct instance *i, bool on);
 int instance_read(struct instance *i, const char *file, char **ret, size_t *ret_size);
 int instance_open_cpu_raw(struct instance *i, unsigned cpu, int *ret_fd);
+int instance_open_cpu_stats(struct instance *i, unsigned cpu, int *ret_fd);
 int instance_read_cpu_stats(struct instance *i, unsigned cpu, struct cpu_counters *ret,
 			    char **ret_text);
 int instance_remove_orphans(uint32_t tag);

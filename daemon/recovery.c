@@ -6,11 +6,19 @@
  * target file, compression, CPU count, events, instance name, and the
  * instance's header_page, header_event and trace_clock, verbatim. After a
  * crash that and the spools are enough: whatever the orphaned instance still
- * holds in its ring buffers is drained into the spools first, each spool is
- * read up to its last intact chunk (sizes checked, every zstd frame
- * decompressed against its checksum; whole pages with "none"), and the file
- * is written next to where it would have gone, as "...-recovered.dat",
- * with formats, symbols and comms read at recovery time.
+ * holds in its ring buffers is drained, each spool is read up to its last
+ * intact chunk (sizes checked, every zstd frame decompressed against its
+ * checksum, pages well formed), and the file is written next to where it
+ * would have gone, as "...-recovered.dat", with formats, symbols and comms
+ * read at recovery time.
+ *
+ * Data the daemon had taken from the kernel but not yet stored dies with
+ * it. Each spool's header records the kernel's "read events" counter when
+ * the spool began: if the intact spool holds every event handed out since,
+ * the orphan's remaining events follow in the same file; if not, the
+ * recovered file stays a gap-free prefix, the orphan's events go to
+ * "...-recovered_tail.dat" (which ls sorts after it), and the number lost
+ * is logged.
  *
  * Used by the daemon at start-up, before orphaned instances are removed,
  * and by `ftracectl recover`, with the state directory locked either way.
@@ -25,6 +33,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <tracefs.h>
@@ -90,9 +99,14 @@ int recovery_write_recipe(int spool_dir_fd, const struct recipe *r)
 	if (err >= 0)
 		err = write_file_at(spool_dir_fd, "trace_clock", r->imeta->trace_clock,
 				    strlen(r->imeta->trace_clock));
-	/* The recipe last: a spool without one is not worth recovering. */
+	/*
+	 * The recipe last, and whole (renamed into place): a spool without one
+	 * never held data no file has, so recovery may drop it.
+	 */
 	if (err >= 0)
-		err = write_file_at(spool_dir_fd, RECIPE, text, n);
+		err = write_file_at(spool_dir_fd, "." RECIPE ".tmp", text, n);
+	if (err >= 0 && renameat(spool_dir_fd, "." RECIPE ".tmp", spool_dir_fd, RECIPE) < 0)
+		err = negative_errno();
 	return err;
 }
 
@@ -240,66 +254,99 @@ out:
 	free(out);
 }
 
-/*
- * The orphaned instance's ring buffers may still hold events that were
- * never read: they belong at the end of the spools. Then the instance goes.
- */
-static void drain_orphan(const struct parsed_recipe *p, int *spool_fds, const char *prefix)
+/* The orphaned instance of a spool, if it is still there and ours; tracing turned off. */
+static struct tracefs_instance *open_orphan(const struct parsed_recipe *p, const char *prefix)
 {
-	_cleanup_(compressor_freep) struct compressor *c = NULL;
 	struct tracefs_instance *t;
 
-	if (strncmp(p->instance, prefix, strlen(prefix)) != 0 || !tracefs_instance_exists(p->instance))
-		return;
+	if (strncmp(p->instance, prefix, strlen(prefix)) != 0 ||
+	    !tracefs_instance_exists(p->instance))
+		return NULL;
 	t = tracefs_instance_alloc(NULL, p->instance);
-	if (!t)
-		return;
-	tracefs_trace_off(t);
+	if (t)
+		tracefs_trace_off(t);
+	return t;
+}
+
+/*
+ * What the orphaned instance's ring buffers still hold, never read, goes to
+ * @fds (appended). Then the instance goes.
+ */
+static void drain_orphan(struct tracefs_instance *t, const struct parsed_recipe *p, int *fds)
+{
+	_cleanup_(compressor_freep) struct compressor *c = NULL;
+
 	if (compressor_new(&c) >= 0)
 		for (unsigned cpu = 0; cpu < p->n_cpus; cpu++)
-			if (spool_fds[cpu] >= 0)
-				drain_orphan_cpu(t, cpu, spool_fds[cpu], p, c);
+			if (fds[cpu] >= 0)
+				drain_orphan_cpu(t, cpu, fds[cpu], p, c);
 	if (tracefs_instance_destroy(t) == 0)
 		log_notice("Recovery: drained and removed orphaned instance '%s'", p->instance);
 	tracefs_instance_free(t);
 }
 
-/* How much of a spool is intact: whole chunk records that decompress, or whole pages. */
-static void scan_spool(int fd, const struct parsed_recipe *p, uint64_t *ret_bytes,
-		       uint64_t *ret_chunks)
+static int count_event(const struct rb_event *e, void *userdata)
 {
-	uint64_t off = 0, chunks = 0, size;
-	uint8_t hdr[CHUNK_HDR_SIZE], *in = NULL, *raw = NULL;
+	(*(uint64_t *)userdata)++;
+	return 0;
+}
+
+/* Events in @n bytes of whole pages; -1 if a page is damaged. */
+static int64_t count_events(const uint8_t *pages, size_t n, uint32_t page_size)
+{
+	uint64_t events = 0;
+
+	for (size_t off = 0; off + page_size <= n; off += page_size)
+		if (rb_page_foreach_event(pages + off, page_size, count_event, &events) < 0)
+			return -1;
+	return (int64_t)events;
+}
+
+/* What the intact part of a spool holds. */
+struct spool_scan {
+	uint64_t start_read; /* the kernel's read counter when it began, UINT64_MAX: unknown */
+	uint64_t bytes;      /* intact data after the header */
+	uint64_t chunks;
+	uint64_t events;
+};
+
+/*
+ * Reads a spool up to its last intact record: whole chunk records that
+ * decompress (checksum) into whole, well-formed pages, or whole pages.
+ */
+static void scan_spool(int fd, const struct parsed_recipe *p, uint64_t data_offset,
+		       struct spool_scan *ret)
+{
+	uint64_t off = data_offset, size;
+	uint8_t hdr[SPOOL_HDR_SIZE], *in = NULL, *raw = NULL;
 	size_t in_cap = 0, raw_cap = 0;
+	uint32_t page = p->imeta.subbuf_size;
 	struct stat st;
 
-	*ret_bytes = *ret_chunks = 0;
+	*ret = (struct spool_scan){ .start_read = UINT64_MAX };
 	if (fstat(fd, &st) < 0)
 		return;
 	size = (uint64_t)st.st_size;
-	if (!p->zstd) {
-		uint8_t *page = malloc(p->imeta.subbuf_size);
-		struct rb_page_info info;
-
-		for (; page && off + p->imeta.subbuf_size <= size; off += p->imeta.subbuf_size)
-			if (loop_pread_exact(fd, page, p->imeta.subbuf_size, off) < 0 ||
-			    rb_page_parse(page, p->imeta.subbuf_size, &info) < 0)
-				break;
-		free(page);
-		*ret_bytes = off;
-		return;
-	}
-	while (off + CHUNK_HDR_SIZE <= size) {
-		uint32_t csize, usize;
+	if (data_offset == SPOOL_HDR_SIZE && loop_pread_exact(fd, hdr, sizeof(hdr), 0) == 0 &&
+	    get_le32(hdr) == SPOOL_MAGIC)
+		ret->start_read = get_le64(hdr + 8);
+	while (off < size) {
+		uint32_t csize = page, usize = page;
+		int64_t events;
 		size_t got;
 
-		if (loop_pread_exact(fd, hdr, sizeof(hdr), off) < 0)
+		if (p->zstd) {
+			if (size - off < CHUNK_HDR_SIZE ||
+			    loop_pread_exact(fd, hdr, CHUNK_HDR_SIZE, off) < 0)
+				break;
+			csize = get_le32(hdr);
+			usize = get_le32(hdr + 4);
+			if (csize == 0 || csize > size - off - CHUNK_HDR_SIZE || usize == 0 ||
+			    usize > CHUNK_RAW_MAX || usize % page)
+				break;
+		} else if (size - off < page) {
 			break;
-		csize = get_le32(hdr);
-		usize = get_le32(hdr + 4);
-		if (csize == 0 || csize > size - off - CHUNK_HDR_SIZE || usize == 0 ||
-		    usize > CHUNK_RAW_MAX || usize % p->imeta.subbuf_size)
-			break;
+		}
 		if (csize > in_cap || usize > raw_cap) {
 			free(in);
 			free(raw);
@@ -310,26 +357,33 @@ static void scan_spool(int fd, const struct parsed_recipe *p, uint64_t *ret_byte
 			if (!in || !raw)
 				break;
 		}
-		if (loop_pread_exact(fd, in, csize, off + CHUNK_HDR_SIZE) < 0 ||
-		    decompress_frame(in, csize, raw, usize, &got) < 0 || got != usize)
+		if (p->zstd) {
+			if (loop_pread_exact(fd, in, csize, off + CHUNK_HDR_SIZE) < 0 ||
+			    decompress_frame(in, csize, raw, usize, &got) < 0 || got != usize)
+				break;
+		} else if (loop_pread_exact(fd, raw, page, off) < 0) {
 			break;
-		off += CHUNK_HDR_SIZE + csize;
-		chunks++;
+		}
+		events = count_events(raw, usize, page);
+		if (events < 0)
+			break;
+		ret->events += (uint64_t)events;
+		off += p->zstd ? CHUNK_HDR_SIZE + csize : page;
+		ret->chunks += p->zstd;
 	}
 	free(in);
 	free(raw);
-	*ret_bytes = off;
-	*ret_chunks = chunks;
+	ret->bytes = off - data_offset;
 }
 
-/* "dir/name.dat" -> "dir/name-recovered.dat" */
-static int recovered_name(const char *target, char *buf, size_t n)
+/* "dir/name.dat" -> "dir/name<suffix>" */
+static int recovered_name(const char *target, const char *suffix, char *buf, size_t n)
 {
 	size_t len = strlen(target);
 
 	if (len > 4 && strcmp(target + len - 4, ".dat") == 0)
 		len -= 4;
-	if ((size_t)snprintf(buf, n, "%.*s-recovered.dat", (int)len, target) >= n)
+	if ((size_t)snprintf(buf, n, "%.*s%s", (int)len, target, suffix) >= n)
 		return -ENAMETOOLONG;
 	return 0;
 }
@@ -366,100 +420,164 @@ static int open_parent(int state_dir_fd, const char *path, const char **ret_name
 	return fd < 0 ? negative_errno() : fd;
 }
 
-static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, char *out,
-		       size_t n_out)
+/* Writes one recovered file from per-CPU data regions, into place atomically. */
+static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, const char *path,
+			   const struct v7_cpu_data *data)
 {
-	struct parsed_recipe p = {};
-	struct v7_cpu_data *data = NULL;
 	struct global_meta gm = {};
-	int *fds = NULL, dir_fd = -EBADF, fd = -EBADF, r;
+	int dir_fd, fd = -EBADF, r;
 	char tmp[NAME_MAX + 1];
 	const char *name;
-	uint64_t total = 0;
 	struct v7_file f;
 
-	r = parse_recipe(spool_dir_fd, &p);
-	if (r < 0)
-		goto out;
-	fds = calloc(p.n_cpus, sizeof(*fds));
-	data = calloc(p.n_cpus, sizeof(*data));
-	if (!fds || !data) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
-		char name_cpu[32];
-
-		snprintf(name_cpu, sizeof(name_cpu), "cpu%u", cpu);
-		fds[cpu] = openat(spool_dir_fd, name_cpu, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	}
-	/* Cut each spool after its last intact record, so drained data can follow it. */
-	for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
-		uint64_t bytes, chunks;
-
-		if (fds[cpu] < 0)
-			continue;
-		scan_spool(fds[cpu], &p, &bytes, &chunks);
-		if (ftruncate(fds[cpu], (off_t)bytes) < 0)
-			log_warning_errno(negative_errno(), "Recovery: cannot trim spool, ignoring: %m");
-	}
-	drain_orphan(&p, fds, prefix);
-	for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
-		uint64_t chunks = 0;
-
-		data[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = fds[cpu] };
-		if (fds[cpu] >= 0)
-			scan_spool(fds[cpu], &p, &data[cpu].size, &chunks);
-		data[cpu].n_chunks = (uint32_t)chunks;
-		total += data[cpu].size;
-	}
-	r = recovered_name(p.target, out, n_out);
-	if (r < 0)
-		goto out;
-	dir_fd = open_parent(state_dir_fd, out, &name);
-	if (dir_fd < 0) {
-		r = dir_fd;
-		goto out;
-	}
+	dir_fd = open_parent(state_dir_fd, path, &name);
+	if (dir_fd < 0)
+		return dir_fd;
 	snprintf(tmp, sizeof(tmp), ".%.200s.tmp", name);
 	fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
-	if (fd < 0) {
-		r = negative_errno();
-		goto out;
+	r = fd < 0 ? negative_errno() : global_meta_read(&gm, &p->events);
+	if (r >= 0) {
+		f = (struct v7_file){
+			.compression = p->zstd ? V7_COMPRESSION_ZSTD : V7_COMPRESSION_NONE,
+			.level = p->level,
+			.version = "ftraced " FTRACED_VERSION " (recovered)",
+			.n_cpus = p->n_cpus,
+			.n_data = p->n_cpus,
+			.data = data,
+		};
+		metadata_to_v7(&p->imeta, &gm, &f);
+		if (getrandom(&f.trace_id, sizeof(f.trace_id), 0) != sizeof(f.trace_id))
+			f.trace_id = (uint64_t)time(NULL);
+		r = v7_write(fd, &f, NULL);
 	}
-	r = global_meta_read(&gm, &p.events);
-	if (r < 0)
-		goto out;
-	f = (struct v7_file){
-		.compression = p.zstd ? V7_COMPRESSION_ZSTD : V7_COMPRESSION_NONE,
-		.level = p.level,
-		.version = "ftraced " FTRACED_VERSION " (recovered)",
-		.n_cpus = p.n_cpus,
-		.n_data = p.n_cpus,
-		.data = data,
-	};
-	metadata_to_v7(&p.imeta, &gm, &f);
-	if (getrandom(&f.trace_id, sizeof(f.trace_id), 0) != sizeof(f.trace_id))
-		f.trace_id = total;
-	r = v7_write(fd, &f, NULL);
 	if (r >= 0 && fsync(fd) < 0)
 		r = negative_errno();
 	if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
 		r = negative_errno();
 	if (r >= 0 && fsync(dir_fd) < 0)
 		r = negative_errno();
-	if (r < 0)
+	if (r < 0 && fd >= 0)
 		unlinkat(dir_fd, tmp, 0);
-	else
-		log_notice("Recovered '%s' (%" PRIu64 " bytes of captured data)", out, total);
-out:
-	for (unsigned cpu = 0; fds && cpu < p.n_cpus; cpu++)
-		safe_close(fds[cpu]);
-	free(fds);
-	free(data);
 	safe_close(fd);
 	safe_close(dir_fd);
 	global_meta_done(&gm);
+	return r;
+}
+
+static uint64_t orphan_read_events(struct tracefs_instance *t, unsigned cpu)
+{
+	_cleanup_free_ char *text = NULL;
+	struct cpu_counters c;
+	char path[64];
+
+	snprintf(path, sizeof(path), "per_cpu/cpu%u/stats", cpu);
+	text = tracefs_instance_file_read(t, path, NULL);
+	return text && cpu_counters_parse(text, &c) == 0 ? c.read : UINT64_MAX;
+}
+
+static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, char *out,
+		       size_t n_out)
+{
+	struct parsed_recipe p = {};
+	struct v7_cpu_data *data = NULL, *after = NULL;
+	struct tracefs_instance *orphan = NULL;
+	int *fds = NULL, *after_fds = NULL, r;
+	struct spool_scan *scan = NULL;
+	uint64_t total = 0, lost = 0;
+	bool contiguous = true;
+	char after_path[PATH_MAX];
+
+	r = parse_recipe(spool_dir_fd, &p);
+	if (r < 0)
+		goto out;
+	fds = calloc(p.n_cpus, sizeof(*fds));
+	after_fds = calloc(p.n_cpus, sizeof(*after_fds));
+	data = calloc(p.n_cpus, sizeof(*data));
+	after = calloc(p.n_cpus, sizeof(*after));
+	scan = calloc(p.n_cpus, sizeof(*scan));
+	if (!fds || !after_fds || !data || !after || !scan) {
+		r = -ENOMEM;
+		goto out;
+	}
+	orphan = open_orphan(&p, prefix);
+	/* Cut each spool after its last intact record; count what it holds. */
+	for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
+		char name_cpu[32];
+
+		after_fds[cpu] = -EBADF;
+		snprintf(name_cpu, sizeof(name_cpu), "cpu%u", cpu);
+		fds[cpu] = openat(spool_dir_fd, name_cpu, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fds[cpu] < 0)
+			continue;
+		scan_spool(fds[cpu], &p, SPOOL_HDR_SIZE, &scan[cpu]);
+		if (ftruncate(fds[cpu], (off_t)(SPOOL_HDR_SIZE + scan[cpu].bytes)) < 0)
+			log_warning_errno(negative_errno(), "Recovery: cannot trim spool, ignoring: %m");
+		if (orphan) {
+			uint64_t read = orphan_read_events(orphan, cpu);
+
+			/* Everything the kernel handed out since the spool began must be in it. */
+			if (read == UINT64_MAX || scan[cpu].start_read == UINT64_MAX ||
+			    read - scan[cpu].start_read != scan[cpu].events) {
+				contiguous = false;
+				if (read != UINT64_MAX && scan[cpu].start_read != UINT64_MAX &&
+				    read - scan[cpu].start_read > scan[cpu].events)
+					lost += read - scan[cpu].start_read - scan[cpu].events;
+			}
+		}
+	}
+	if (orphan) {
+		/* After a gap, the orphan's events go to a file of their own. */
+		if (!contiguous)
+			for (unsigned cpu = 0; cpu < p.n_cpus; cpu++)
+				after_fds[cpu] = openat(spool_dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC,
+							0600);
+		drain_orphan(orphan, &p, contiguous ? fds : after_fds);
+		orphan = NULL;
+	}
+	for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
+		data[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = fds[cpu], .offset = SPOOL_HDR_SIZE };
+		if (fds[cpu] >= 0) {
+			scan_spool(fds[cpu], &p, SPOOL_HDR_SIZE, &scan[cpu]);
+			data[cpu].size = scan[cpu].bytes;
+			data[cpu].n_chunks = (uint32_t)scan[cpu].chunks;
+		}
+		total += data[cpu].size;
+	}
+	r = recovered_name(p.target, "-recovered.dat", out, n_out);
+	if (r >= 0)
+		r = write_recovered(state_dir_fd, &p, out, data);
+	if (r < 0)
+		goto out;
+	log_notice("Recovered '%s' (%" PRIu64 " bytes of captured data)", out, total);
+	if (!contiguous) {
+		for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
+			after[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = after_fds[cpu] };
+			if (after_fds[cpu] >= 0) {
+				scan_spool(after_fds[cpu], &p, 0, &scan[cpu]);
+				after[cpu].size = scan[cpu].bytes;
+				after[cpu].n_chunks = (uint32_t)scan[cpu].chunks;
+			}
+		}
+		log_warning("Recovery: %" PRIu64 " event(s) were lost in flight when '%s' stopped; "
+			    "what its ring buffers still held goes to a file of its own", lost,
+			    p.target);
+		if (recovered_name(p.target, "-recovered_tail.dat", after_path,
+				   sizeof(after_path)) >= 0 &&
+		    write_recovered(state_dir_fd, &p, after_path, after) >= 0)
+			log_notice("Recovered '%s'", after_path);
+	}
+out:
+	if (orphan)
+		tracefs_instance_free(orphan);
+	for (unsigned cpu = 0; fds && cpu < p.n_cpus; cpu++) {
+		safe_close(fds[cpu]);
+		safe_close(after_fds[cpu]);
+	}
+	free(fds);
+	free(after_fds);
+	free(data);
+	free(after);
+	free(scan);
 	instance_meta_done(&p.imeta);
 	event_list_done(&p.events);
 	return r;
@@ -517,7 +635,15 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, unsigned
 		if (dir_fd < 0)
 			continue;
 		r = recover_one(state_dir_fd, dir_fd, instance_prefix, out, sizeof(out));
-		if (r < 0) {
+		if (r == -ENOENT && faccessat(dir_fd, RECIPE, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+			/*
+			 * No recipe: the spool was being created (no data yet) or
+			 * removed (its file was complete). Nothing in it is lost.
+			 */
+			log_info("Removing spool '%s' of a segment that had no data of its own",
+				 de->d_name);
+			remove_spool(spool_fd, dir_fd, de->d_name);
+		} else if (r < 0) {
 			log_warning_errno(r, "Cannot recover spool '%s', keeping it: %m", de->d_name);
 			(*ret_failed)++;
 		} else {

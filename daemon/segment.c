@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "daemon/bounds.h"
 #include "daemon/instance.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
@@ -248,6 +249,7 @@ static void *assembler_main(void *userdata)
 			data[cpu] = (struct v7_cpu_data){
 				.cpu = cpu,
 				.fd = s->spool.fds[cpu],
+				.offset = SPOOL_HDR_SIZE,
 				.size = s->cpus[cpu].bytes,
 				.n_chunks = (uint32_t)s->cpus[cpu].chunks,
 			};

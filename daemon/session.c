@@ -450,7 +450,10 @@ static int create_streams(struct session *s, struct segment *seg, char *error, s
 			.notify_bytes = s->mode == FTRACED_MODE_CONTINUOUS ? MAX(step, (uint64_t)1) : 0,
 		};
 
+		c.stats_fd = -EBADF;
 		r = instance_open_cpu_raw(s->instance, cpu, &c.trace_fd);
+		if (r >= 0 && instance_open_cpu_stats(s->instance, cpu, &c.stats_fd) < 0)
+			c.stats_fd = -EBADF; /* recovery then cannot tell; capture goes on */
 		if (r >= 0)
 			r = capture_stream_new(&c, &s->streams[cpu]);
 		if (r < 0) {

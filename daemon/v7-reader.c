@@ -12,6 +12,9 @@
  * options chain may not loop. Not thread-safe; one reader per thread.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,7 +33,13 @@
 
 enum {
 	OPT_DONE = 0,
+	OPT_CPUSTAT = 2,
 	OPT_BUFFER = 3,
+	OPT_TRACECLOCK = 4,
+	OPT_UNAME = 5,
+	OPT_CPUCOUNT = 8,
+	OPT_VERSION = 9,
+	OPT_TRACEID = 11,
 	SEC_STRINGS = 15,
 	SEC_FIRST_META = 16,
 	SEC_LAST_META = 21,
@@ -38,6 +47,16 @@ enum {
 
 struct v7_reader {
 	int fd;
+	char error[256];       /* the first problem found, for verify */
+	char *trace_clock;     /* informational options, NULL if absent */
+	char *uname;
+	char *version;
+	uint64_t trace_id;
+	uint32_t cpu_count;
+	size_t n_cpustat;
+	char **cpustat;
+	bool strings_seen;
+	uint64_t strings_offset; /* the first STRINGS section */
 	uint64_t file_size;
 	uint32_t page_size;
 	bool compressed;
@@ -46,6 +65,35 @@ struct v7_reader {
 	size_t n_cpus;
 	struct v7_reader_cpu *cpus;
 };
+
+static int fail_codev(struct v7_reader *r, int code, const char *fmt, va_list ap)
+{
+	if (!r->error[0])
+		vsnprintf(r->error, sizeof(r->error), fmt, ap);
+	return code;
+}
+
+static int fail_code(struct v7_reader *r, int code, const char *fmt, ...) _printf_(3, 4);
+static int fail_code(struct v7_reader *r, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fail_codev(r, code, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static int fail(struct v7_reader *r, const char *fmt, ...) _printf_(2, 3);
+static int fail(struct v7_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fail_codev(r, -EBADMSG, fmt, ap);
+	va_end(ap);
+	return -EBADMSG;
+}
 
 static bool in_file(const struct v7_reader *r, uint64_t off, uint64_t n)
 {
@@ -61,13 +109,13 @@ static int read_section_header(struct v7_reader *r, uint64_t off, uint16_t *ret_
 	int err;
 
 	if (!in_file(r, off, V7_SECTION_HDR_SIZE))
-		return -EBADMSG;
+		return fail(r, "section header at %" PRIu64 " is past the end of the file", off);
 	err = loop_pread_exact(r->fd, hdr, sizeof(hdr), off);
 	if (err < 0)
 		return err;
 	size = get_le64(hdr + 8);
 	if (!in_file(r, off + V7_SECTION_HDR_SIZE, size))
-		return -EBADMSG;
+		return fail(r, "section at %" PRIu64 " runs past the end of the file (size %" PRIu64 ")", off, size);
 	*ret_id = get_le16(hdr);
 	*ret_flags = get_le16(hdr + 2);
 	*ret_size = size;
@@ -89,12 +137,16 @@ static int walk_sections(struct v7_reader *r, uint64_t pos)
 		int err;
 
 		if (++n > 1000000)
-			return -EBADMSG;
+			return fail(r, "more than a million sections");
 		err = read_section_header(r, pos, &id, &flags, &size);
 		if (err < 0)
 			return err;
 		if (id > 22)
-			return -EBADMSG;
+			return fail(r, "unknown section id %u at %" PRIu64, id, pos);
+		if (id == SEC_STRINGS && !r->strings_seen) {
+			r->strings_seen = true;
+			r->strings_offset = pos;
+		}
 		pos += V7_SECTION_HDR_SIZE + size;
 	}
 	return pos == r->file_size ? 0 : -EBADMSG;
@@ -108,33 +160,33 @@ static int read_header(struct v7_reader *r, uint64_t *ret_options, uint64_t *ret
 	int err;
 
 	if (n < 10 + 2 + 2 + 4)
-		return -EBADMSG;
+		return fail(r, "file too short for a header");
 	err = loop_pread_exact(r->fd, h, n, 0);
 	if (err < 0)
 		return err;
 	if (memcmp(h, "\x17\x08\x44tracing", 10) != 0 || memcmp(h + 10, "7\0", 2) != 0)
-		return -EBADMSG;
+		return fail(r, "not a trace-cmd version 7 file");
 	if (h[12] != 0 || h[13] != 8) /* little-endian, 64-bit long: what we can read */
-		return -EPROTONOSUPPORT;
+		return fail_code(r, -EPROTONOSUPPORT, "big-endian or 32-bit files are not supported");
 	r->page_size = get_le32(h + 14);
 	if (r->page_size < 4096 || r->page_size > V7_PAGE_SIZE_MAX ||
 	    (r->page_size & (r->page_size - 1)))
-		return -EBADMSG;
+		return fail(r, "bad page size %u in the header", r->page_size);
 	pos = 18;
 	comp_name = h + pos;
 	if (!memchr(comp_name, '\0', n - pos))
-		return -EBADMSG;
+		return fail(r, "unterminated compression name");
 	pos += strlen((const char *)comp_name) + 1;
 	comp_version = h + pos;
 	if (pos >= n || !memchr(comp_version, '\0', n - pos))
-		return -EBADMSG;
+		return fail(r, "unterminated compression version");
 	pos += strlen((const char *)comp_version) + 1;
 	if (pos + 8 > n)
-		return -EBADMSG;
+		return fail(r, "header ends before the options offset");
 	if (strcmp((const char *)comp_name, "zstd") == 0)
 		r->compressed = true;
 	else if (strcmp((const char *)comp_name, "none") != 0)
-		return -EPROTONOSUPPORT;
+		return fail_code(r, -EPROTONOSUPPORT, "compression '%s' is not supported", (const char *)comp_name);
 	*ret_options = get_le64(h + pos);
 	*ret_end = pos + 8;
 	return 0;
@@ -148,31 +200,31 @@ static int parse_buffer_option(struct v7_reader *r, const uint8_t *p, uint32_t n
 	bool top;
 
 	if (n < 8)
-		return -EBADMSG;
+		return fail(r, "BUFFER option too short");
 	p += 8; /* the flyrecord section's offset: the CPU entries say where the data is */
 	name = p;
 	s = memchr(p, '\0', (size_t)(end - p));
 	if (!s || (size_t)(s - p) >= sizeof(cpus->buffer))
-		return -EBADMSG;
+		return fail(r, "BUFFER option: unterminated buffer name");
 	top = s == p;
 	p = s + 1;
 	s = memchr(p, '\0', (size_t)(end - p));
 	if (!s || (size_t)(s - p) >= sizeof(r->clock))
-		return -EBADMSG;
+		return fail(r, "BUFFER option: unterminated clock");
 	if (top)
 		memcpy(r->clock, p, (size_t)(s - p + 1));
 	p = s + 1;
 	if (end - p < 8)
-		return -EBADMSG;
+		return fail(r, "BUFFER option too short for its CPU count");
 	/* The top buffer uses the file header's page size; named ones their own. */
 	page_size = top ? r->page_size : get_le32(p);
 	count = get_le32(p + 4);
 	p += 8;
 	if (page_size < 4096 || page_size > V7_PAGE_SIZE_MAX || (page_size & (page_size - 1)))
-		return -EBADMSG;
+		return fail(r, "BUFFER option: bad page size %u", page_size);
 	if (count > V7_CPUS_MAX || r->n_cpus + count > V7_CPUS_MAX ||
 	    (uint64_t)count * 20 > (uint64_t)(end - p))
-		return -EBADMSG;
+		return fail(r, "BUFFER option: %u CPU entries do not fit", count);
 	cpus = realloc(r->cpus, MAX(r->n_cpus + count, (size_t)1) * sizeof(*cpus));
 	if (!cpus)
 		return -ENOMEM;
@@ -188,12 +240,64 @@ static int parse_buffer_option(struct v7_reader *r, const uint8_t *p, uint32_t n
 		};
 		strcpy(c->buffer, (const char *)name);
 		if (!in_file(r, c->offset, c->size))
-			return -EBADMSG;
+			return fail(r, "CPU %u data (%" PRIu64 " bytes at %" PRIu64 ") lies outside the file", c->cpu, c->size, c->offset);
 		if (!r->compressed && (c->offset % page_size || c->size % page_size))
-			return -EBADMSG;
+			return fail(r, "CPU %u uncompressed data is not page aligned", c->cpu);
 		r->n_cpus++;
 	}
 	return 0;
+}
+
+static char *option_text(const uint8_t *p, uint32_t n)
+{
+	char *t = malloc((size_t)n + 1);
+
+	if (t) {
+		memcpy(t, p, n);
+		t[n] = '\0'; /* texts carry their NUL; a missing one is added */
+	}
+	return t;
+}
+
+/* The options `info` shows; unknown ones are skipped as libtracecmd does. */
+static int keep_option(struct v7_reader *r, uint16_t id, const uint8_t *p, uint32_t n)
+{
+	char **slot = NULL, **grown;
+
+	switch (id) {
+	case OPT_CPUSTAT:
+		if (r->n_cpustat >= V7_CPUS_MAX)
+			return 0;
+		grown = realloc(r->cpustat, (r->n_cpustat + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		r->cpustat = grown;
+		slot = &r->cpustat[r->n_cpustat++];
+		*slot = NULL;
+		break;
+	case OPT_TRACECLOCK:
+		slot = &r->trace_clock;
+		break;
+	case OPT_UNAME:
+		slot = &r->uname;
+		break;
+	case OPT_VERSION:
+		slot = &r->version;
+		break;
+	case OPT_CPUCOUNT:
+		if (n == 4)
+			r->cpu_count = get_le32(p);
+		return 0;
+	case OPT_TRACEID:
+		if (n == 8)
+			r->trace_id = get_le64(p);
+		return 0;
+	default:
+		return 0;
+	}
+	free(*slot);
+	*slot = option_text(p, n);
+	return *slot ? 0 : -ENOMEM;
 }
 
 static int read_options(struct v7_reader *r, uint64_t off)
@@ -206,12 +310,12 @@ static int read_options(struct v7_reader *r, uint64_t off)
 		int err;
 
 		if (k >= V7_OPTIONS_MAX)
-			return -ELOOP;
+			return fail_code(r, -ELOOP, "the options chain loops");
 		err = read_section_header(r, off, &section_id, &flags, &size);
 		if (err < 0)
 			return err;
 		if (section_id != OPT_DONE || flags != 0 || size > V7_SECTION_RAW_MAX)
-			return -EBADMSG;
+			return fail(r, "options chain points at section %u at %" PRIu64 ", not an OPTIONS section", section_id, off);
 		body = malloc(MAX(size, (uint64_t)1));
 		if (!body)
 			return -ENOMEM;
@@ -221,25 +325,27 @@ static int read_options(struct v7_reader *r, uint64_t off)
 			uint32_t n;
 
 			if (size - pos < 6) {
-				err = -EBADMSG; /* the chain must end in DONE */
+				err = fail(r, "OPTIONS section at %" PRIu64 " does not end in DONE", off);
 				break;
 			}
 			id = get_le16(body + pos);
 			n = get_le32(body + pos + 2);
 			pos += 6;
 			if (n > size - pos) {
-				err = -EBADMSG;
+				err = fail(r, "option %u at %" PRIu64 " runs past its section", id, off);
 				break;
 			}
 			if (id == OPT_DONE) {
 				if (n != 8)
-					err = -EBADMSG;
+					err = fail(r, "DONE option with a payload of %u bytes", n);
 				else
 					next = get_le64(body + pos);
 				break;
 			}
 			if (id == OPT_BUFFER)
 				err = parse_buffer_option(r, body + pos, n);
+			else if (id >= OPT_CPUSTAT && id <= OPT_TRACEID)
+				err = keep_option(r, id, body + pos, n);
 			else if (id >= SEC_FIRST_META && id <= SEC_LAST_META && n == 8)
 				r->section_offset[id] = get_le64(body + pos);
 			pos += n;
@@ -256,15 +362,17 @@ static int read_options(struct v7_reader *r, uint64_t off)
  * v7_reader_open() - parse a v7 file's header and options chain.
  * @fd: the file (read with pread; the reader does not take it over)
  * @ret: the reader
+ * @error: receives the first problem found, or NULL
+ * @n_error: its size
  *
  * Return: 0; -EBADMSG for a damaged or truncated file; -EPROTONOSUPPORT for
  * a valid file we cannot read (big-endian, zlib); -ELOOP for a looping
  * options chain; or -errno.
  */
-int v7_reader_open(int fd, struct v7_reader **ret)
+int v7_reader_open(int fd, struct v7_reader **ret, char *error, size_t n_error)
 {
 	struct v7_reader *r;
-	uint64_t options, header_end;
+	uint64_t options = 0, header_end = 0;
 	struct stat st;
 	int err;
 
@@ -279,10 +387,14 @@ int v7_reader_open(int fd, struct v7_reader **ret)
 	if (err >= 0)
 		err = walk_sections(r, header_end);
 	if (err >= 0)
-		err = options == 0 ? -EBADMSG : read_options(r, options);
+		err = options == 0 ? 0 : read_options(r, options);
+	if (err >= 0 && options == 0)
+		err = fail(r, "the header's options offset is 0 (the file was never finished)");
 	if (err >= 0 && r->section_offset[SEC_FIRST_META] == 0)
-		err = -EBADMSG; /* no HEADER_INFO: no reader can open it */
+		err = fail(r, "no HEADER_INFO section: no reader can open it");
 	if (err < 0) {
+		if (error)
+			snprintf(error, n_error, "%s", r->error[0] ? r->error : strerror(-err));
 		v7_reader_free(r);
 		return err;
 	}
@@ -294,9 +406,61 @@ struct v7_reader *v7_reader_free(struct v7_reader *r)
 {
 	if (!r)
 		return NULL;
+	for (size_t i = 0; i < r->n_cpustat; i++)
+		free(r->cpustat[i]);
+	free(r->cpustat);
+	free(r->trace_clock);
+	free(r->uname);
+	free(r->version);
 	free(r->cpus);
 	free(r);
 	return NULL;
+}
+
+/* The first problem a walk found ("" if none): what verify reports. */
+const char *v7_reader_error(const struct v7_reader *r)
+{
+	return r->error;
+}
+
+/* trace-cmd and ftraced write a STRINGS section last: without one, the file was cut short. */
+bool v7_reader_has_strings(const struct v7_reader *r)
+{
+	return r->strings_seen;
+}
+
+/* Informational options; NULL (or 0) when the file has none. */
+const char *v7_reader_option(const struct v7_reader *r, enum v7_reader_option which)
+{
+	switch (which) {
+	case V7_READER_TRACE_CLOCK:
+		return r->trace_clock;
+	case V7_READER_UNAME:
+		return r->uname;
+	case V7_READER_VERSION:
+		return r->version;
+	}
+	return NULL;
+}
+
+uint64_t v7_reader_trace_id(const struct v7_reader *r)
+{
+	return r->trace_id;
+}
+
+uint32_t v7_reader_cpu_count(const struct v7_reader *r)
+{
+	return r->cpu_count;
+}
+
+size_t v7_reader_n_cpustat(const struct v7_reader *r)
+{
+	return r->n_cpustat;
+}
+
+const char *v7_reader_cpustat(const struct v7_reader *r, size_t i)
+{
+	return i < r->n_cpustat ? r->cpustat[i] : NULL;
 }
 
 uint32_t v7_reader_page_size(const struct v7_reader *r)
@@ -327,7 +491,7 @@ const struct v7_reader_cpu *v7_reader_cpu(const struct v7_reader *r, size_t i)
 /**
  * v7_reader_section() - the (decompressed) body of a metadata section.
  * @r: reader
- * @id: section id, 16 (HEADER_INFO) to 21 (CMDLINES)
+ * @id: section id, 16 (HEADER_INFO) to 21 (CMDLINES), or 15 (the first STRINGS)
  * @ret: the body (caller frees)
  * @ret_size: its size
  *
@@ -341,16 +505,16 @@ int v7_reader_section(struct v7_reader *r, uint16_t id, uint8_t **ret, size_t *r
 	size_t usize, got;
 	int err;
 
-	if (id < SEC_FIRST_META || id > SEC_LAST_META)
+	if (id != SEC_STRINGS && (id < SEC_FIRST_META || id > SEC_LAST_META))
 		return -EINVAL;
-	off = r->section_offset[id];
+	off = id == SEC_STRINGS ? r->strings_offset : r->section_offset[id];
 	if (off == 0)
 		return -ENOENT;
 	err = read_section_header(r, off, &found_id, &flags, &size);
 	if (err < 0)
 		return err;
 	if (found_id != id || size > V7_SECTION_RAW_MAX)
-		return -EBADMSG;
+		return fail(r, "section %u at %" PRIu64 " is damaged", id, off);
 	body = malloc(MAX(size, (uint64_t)1));
 	if (!body)
 		return -ENOMEM;
@@ -367,7 +531,7 @@ int v7_reader_section(struct v7_reader *r, uint16_t id, uint8_t **ret, size_t *r
 	/* Compressed: exactly one block, u32 csize, u32 usize, frame. */
 	if (size < 8 || get_le32(body) != size - 8 || get_le32(body + 4) > V7_SECTION_RAW_MAX) {
 		free(body);
-		return -EBADMSG;
+		return fail(r, "section %u at %" PRIu64 ": bad compressed block header", id, off);
 	}
 	usize = get_le32(body + 4);
 	raw = malloc(MAX(usize, (size_t)1));
@@ -379,7 +543,7 @@ int v7_reader_section(struct v7_reader *r, uint16_t id, uint8_t **ret, size_t *r
 	free(body);
 	if (err < 0 || got != usize) {
 		free(raw);
-		return -EBADMSG;
+		return fail(r, "section %u at %" PRIu64 ": compressed block does not decompress (checksum)", id, off);
 	}
 	*ret = raw;
 	*ret_size = usize;
@@ -413,7 +577,7 @@ static int foreach_chunk_page(struct v7_reader *r, const struct v7_reader_cpu *c
 	int err;
 
 	if (c->size < 4)
-		return -EBADMSG;
+		return fail(r, "CPU %u: chunk stream too short", c->cpu);
 	err = loop_pread_exact(r->fd, word, 4, off);
 	if (err < 0)
 		return err;
@@ -430,7 +594,7 @@ static int foreach_chunk_page(struct v7_reader *r, const struct v7_reader_cpu *c
 		size_t got;
 
 		if (end - off < 8) {
-			err = -EBADMSG;
+			err = fail(r, "CPU %u: chunk %u runs past the CPU data", c->cpu, k);
 			break;
 		}
 		err = loop_pread_exact(r->fd, word, 8, off);
@@ -441,7 +605,7 @@ static int foreach_chunk_page(struct v7_reader *r, const struct v7_reader_cpu *c
 		off += 8;
 		if (csize > end - off || usize == 0 || usize > V7_CHUNK_RAW_MAX ||
 		    usize % c->page_size) {
-			err = -EBADMSG;
+			err = fail(r, "CPU %u: chunk %u has bad sizes (%u -> %u)", c->cpu, k, csize, usize);
 			break;
 		}
 		if (csize > in_cap || usize > out_cap) {
@@ -461,8 +625,9 @@ static int foreach_chunk_page(struct v7_reader *r, const struct v7_reader_cpu *c
 			break;
 		off += csize;
 		err = decompress_frame(in, csize, out, usize, &got);
-		if (err == 0 && got != usize)
-			err = -EBADMSG;
+		if (err < 0 || got != usize)
+			err = fail(r, "CPU %u: chunk %u at %" PRIu64 " does not decompress (checksum or "
+				   "damage)", c->cpu, k, off - csize - 8);
 		for (size_t p = 0; p < usize && err == 0; p += c->page_size)
 			err = fn(out + p, c->page_size, userdata);
 	}
@@ -493,20 +658,21 @@ int v7_reader_foreach_page(struct v7_reader *r, size_t i, v7_page_fn fn, void *u
 }
 
 /**
- * v7_find_event_id() - the id of an event in a FTRACE_EVENTS or EVENT_FORMATS body.
+ * v7_formats_foreach() - call @fn for every event of a FTRACE_EVENTS or EVENT_FORMATS body.
  * @formats: the section body
  * @n: its size
  * @per_system: false for FTRACE_EVENTS (u32 count, formats), true for
  *              EVENT_FORMATS (u32 systems; per system name, u32 count, formats)
- * @name: event name, e.g. "print"
- * @ret_id: its id
+ * @fn: called with the system ("ftrace" for FTRACE_EVENTS), name and id;
+ *      a non-zero return stops the walk and is returned
+ * @userdata: passed to @fn
  *
- * Return: 0, -ENOENT if there is no such event, -EBADMSG if damaged.
+ * Return: 0, what @fn returned, or -EBADMSG if the body is damaged.
  */
-int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const char *name,
-		     int *ret_id)
+int v7_formats_foreach(const uint8_t *formats, size_t n, bool per_system, v7_format_fn fn,
+		       void *userdata)
 {
-	size_t pos = 0, name_len = strlen(name);
+	size_t pos = 0;
 	uint32_t n_systems = 1;
 
 	if (per_system) {
@@ -515,7 +681,8 @@ int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const ch
 		n_systems = get_le32(formats);
 		pos = 4;
 	}
-	for (uint32_t s = 0; s < n_systems; s++) {
+	for (uint32_t sys = 0; sys < n_systems; sys++) {
+		const char *system = "ftrace";
 		uint32_t count;
 
 		if (per_system) {
@@ -523,6 +690,7 @@ int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const ch
 
 			if (!nul)
 				return -EBADMSG;
+			system = (const char *)formats + pos;
 			pos = (size_t)(nul - formats) + 1;
 		}
 		if (n - pos < 4)
@@ -530,9 +698,10 @@ int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const ch
 		count = get_le32(formats + pos);
 		pos += 4;
 		for (uint32_t k = 0; k < count; k++) {
-			const char *text;
+			const char *text, *end, *id, *nl;
+			char name[128];
 			uint64_t size;
-			char *id;
+			int v = 0, r;
 
 			if (n - pos < 8)
 				return -EBADMSG;
@@ -541,24 +710,61 @@ int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const ch
 			if (size > n - pos)
 				return -EBADMSG;
 			text = (const char *)formats + pos;
-			if (size > 6 + name_len && memcmp(text, "name: ", 6) == 0 &&
-			    memcmp(text + 6, name, name_len) == 0 && text[6 + name_len] == '\n') {
-				const char *end = text + size;
-				int v = 0;
-
-				id = memmem(text, size, "\nID: ", 5);
-				if (!id)
-					return -EBADMSG;
-				id += 5;
-				if (id >= end || *id < '0' || *id > '9')
-					return -EBADMSG;
-				for (; id < end && *id >= '0' && *id <= '9' && v < 1000000; id++)
-					v = v * 10 + (*id - '0');
-				*ret_id = v;
-				return 0;
-			}
+			end = text + size;
 			pos += size;
+			nl = memchr(text, '\n', size);
+			id = memmem(text, size, "\nID: ", 5);
+			if (size < 7 || memcmp(text, "name: ", 6) != 0 || !nl || !id ||
+			    (size_t)(nl - text - 6) >= sizeof(name))
+				return -EBADMSG;
+			memcpy(name, text + 6, (size_t)(nl - text - 6));
+			name[nl - text - 6] = '\0';
+			for (id += 5; id < end && *id >= '0' && *id <= '9' && v < 1000000; id++)
+				v = v * 10 + (*id - '0');
+			r = fn(system, name, v, userdata);
+			if (r != 0)
+				return r;
 		}
 	}
-	return -ENOENT;
+	return 0;
+}
+
+struct find_id {
+	const char *name;
+	int id;
+};
+
+static int match_name(const char *system, const char *name, int id, void *userdata)
+{
+	struct find_id *f = userdata;
+
+	if (strcmp(name, f->name) != 0)
+		return 0;
+	f->id = id;
+	return 1;
+}
+
+/**
+ * v7_find_event_id() - the id of an event in a FTRACE_EVENTS or EVENT_FORMATS body.
+ * @formats: the section body
+ * @n: its size
+ * @per_system: see v7_formats_foreach()
+ * @name: event name, e.g. "print"
+ * @ret_id: its id
+ *
+ * Return: 0, -ENOENT if there is no such event, -EBADMSG if damaged.
+ */
+int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const char *name,
+		     int *ret_id)
+{
+	struct find_id f = { .name = name };
+	int r;
+
+	r = v7_formats_foreach(formats, n, per_system, match_name, &f);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return -ENOENT;
+	*ret_id = f.id;
+	return 0;
 }

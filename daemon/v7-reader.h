@@ -19,8 +19,15 @@ struct v7_reader_cpu {
 };
 
 typedef int (*v7_page_fn)(const uint8_t *page, uint32_t page_size, void *userdata);
+typedef int (*v7_format_fn)(const char *system, const char *name, int id, void *userdata);
 
-int v7_reader_open(int fd, struct v7_reader **ret);
+enum v7_reader_option {
+	V7_READER_TRACE_CLOCK,
+	V7_READER_UNAME,
+	V7_READER_VERSION,
+};
+
+int v7_reader_open(int fd, struct v7_reader **ret, char *error, size_t n_error);
 struct v7_reader *v7_reader_free(struct v7_reader *r);
 DEFINE_CLEANUP(struct v7_reader *, v7_reader_free)
 
@@ -31,5 +38,14 @@ size_t v7_reader_n_cpus(const struct v7_reader *r);
 const struct v7_reader_cpu *v7_reader_cpu(const struct v7_reader *r, size_t i);
 int v7_reader_section(struct v7_reader *r, uint16_t id, uint8_t **ret, size_t *ret_size);
 int v7_reader_foreach_page(struct v7_reader *r, size_t i, v7_page_fn fn, void *userdata);
+const char *v7_reader_error(const struct v7_reader *r);
+bool v7_reader_has_strings(const struct v7_reader *r);
+const char *v7_reader_option(const struct v7_reader *r, enum v7_reader_option which);
+uint64_t v7_reader_trace_id(const struct v7_reader *r);
+uint32_t v7_reader_cpu_count(const struct v7_reader *r);
+size_t v7_reader_n_cpustat(const struct v7_reader *r);
+const char *v7_reader_cpustat(const struct v7_reader *r, size_t i);
+int v7_formats_foreach(const uint8_t *formats, size_t n, bool per_system, v7_format_fn fn,
+		       void *userdata);
 int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const char *name,
 		     int *ret_id);

@@ -182,9 +182,12 @@ def report(path, *extra):
 
 
 def check_events(path):
+    """trace-cmd's own check, and ours (ftracectl verify), both on every file we make."""
     r = subprocess.run(["trace-cmd", "report", "--check-events", "-i", path],
                        capture_output=True, text=True)
     assert r.returncode == 0, "trace-cmd report --check-events: %d %s" % (r.returncode, r.stderr)
+    r = subprocess.run([FTRACECTL, "verify", path], capture_output=True, text=True)
+    assert r.returncode == 0 and "valid:" in r.stdout, "ftracectl verify: " + r.stderr
 
 
 LINE = re.compile(r"\[(\d+)\]\s+[\d.]+:\s+(\S+):")

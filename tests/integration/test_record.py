@@ -90,6 +90,34 @@ def test_markers_flat_out_json():
         assert sum(c["bytes_raw"] for c in info["cpus"]) == info["bytes_raw"] > 0
 
 
+def test_info_and_verify_offline():
+    """verify catches the damage trace-cmd report reads silently; info counts what is there."""
+    with daemon() as d:
+        path, written, _ = record_markers(d, 20000, 100000)
+        info = json.loads(subprocess.run([FTRACECTL, "--json", "info", path],
+                                         capture_output=True, text=True, check=True).stdout)
+        assert info["events"]["ftrace:print"] == sum(written.values())
+        assert sum(c["events"] for c in info["cpus"]) == sum(written.values())
+        assert info["compression"] == "zstd" and info["writer"].startswith("ftraced")
+        text = subprocess.run([FTRACECTL, "info", path], capture_output=True, text=True,
+                              check=True).stdout
+        assert "ftrace:print" in text and "trace-cmd v7, zstd" in text
+        data = open(path, "rb").read()
+        damaged = os.path.join(d.dir, "damaged.dat")
+        for what, content in (("truncated", data[:len(data) * 2 // 3]),
+                              ("flipped", data[:len(data) // 2] + bytes([data[len(data) // 2] ^ 1])
+                               + data[len(data) // 2 + 1:])):
+            with open(damaged, "wb") as f:
+                f.write(content)
+            r = subprocess.run([FTRACECTL, "verify", damaged], capture_output=True, text=True)
+            assert r.returncode == 1 and "invalid:" in r.stderr, (what, r.stdout, r.stderr)
+        # trace-cmd report exits 0 on the truncated file, printing nothing.
+        with open(damaged, "wb") as f:
+            f.write(data[:len(data) * 2 // 3])
+        r = subprocess.run(["trace-cmd", "report", "-i", damaged], capture_output=True)
+        assert r.returncode == 0 and len(event_lines(r.stdout.decode().splitlines())) == 0
+
+
 def test_syscall_filtered_by_pid():
     n = 12345
     with daemon() as d:
@@ -380,6 +408,7 @@ if __name__ == "__main__":
         test_markers_none_subbuf_8k,
         test_markers_zstd_subbuf_16k,
         test_markers_flat_out_json,
+        test_info_and_verify_offline,
         test_syscall_filtered_by_pid,
         test_duration_and_sigint,
         test_client_killed_file_still_finished,

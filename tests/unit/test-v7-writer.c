@@ -27,138 +27,7 @@
 #include "daemon/v7-reader.h"
 #include "daemon/v7-writer.h"
 #include "ftraced/macro.h"
-
-#define EVENT_ID 1000
-#define PAYLOAD_SIZE 24 /* common fields (8) + cpu (4) + seq (4) + value (8) */
-#define EVENT_SIZE (4 + PAYLOAD_SIZE)
-#define PAGE_HDR_SIZE 16
-#define N_CPUS 3
-#define DELTA_NS 100
-
-static const char header_event[] =
-	"# compressed entry header\n"
-	"\ttype_len    :    5 bits\n"
-	"\ttime_delta  :   27 bits\n"
-	"\tarray       :   32 bits\n"
-	"\n"
-	"\tpadding     : type == 29\n"
-	"\ttime_extend : type == 30\n"
-	"\ttime_stamp : type == 31\n"
-	"\tdata max type_len  == 28\n";
-
-static const char event_format[] =
-	"name: seq\n"
-	"ID: 1000\n"
-	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-	"\n"
-	"\tfield:unsigned int cpu;\toffset:8;\tsize:4;\tsigned:0;\n"
-	"\tfield:unsigned int seq;\toffset:12;\tsize:4;\tsigned:0;\n"
-	"\tfield:unsigned long long value;\toffset:16;\tsize:8;\tsigned:0;\n"
-	"\n"
-	"print fmt: \"cpu=%u seq=%u value=%llu\", REC->cpu, REC->seq, REC->value\n";
-
-struct cpu_pages {
-	uint8_t *pages;
-	size_t n_pages;
-	unsigned n_events;
-	uint64_t first_ts;
-};
-
-static void make_payload(uint8_t *p, unsigned cpu, unsigned seq)
-{
-	put_le16(p, EVENT_ID);
-	p[2] = 0;
-	p[3] = 0;
-	put_le32(p + 4, (uint32_t)(1000 + cpu));
-	put_le32(p + 8, cpu);
-	put_le32(p + 12, seq);
-	put_le64(p + 16, (uint64_t)seq * 0x9e3779b97f4a7c15ull ^ cpu);
-}
-
-static uint64_t event_ts(const struct cpu_pages *c, unsigned seq)
-{
-	return c->first_ts + (uint64_t)seq * DELTA_NS;
-}
-
-/* Whole sub-buffers holding n_events; the last page is partly filled. */
-static void make_pages(struct cpu_pages *c, unsigned cpu, unsigned n_events, uint32_t page_size)
-{
-	unsigned per_page = (page_size - PAGE_HDR_SIZE) / EVENT_SIZE;
-	unsigned seq = 0;
-
-	c->n_events = n_events;
-	c->n_pages = (n_events + per_page - 1) / per_page;
-	c->first_ts = 1000000000ull * (cpu + 1);
-	c->pages = calloc(MAX(c->n_pages, (size_t)1), page_size);
-	assert(c->pages);
-	for (size_t pg = 0; pg < c->n_pages; pg++) {
-		uint8_t *page = c->pages + pg * page_size;
-		unsigned k = 0;
-
-		/* The page timestamp is that of its first event: that event's delta is 0. */
-		put_le64(page, event_ts(c, seq));
-		for (; k < per_page && seq < n_events; k++, seq++) {
-			uint8_t *e = page + PAGE_HDR_SIZE + k * EVENT_SIZE;
-
-			put_le32(e, (PAYLOAD_SIZE / 4) | ((k == 0 ? 0u : DELTA_NS) << 5));
-			make_payload(e + 4, cpu, seq);
-		}
-		put_le64(page + 8, (uint64_t)k * EVENT_SIZE);
-	}
-}
-
-static char *header_page_text(uint32_t page_size)
-{
-	char *s;
-
-	assert(asprintf(&s,
-			"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-			"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-			"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-			"\tfield: char data;\toffset:16;\tsize:%u;\tsigned:0;\n",
-			page_size - PAGE_HDR_SIZE) > 0);
-	return s;
-}
-
-/* Puts pages into a spool-shaped memfd, as the capture workers do. */
-static int make_spool(const struct cpu_pages *c, uint32_t page_size, bool zstd,
-		      unsigned pages_per_chunk, uint64_t *ret_size, uint32_t *ret_chunks)
-{
-	_cleanup_(compressor_freep) struct compressor *comp = NULL;
-	size_t bound = compress_bound((size_t)pages_per_chunk * page_size);
-	uint8_t *out = malloc(8 + bound);
-	uint64_t size = 0;
-	uint32_t chunks = 0;
-	int fd;
-
-	fd = memfd_create("spool", MFD_CLOEXEC);
-	assert(fd >= 0 && out);
-	if (!zstd) {
-		size = (uint64_t)c->n_pages * page_size;
-		assert(write(fd, c->pages, size) == (ssize_t)size);
-	} else {
-		assert(compressor_new(&comp) == 0);
-		for (size_t pg = 0; pg < c->n_pages; pg += pages_per_chunk) {
-			size_t n = MIN((size_t)pages_per_chunk, c->n_pages - pg) * page_size, csize;
-
-			assert(compress_frame(comp, 3, c->pages + pg * page_size, n, out + 8, bound,
-					      &csize) == 0);
-			put_le32(out, (uint32_t)csize);
-			put_le32(out + 4, (uint32_t)n);
-			assert(write(fd, out, 8 + csize) == (ssize_t)(8 + csize));
-			size += 8 + csize;
-			chunks++;
-		}
-	}
-	free(out);
-	*ret_size = size;
-	*ret_chunks = chunks;
-	return fd;
-}
+#include "tests/unit/v7-fixture.h"
 
 struct pipe_reader {
 	int fd;
@@ -255,7 +124,7 @@ static void check_own_reader(int fd, const struct cpu_pages *cpus, uint32_t page
 	size_t n, seen = 0;
 	int id;
 
-	assert(v7_reader_open(fd, &r) == 0);
+	assert(v7_reader_open(fd, &r, NULL, 0) == 0);
 	assert(v7_reader_page_size(r) == page_size);
 	assert(v7_reader_compressed(r) == zstd);
 	assert(strcmp(v7_reader_clock(r), "local") == 0);
@@ -297,7 +166,7 @@ static int walk_damaged(const uint8_t *bytes, size_t n)
 	size_t events = 0;
 
 	assert(fd >= 0 && write(fd, bytes, n) == (ssize_t)n);
-	err = v7_reader_open(fd, &r);
+	err = v7_reader_open(fd, &r, NULL, 0);
 	for (size_t i = 0; err == 0 && i < v7_reader_n_cpus(r); i++)
 		err = v7_reader_foreach_page(r, i, count_page, &events);
 	close(fd);
@@ -323,17 +192,10 @@ static void check_damage(const uint8_t *bytes, size_t n)
 
 static void run_case(uint32_t page_size, bool zstd, unsigned pages_per_chunk)
 {
-	/* CPU 1 is empty; CPU 2 ends in a partly filled page. */
-	const unsigned n_events[N_CPUS] = { 3000, 0, 1234 };
-	struct cpu_pages cpus[N_CPUS];
-	struct v7_cpu_data data[N_CPUS];
-	struct v7_blob ftrace_formats[1] = { { event_format, strlen(event_format) } };
-	struct v7_blob formats[1] = { { event_format, strlen(event_format) } };
-	struct v7_system systems[1] = { { "ftraced_test", 1, formats } };
-	const char *cpustat[N_CPUS] = { "CPU: 0\nentries: 0\n", NULL, "CPU: 2\nentries: 0\n" };
-	_cleanup_free_ char *hp = header_page_text(page_size);
+	struct fixture fx;
+	struct cpu_pages *cpus = fx.cpus;
+	struct v7_cpu_data *data = fx.data;
 	char path[] = "/tmp/test-v7-writer-XXXXXX";
-	const char cmdlines[] = "1000 seq-writer\n1002 other\n";
 	struct pipe_reader reader = {};
 	uint64_t size, size_pipe;
 	pthread_t thread;
@@ -341,36 +203,8 @@ static void run_case(uint32_t page_size, bool zstd, unsigned pages_per_chunk)
 	uint8_t *file_bytes;
 	struct v7_file f;
 
-	for (unsigned cpu = 0; cpu < N_CPUS; cpu++) {
-		make_pages(&cpus[cpu], cpu, n_events[cpu], page_size);
-		data[cpu] = (struct v7_cpu_data){ .cpu = cpu };
-		data[cpu].fd = make_spool(&cpus[cpu], page_size, zstd, pages_per_chunk,
-					  &data[cpu].size, &data[cpu].n_chunks);
-	}
-	f = (struct v7_file){
-		.page_size = page_size,
-		.compression = zstd ? V7_COMPRESSION_ZSTD : V7_COMPRESSION_NONE,
-		.level = 3,
-		.header_page = { hp, strlen(hp) },
-		.header_event = { header_event, strlen(header_event) },
-		.n_ftrace_formats = 0,
-		.ftrace_formats = ftrace_formats,
-		.n_systems = 1,
-		.systems = systems,
-		.kallsyms = { "ffffffff81000000 T _stext\n", 26 },
-		.printk = { NULL, 0 },
-		.cmdlines = { cmdlines, strlen(cmdlines) },
-		.trace_clock = "[local] global counter\n",
-		.clock = "local",
-		.uname = "Linux test 6.0 x86_64",
-		.version = "ftraced test",
-		.trace_id = 0x1234,
-		.n_cpus = N_CPUS,
-		.cpustat = cpustat,
-		.n_data = N_CPUS,
-		.data = data,
-	};
-
+	fixture_init(&fx, page_size, zstd, pages_per_chunk);
+	f = fx.file;
 	fd = mkstemp(path);
 	assert(fd >= 0);
 	assert(v7_write(fd, &f, &size) == 0);
@@ -410,10 +244,7 @@ static void run_case(uint32_t page_size, bool zstd, unsigned pages_per_chunk)
 	free(reader.data);
 	close(fd);
 	unlink(path);
-	for (unsigned cpu = 0; cpu < N_CPUS; cpu++) {
-		close(data[cpu].fd);
-		free(cpus[cpu].pages);
-	}
+	fixture_done(&fx);
 }
 
 int main(void)

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ftracectl info FILE and ftracectl verify FILE: offline, no daemon. Both
+ * read the file with ftraced's own v7 reader (daemon/v7-reader.c), which
+ * checks every length against the file; they work on trace-cmd's files too.
+ *
+ * info says what the file holds: format, compression, page size, clock,
+ * uname, writer, trace id, per CPU its bytes, chunks, pages, events, time
+ * span and losses (kernel counters from CPUSTAT, and pages flagged as
+ * having missed events), and the events by type.
+ *
+ * verify checks every invariant we can and names the first problem: the
+ * header, the options chain, the section chain to EOF, offsets inside the
+ * file, each metadata section decompressing, chunk framing and zstd
+ * checksums, whole pages, page commit sizes, event headers, and timestamps
+ * never going back within a CPU. It catches truncation and flipped bytes
+ * that `trace-cmd report` silently accepts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client/commands.h"
+#include "client/ctl.h"
+#include "daemon/v7-reader.h"
+#include "daemon/v7-verify.h"
+#include "ftraced/macro.h"
+
+#define EVENT_IDS_MAX V7_EVENT_IDS_MAX
+#define SEC_HEADER_INFO 16
+#define SEC_FTRACE_EVENTS 17
+#define SEC_EVENT_FORMATS 18
+#define SEC_CMDLINES 21
+
+struct names {
+	char *name[EVENT_IDS_MAX];
+};
+
+static int add_name(const char *system, const char *name, int id, void *userdata)
+{
+	struct names *n = userdata;
+
+	if (id >= 0 && id < EVENT_IDS_MAX && !n->name[id] &&
+	    asprintf(&n->name[id], "%s:%s", system, name) < 0)
+		n->name[id] = NULL;
+	return 0;
+}
+
+static uint64_t stat_field(const char *text, const char *key)
+{
+	const char *p = text ? strstr(text, key) : NULL;
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+/* CPUSTAT texts start with "CPU: N" (trace-cmd and ftraced alike). */
+static const char *cpustat_of(const struct v7_reader *r, uint32_t cpu)
+{
+	for (size_t i = 0; i < v7_reader_n_cpustat(r); i++) {
+		const char *t = v7_reader_cpustat(r, i);
+		const char *p = t ? strstr(t, "CPU: ") : NULL;
+
+		if (p && strtoul(p + 5, NULL, 10) == cpu)
+			return t;
+	}
+	return NULL;
+}
+
+static int open_file(const char *command, const char *path, int *ret_fd, struct v7_reader **ret,
+		     char *problem, size_t n_problem)
+{
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		print_error(command, "cannot open '%s': %m", path);
+		return -errno;
+	}
+	r = v7_reader_open(fd, ret, problem, n_problem);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static void print_json_string(const char *s)
+{
+	putchar('"');
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static char *trimmed(const char *s)
+{
+	char *t = strdup(s ? s : "");
+	size_t n;
+
+	if (!t)
+		return NULL;
+	n = strlen(t);
+	while (n > 0 && (t[n - 1] == '\n' || t[n - 1] == ' '))
+		t[--n] = '\0';
+	return t;
+}
+
+int cmd_info(const struct client_options *o, int argc, char *argv[])
+{
+	_cleanup_(v7_reader_freep) struct v7_reader *r = NULL;
+	_cleanup_free_ uint64_t *by_id = NULL;
+	_cleanup_free_ struct names *names = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *clock = NULL, *uname_text = NULL, *version = NULL;
+	char problem[512] = "", size[32];
+	size_t n_cpus;
+	struct stat st;
+	int err = 0;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		printf("Usage: ftracectl info FILE\n\nShow what a trace-cmd v7 file holds.\n");
+		return argc == 2 && strcmp(argv[1], "--help") == 0 ? EXIT_OK : EXIT_USAGE;
+	}
+	if (open_file("info", argv[1], &fd, &r, problem, sizeof(problem)) < 0) {
+		if (problem[0])
+			print_error("info", "'%s' is not a readable v7 file: %s", argv[1], problem);
+		return EXIT_FAILED;
+	}
+	by_id = calloc(EVENT_IDS_MAX, sizeof(*by_id));
+	names = calloc(1, sizeof(*names));
+	if (!by_id || !names)
+		return EXIT_FAILED;
+	for (int sec = SEC_FTRACE_EVENTS; sec <= SEC_EVENT_FORMATS; sec++) {
+		uint8_t *body;
+		size_t n;
+
+		if (v7_reader_section(r, (uint16_t)sec, &body, &n) == 0) {
+			v7_formats_foreach(body, n, sec == SEC_EVENT_FORMATS, add_name, names);
+			free(body);
+		}
+	}
+	fstat(fd, &st);
+	clock = trimmed(v7_reader_option(r, V7_READER_TRACE_CLOCK));
+	uname_text = trimmed(v7_reader_option(r, V7_READER_UNAME));
+	version = trimmed(v7_reader_option(r, V7_READER_VERSION));
+	n_cpus = v7_reader_n_cpus(r);
+	if (o->json)
+		printf("{\"file\": ");
+	if (o->json) {
+		print_json_string(argv[1]);
+		printf(", \"bytes\": %lld, \"version\": 7, \"compression\": \"%s\", \"page_size\": %u, "
+		       "\"clock\": ", (long long)st.st_size,
+		       v7_reader_compressed(r) ? "zstd" : "none", v7_reader_page_size(r));
+		print_json_string(v7_reader_clock(r));
+		printf(", \"trace_clock\": ");
+		print_json_string(clock);
+		printf(", \"uname\": ");
+		print_json_string(uname_text);
+		printf(", \"writer\": ");
+		print_json_string(version);
+		printf(", \"trace_id\": \"%016" PRIx64 "\", \"cpu_count\": %u, \"cpus\": [",
+		       v7_reader_trace_id(r), v7_reader_cpu_count(r));
+	} else {
+		print_size(size, sizeof(size), (uint64_t)st.st_size);
+		printf("file:        %s (%s)\n", argv[1], size);
+		printf("format:      trace-cmd v7, %s, %u-byte pages\n",
+		       v7_reader_compressed(r) ? "zstd" : "uncompressed", v7_reader_page_size(r));
+		printf("clock:       %s\n", v7_reader_clock(r)[0] ? v7_reader_clock(r) : "?");
+		printf("uname:       %s\n", uname_text[0] ? uname_text : "?");
+		printf("written by:  %s\n", version[0] ? version : "?");
+		printf("trace id:    %016" PRIx64 "\n", v7_reader_trace_id(r));
+		printf("CPUs:        %u\n", v7_reader_cpu_count(r));
+		printf("\n%-10s %5s %10s %7s %8s %9s %16s %16s %9s %7s\n", "BUFFER", "CPU", "BYTES",
+		       "CHUNKS", "PAGES", "EVENTS", "FIRST", "LAST", "LOST", "MISSED");
+	}
+	for (size_t i = 0; i < n_cpus; i++) {
+		const struct v7_reader_cpu *cpu = v7_reader_cpu(r, i);
+		const char *stat = cpustat_of(r, cpu->cpu);
+		uint64_t lost = stat_field(stat, "overrun: ") + stat_field(stat, "dropped events: ");
+		struct v7_cpu_summary w;
+		char cpu_problem[512];
+		uint32_t chunks = 0;
+		uint8_t word[4];
+
+		if (v7_reader_compressed(r) && cpu->size >= 4 &&
+		    pread(fd, word, 4, (off_t)cpu->offset) == 4)
+			chunks = get_le32(word);
+		if (v7_walk_cpu(r, i, by_id, &w, cpu_problem, sizeof(cpu_problem)) < 0 && !err) {
+			err = -EBADMSG;
+			snprintf(problem, sizeof(problem), "%s", cpu_problem);
+		}
+		if (o->json) {
+			printf("%s\n  {\"buffer\": ", i ? "," : "");
+			print_json_string(cpu->buffer);
+			printf(", \"cpu\": %u, \"bytes\": %" PRIu64 ", \"chunks\": %u, \"pages\": %" PRIu64
+			       ", \"events\": %" PRIu64 ", \"first_ts\": %" PRIu64 ", \"last_ts\": %" PRIu64
+			       ", \"lost_events\": %" PRIu64 ", \"missed_pages\": %" PRIu64
+			       ", \"missed_events\": %" PRIu64 "}", cpu->cpu, cpu->size, chunks,
+			       w.pages, w.events, w.first_ts, w.last_ts, lost, w.missed_pages,
+			       w.missed_events);
+		} else {
+			print_size(size, sizeof(size), cpu->size);
+			printf("%-10s %5u %10s %7u %8" PRIu64 " %9" PRIu64 " %16.6f %16.6f %9" PRIu64
+			       " %7" PRIu64 "\n", cpu->buffer[0] ? cpu->buffer : "(top)",
+			       cpu->cpu, size, chunks, w.pages, w.events, (double)w.first_ts / 1e9,
+			       (double)w.last_ts / 1e9, lost, w.missed_pages);
+		}
+	}
+	if (o->json)
+		printf("], \"events\": {");
+	else
+		printf("\nEvents by type:\n");
+	for (int id = 0, first = 1; id < EVENT_IDS_MAX; id++) {
+		if (!by_id[id])
+			continue;
+		if (o->json) {
+			printf("%s", first ? "" : ", ");
+			if (names->name[id])
+				print_json_string(names->name[id]);
+			else
+				printf("\"id %d\"", id);
+			printf(": %" PRIu64, by_id[id]);
+		} else {
+			printf("%10" PRIu64 "  %s", by_id[id], names->name[id] ? names->name[id] : "");
+			if (!names->name[id])
+				printf("(unknown id %d)", id);
+			printf("\n");
+		}
+		first = 0;
+	}
+	if (o->json)
+		printf("}}\n");
+	for (int id = 0; id < EVENT_IDS_MAX; id++)
+		free(names->name[id]);
+	if (err < 0) {
+		print_error("info", "'%s' is damaged: %s", argv[1], problem[0] ? problem :
+			    v7_reader_error(r));
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+int cmd_verify(const struct client_options *o, int argc, char *argv[])
+{
+	_cleanup_close_ int fd = -EBADF;
+	uint64_t events, pages;
+	char problem[512];
+	int err;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		printf("Usage: ftracectl verify FILE\n\nCheck every invariant of a trace-cmd v7 file; "
+		       "exit 1 naming the first problem.\n");
+		return argc == 2 && strcmp(argv[1], "--help") == 0 ? EXIT_OK : EXIT_USAGE;
+	}
+	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		print_error("verify", "cannot open '%s': %m", argv[1]);
+		return EXIT_FAILED;
+	}
+	err = v7_verify(fd, &events, &pages, problem, sizeof(problem));
+	if (o->json) {
+		printf("{\"file\": ");
+		print_json_string(argv[1]);
+		if (err < 0) {
+			printf(", \"valid\": false, \"problem\": ");
+			print_json_string(problem[0] ? problem : strerror(-err));
+			printf("}\n");
+		} else {
+			printf(", \"valid\": true, \"events\": %" PRIu64 ", \"pages\": %" PRIu64
+			       "}\n", events, pages);
+		}
+	}
+	if (err < 0) {
+		print_error("verify", "%s: invalid: %s", argv[1], problem[0] ? problem :
+			    strerror(-err));
+		return EXIT_FAILED;
+	}
+	if (!o->json)
+		printf("%s: valid: %" PRIu64 " events in %" PRIu64 " pages\n", argv[1], events,
+		       pages);
+	return EXIT_OK;
+}
