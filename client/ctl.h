@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "daemon/ctl-proto.h"
+#include "daemon/parse-util.h"
 #include "ftraced/proto.h"
 
 /* Exit codes of ftracectl, documented in ftracectl(1). */
@@ -88,6 +89,5 @@ uint64_t session_bytes_stored(const struct session_info *s);
 
 void print_size(char *buf, size_t n, uint64_t bytes);
 void print_session_json(const struct session_info *s, const char *indent);
-int parse_duration_ms(const char *s, uint64_t *ret);
-int parse_size(const char *s, uint64_t *ret);
+
 void print_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

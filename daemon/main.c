@@ -17,10 +17,12 @@
 #define DEFAULT_SOCKET "/run/ftraced/control"
 #define DEFAULT_STATE_DIR "/var/lib/ftraced"
 #define DEFAULT_GROUP "tracing"
+#define DEFAULT_SESSIONS_DIR "/etc/ftraced/sessions.d"
 
 static const char *arg_socket = DEFAULT_SOCKET;
 static const char *arg_state_dir = DEFAULT_STATE_DIR;
 static const char *arg_group = DEFAULT_GROUP;
+static const char *arg_sessions_dir = DEFAULT_SESSIONS_DIR;
 
 static void help(void)
 {
@@ -28,6 +30,8 @@ static void help(void)
 	       "Kernel trace capture daemon: writes trace-cmd v7 files.\n\n"
 	       "  -s, --socket PATH      control socket (default " DEFAULT_SOCKET ")\n"
 	       "  -d, --state-dir DIR    spools and session files (default " DEFAULT_STATE_DIR ")\n"
+	       "  -c, --sessions-dir DIR sessions to create and start (default "
+	       DEFAULT_SESSIONS_DIR ")\n"
 	       "  -g, --group NAME       group allowed to use the socket besides root\n"
 	       "                         (default " DEFAULT_GROUP "; \"\" for root only)\n"
 	       "  -l, --log-level LEVEL  err, warning, notice, info (default), debug\n"
@@ -42,6 +46,7 @@ static int parse_argv(int argc, char *argv[])
 		{ "socket", required_argument, NULL, 's' },
 		{ "state-dir", required_argument, NULL, 'd' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "sessions-dir", required_argument, NULL, 'c' },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -49,7 +54,7 @@ static int parse_argv(int argc, char *argv[])
 	};
 	int c, level;
 
-	while ((c = getopt_long(argc, argv, "s:d:g:l:h", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "s:d:g:c:l:h", options, NULL)) >= 0) {
 		switch (c) {
 		case 's':
 			arg_socket = optarg;
@@ -59,6 +64,9 @@ static int parse_argv(int argc, char *argv[])
 			break;
 		case 'g':
 			arg_group = optarg;
+			break;
+		case 'c':
+			arg_sessions_dir = optarg;
 			break;
 		case 'l':
 			level = log_parse_level(optarg);
@@ -103,6 +111,7 @@ int main(int argc, char *argv[])
 		.socket_path = arg_socket,
 		.state_dir = arg_state_dir,
 		.group = arg_group,
+		.sessions_dir = arg_sessions_dir,
 	};
 	r = manager_new(&config, &m);
 	if (r < 0)

@@ -9,6 +9,7 @@
  * Main thread only.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -25,6 +26,7 @@
 
 #include "daemon/bounds.h"
 #include "daemon/capture.h"
+#include "daemon/session-file.h"
 #include "daemon/ctl-proto.h"
 #include "daemon/ctl-server.h"
 #include "daemon/instance.h"
@@ -69,6 +71,14 @@ static unsigned n_sessions(const struct manager *m, uid_t uid, bool only_uid)
 static void notify_status(const struct manager *m)
 {
 	sd_notifyf(false, "STATUS=%u session(s)", n_sessions(m, 0, false));
+}
+
+static struct slot *free_slot(struct manager *m)
+{
+	for (size_t i = 0; i < SESSION_MAX; i++)
+		if (!m->slots[i].session)
+			return &m->slots[i];
+	return NULL;
 }
 
 static struct slot *find_slot(struct manager *m, const char *name)
@@ -168,12 +178,131 @@ static int check_output_fd(int fd, const char **ret_why)
 	return 0;
 }
 
-static struct slot *free_slot(struct manager *m)
+/*
+ * Creates a session for a session file, as root, and starts it. Problems
+ * are logged with the file's name; other files are not affected.
+ */
+static void load_session_file(struct manager *m, int dir_fd, const char *file)
 {
-	for (size_t i = 0; i < SESSION_MAX; i++)
-		if (!m->slots[i].session)
-			return &m->slots[i];
-	return NULL;
+	static struct ctl_builder b;
+	_cleanup_free_ char *text = NULL, *default_name = NULL;
+	char error[FTRACED_MESSAGE_MAX] = "";
+	struct session_env env = {
+		.event = m->event,
+		.pool = m->pool,
+		.state_dir_fd = m->state_dir_fd,
+		.instance_tag = m->instance_tag,
+		.on_done = on_session_done,
+		.on_stopped = on_session_stopped,
+		.userdata = m,
+	};
+	struct ctl_request *req = NULL;
+	struct session *s;
+	struct slot *slot;
+	unsigned line;
+	size_t n = 0;
+	int fd, r;
+
+	fd = openat(dir_fd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		log_error_errno(negative_errno(), "%s: cannot open, skipping: %m", file);
+		return;
+	}
+	text = malloc(SESSION_FILE_MAX + 1);
+	if (text) {
+		ssize_t k;
+
+		while ((k = read(fd, text + n, SESSION_FILE_MAX + 1 - n)) > 0)
+			n += (size_t)k;
+	}
+	close(fd);
+	default_name = strndup(file, strlen(file) - strlen(".conf"));
+	req = malloc(sizeof(*req));
+	if (!text || !default_name || !req) {
+		free(req);
+		log_error("%s: out of memory, skipping", file);
+		return;
+	}
+	r = session_file_parse(text, n, default_name, &b, error, sizeof(error), &line);
+	if (r >= 0) {
+		size_t len;
+
+		r = ctl_builder_finish(&b, &len);
+		if (r >= 0)
+			r = ctl_request_parse(b.buf, len, req);
+		if (r < 0)
+			snprintf(error, sizeof(error), "too large or malformed");
+	}
+	if (r < 0) {
+		if (line)
+			log_error("%s:%u: %s; skipping this session", file, line, error);
+		else
+			log_error("%s: %s; skipping this session", file, error);
+		free(req);
+		return;
+	}
+	if (find_slot(m, req->session) || !(slot = free_slot(m))) {
+		log_error("%s: session '%s' exists already or too many sessions; skipping", file,
+			  req->session);
+		free(req);
+		return;
+	}
+	r = session_new(&env, ++m->next_id, req->session, /* owner= */ 0, req, -EBADF, &s,
+			error, sizeof(error));
+	free(req);
+	if (r < 0) {
+		log_error("%s: %s; skipping this session", file, error);
+		return;
+	}
+	slot->session = s;
+	r = session_start(s);
+	if (r < 0) {
+		const char *message;
+
+		session_error(s, &message);
+		log_error("%s: cannot start session '%s': %s", file, session_name(s), message);
+		return;
+	}
+	log_info("%s: session '%s' started", file, session_name(s));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Creates and starts the sessions of every *.conf in @dir, in name order. */
+static void load_sessions(struct manager *m, const char *dir)
+{
+	char *names[SESSION_MAX * 4];
+	struct dirent *de;
+	size_t n = 0;
+	int dir_fd;
+	DIR *d;
+
+	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0) {
+		if (errno != ENOENT)
+			log_warning_errno(negative_errno(), "Cannot read '%s', no sessions from "
+					  "files: %m", dir);
+		return;
+	}
+	d = fdopendir(dup(dir_fd));
+	while (d && (de = readdir(d)) && n < ELEMENTSOF(names)) {
+		size_t len = strlen(de->d_name);
+
+		if (len > 5 && strcmp(de->d_name + len - 5, ".conf") == 0 && de->d_name[0] != '.')
+			names[n++] = strdup(de->d_name);
+	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		if (names[i])
+			load_session_file(m, dir_fd, names[i]);
+		free(names[i]);
+	}
+	close(dir_fd);
 }
 
 /* RECORD (with the output fd) or CREATE: a new session. */
@@ -562,6 +691,9 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	r = capture_pool_new((unsigned)n_cpus, &m->pool);
 	if (r < 0)
 		return log_error_errno(r, "Cannot start capture workers: %m");
+
+	if (c->sessions_dir)
+		load_sessions(m, c->sessions_dir);
 
 	r = ctl_server_new(m->event, c->socket_path, resolve_group(c->group), &h, &m->server);
 	if (r == -EADDRINUSE)

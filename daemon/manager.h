@@ -9,6 +9,7 @@ struct manager_config {
 	const char *socket_path;
 	const char *state_dir;
 	const char *group; /* may be NULL or name a missing group: then root only */
+	const char *sessions_dir; /* *.conf files of sessions to start, or NULL */
 };
 
 int manager_new(const struct manager_config *c, struct manager **ret);

@@ -588,12 +588,14 @@ static void remove_spool(int spool_fd, int dir_fd, const char *name)
 	DIR *d = fdopendir(dup(dir_fd));
 	struct dirent *de;
 
+	/* Everything, hidden files too: a kill can leave a half-written ".recipe.tmp". */
 	while (d && (de = readdir(d)))
-		if (de->d_name[0] != '.')
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
 			unlinkat(dir_fd, de->d_name, 0);
 	if (d)
 		closedir(d);
-	unlinkat(spool_fd, name, AT_REMOVEDIR);
+	if (unlinkat(spool_fd, name, AT_REMOVEDIR) < 0)
+		log_warning_errno(negative_errno(), "Cannot remove spool '%s': %m", name);
 }
 
 /**

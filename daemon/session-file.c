@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Session files (sessions.d/NAME.conf): "key = value" lines with the same
+ * keys as `ftracectl create`'s options, '#' comments, blank lines. A file
+ * becomes exactly the CREATE request a client would send, so the daemon
+ * checks it on the same path. Pure: no I/O, no allocation, no logging;
+ * the first problem is reported with its line.
+ *
+ *   # /etc/ftraced/sessions.d/background.conf
+ *   events = sched:sched_switch, irq:*
+ *   segment-size = 64M
+ *   max-total = 2G
+ *   keep-free = 10%
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/session-file.h"
+#include "daemon/ctl-proto.h"
+#include "daemon/parse-util.h"
+
+#define LINE_MAX_LEN 8192
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+static int add_events(struct ctl_builder *b, char *list, char *error, size_t n_error)
+{
+	char *save = NULL;
+	int n = 0;
+
+	for (char *e = strtok_r(list, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+		e = trim(e);
+		if (!*e)
+			continue;
+		if (strlen(e) > FTRACED_EVENT_SPEC_MAX) {
+			snprintf(error, n_error, "event '%.40s...' is too long", e);
+			return -EINVAL;
+		}
+		ctl_put_string(b, FTRACED_ATTR_EVENT, e);
+		n++;
+	}
+	if (n == 0) {
+		snprintf(error, n_error, "no event given");
+		return -EINVAL;
+	}
+	return n;
+}
+
+static int put_size(struct ctl_builder *b, enum ftraced_attr a, const char *v, char *error,
+		    size_t n_error)
+{
+	uint64_t x;
+
+	if (parse_size(v, &x) < 0) {
+		snprintf(error, n_error, "invalid size '%s' (e.g. 64M, 2G)", v);
+		return -EINVAL;
+	}
+	ctl_put_u64(b, a, x);
+	return 0;
+}
+
+static int put_duration(struct ctl_builder *b, enum ftraced_attr a, const char *v, char *error,
+			size_t n_error)
+{
+	uint64_t ms;
+
+	if (parse_duration_ms(v, &ms) < 0) {
+		snprintf(error, n_error, "invalid duration '%s' (e.g. 30s, 10m, 24h, 7d)", v);
+		return -EINVAL;
+	}
+	ctl_put_u64(b, a, ms);
+	return 0;
+}
+
+static int put_number(struct ctl_builder *b, enum ftraced_attr a, const char *v, uint64_t max,
+		      char *error, size_t n_error)
+{
+	uint64_t x;
+
+	if (parse_size(v, &x) < 0 || x > max || strpbrk(v, "KMGTkB")) {
+		snprintf(error, n_error, "invalid number '%s'", v);
+		return -EINVAL;
+	}
+	ctl_put_u32(b, a, (uint32_t)x);
+	return 0;
+}
+
+static int parse_line(struct ctl_builder *b, const char *key, char *v, char *name,
+		      bool *has_event, char *error, size_t n_error)
+{
+	if (strcmp(key, "name") == 0) {
+		if (strlen(v) > FTRACED_NAME_MAX || !ctl_name_valid(v)) {
+			snprintf(error, n_error, "invalid session name '%.70s'", v);
+			return -EINVAL;
+		}
+		strcpy(name, v);
+		return 0;
+	}
+	if (strcmp(key, "mode") == 0) {
+		if (strcmp(v, "continuous") != 0) {
+			snprintf(error, n_error, "unknown mode '%s' (continuous)", v);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (strcmp(key, "event") == 0 || strcmp(key, "events") == 0) {
+		int r = add_events(b, v, error, n_error);
+
+		*has_event |= r > 0;
+		return r < 0 ? r : 0;
+	}
+	if (strcmp(key, "filter") == 0 || strcmp(key, "clock") == 0 ||
+	    strcmp(key, "on-segment") == 0) {
+		enum ftraced_attr a = key[0] == 'f' ? FTRACED_ATTR_FILTER :
+				      key[0] == 'c' ? FTRACED_ATTR_CLOCK : FTRACED_ATTR_ON_SEGMENT;
+
+		if (!*v) {
+			snprintf(error, n_error, "empty value");
+			return -EINVAL;
+		}
+		ctl_put_string(b, a, v);
+		return 0;
+	}
+	if (strcmp(key, "compression") == 0) {
+		if (strcmp(v, "zstd") != 0 && strcmp(v, "none") != 0) {
+			snprintf(error, n_error, "unknown compression '%s' (zstd or none)", v);
+			return -EINVAL;
+		}
+		ctl_put_u32(b, FTRACED_ATTR_COMPRESSION, strcmp(v, "none") == 0 ?
+			    FTRACED_COMPRESSION_NONE : FTRACED_COMPRESSION_ZSTD);
+		return 0;
+	}
+	if (strcmp(key, "level") == 0) {
+		int level, consumed = 0;
+
+		if (sscanf(v, "%d%n", &level, &consumed) != 1 || v[consumed] || level < -100 ||
+		    level > 100) {
+			snprintf(error, n_error, "invalid level '%s'", v);
+			return -EINVAL;
+		}
+		ctl_put_u32(b, FTRACED_ATTR_LEVEL, (uint32_t)level);
+		return 0;
+	}
+	if (strcmp(key, "buffer-kb") == 0)
+		return put_number(b, FTRACED_ATTR_BUFFER_KB, v, UINT32_MAX, error, n_error);
+	if (strcmp(key, "subbuf-kb") == 0)
+		return put_number(b, FTRACED_ATTR_SUBBUF_KB, v, UINT32_MAX, error, n_error);
+	if (strcmp(key, "max-files") == 0)
+		return put_number(b, FTRACED_ATTR_MAX_FILES, v, UINT32_MAX, error, n_error);
+	if (strcmp(key, "segment-size") == 0)
+		return put_size(b, FTRACED_ATTR_SEGMENT_SIZE, v, error, n_error);
+	if (strcmp(key, "max-total") == 0)
+		return put_size(b, FTRACED_ATTR_MAX_TOTAL, v, error, n_error);
+	if (strcmp(key, "segment-time") == 0)
+		return put_duration(b, FTRACED_ATTR_SEGMENT_TIME_MS, v, error, n_error);
+	if (strcmp(key, "max-age") == 0)
+		return put_duration(b, FTRACED_ATTR_MAX_AGE_MS, v, error, n_error);
+	if (strcmp(key, "keep-free") == 0) {
+		size_t len = strlen(v);
+
+		if (len > 1 && v[len - 1] == '%') {
+			v[len - 1] = '\0';
+			return put_number(b, FTRACED_ATTR_KEEP_FREE_PERCENT, trim(v), 99, error,
+					  n_error);
+		}
+		return put_size(b, FTRACED_ATTR_KEEP_FREE, v, error, n_error);
+	}
+	snprintf(error, n_error, "unknown key '%.40s'", key);
+	return -EINVAL;
+}
+
+/**
+ * session_file_parse() - turn a session file into a CREATE request.
+ * @text: the file's contents
+ * @n: their length (at most SESSION_FILE_MAX)
+ * @default_name: the session's name unless the file sets "name"
+ * @b: receives the request
+ * @error: receives the problem
+ * @n_error: its size
+ * @ret_line: the line of the problem (0: the file as a whole)
+ *
+ * Return: 0, or -EINVAL with @error and @ret_line set.
+ */
+int session_file_parse(const char *text, size_t n, const char *default_name,
+		       struct ctl_builder *b, char *error, size_t n_error, unsigned *ret_line)
+{
+	char line[LINE_MAX_LEN], name[FTRACED_NAME_MAX + 1] = "";
+	bool has_event = false;
+	unsigned lineno = 0;
+	size_t pos = 0;
+	int r;
+
+	*ret_line = 0;
+	if (n > SESSION_FILE_MAX || memchr(text, '\0', n)) {
+		snprintf(error, n_error, "not a text file of at most %u bytes", SESSION_FILE_MAX);
+		return -EINVAL;
+	}
+	ctl_builder_init(b, FTRACED_MSG_CREATE);
+	while (pos < n) {
+		const char *nl = memchr(text + pos, '\n', n - pos);
+		size_t len = nl ? (size_t)(nl - text - pos) : n - pos;
+		char *key, *v, *eq;
+
+		lineno++;
+		*ret_line = lineno;
+		if (len >= sizeof(line)) {
+			snprintf(error, n_error, "line longer than %u bytes", LINE_MAX_LEN - 1);
+			return -EINVAL;
+		}
+		memcpy(line, text + pos, len);
+		line[len] = '\0';
+		pos += len + 1;
+		key = trim(line);
+		if (!*key || *key == '#')
+			continue;
+		eq = strchr(key, '=');
+		if (!eq) {
+			snprintf(error, n_error, "expected 'key = value'");
+			return -EINVAL;
+		}
+		*eq = '\0';
+		v = trim(eq + 1);
+		key = trim(key);
+		r = parse_line(b, key, v, name, &has_event, error, n_error);
+		if (r < 0)
+			return r;
+	}
+	*ret_line = 0;
+	if (!has_event) {
+		snprintf(error, n_error, "no events: add 'events = SYSTEM:EVENT, ...'");
+		return -EINVAL;
+	}
+	if (!name[0]) {
+		if (strlen(default_name) > FTRACED_NAME_MAX || !ctl_name_valid(default_name)) {
+			snprintf(error, n_error, "the file name is not a valid session name; add "
+				 "'name = ...'");
+			return -EINVAL;
+		}
+		strcpy(name, default_name);
+	}
+	ctl_put_string(b, FTRACED_ATTR_SESSION, name);
+	ctl_put_u32(b, FTRACED_ATTR_MODE, FTRACED_MODE_CONTINUOUS);
+	if (b->error) {
+		snprintf(error, n_error, "too many events or options");
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Session files become the CREATE request a client would send; problems name their line. */
+#undef NDEBUG
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/ctl-proto.h"
+#include "daemon/session-file.h"
+
+static struct ctl_builder b;
+static struct ctl_request req;
+static char error[256];
+static unsigned line;
+
+static int parse(const char *text, const char *name)
+{
+	size_t n;
+	int r;
+
+	r = session_file_parse(text, strlen(text), name, &b, error, sizeof(error), &line);
+	if (r < 0)
+		return r;
+	assert(ctl_builder_finish(&b, &n) == 0);
+	assert(ctl_request_parse(b.buf, n, &req) == 0);
+	return 0;
+}
+
+int main(void)
+{
+	assert(parse("# background tracing\n"
+		     "events = sched:sched_switch, irq:*\n"
+		     "\n"
+		     "  event=block  \n"
+		     "filter = prev_pid != 0 && next_pid != 0\n"
+		     "buffer-kb = 8192\n"
+		     "compression = none\n"
+		     "level = -1\n"
+		     "segment-size = 64M\n"
+		     "segment-time = 10m\n"
+		     "max-total = 2G\n"
+		     "max-files = 100\n"
+		     "max-age = 7d\n"
+		     "keep-free = 10%\n"
+		     "on-segment = /usr/bin/ship 'a b'\n", "bg") == 0);
+	assert(req.type == FTRACED_MSG_CREATE && req.mode == FTRACED_MODE_CONTINUOUS);
+	assert(strcmp(req.session, "bg") == 0 && req.n_events == 3);
+	assert(strcmp(req.events[1], "irq:*") == 0 && strcmp(req.events[2], "block") == 0);
+	assert(strcmp(req.filter, "prev_pid != 0 && next_pid != 0") == 0);
+	assert(req.buffer_kb == 8192 && req.compression == FTRACED_COMPRESSION_NONE);
+	assert(req.level == -1 && req.segment_size == 64u << 20);
+	assert(req.segment_time_ms == 600000 && req.max_total == 2ull << 30);
+	assert(req.max_files == 100 && req.max_age_ms == 7ull * 86400000);
+	assert(req.keep_free_percent == 10 && strcmp(req.on_segment, "/usr/bin/ship 'a b'") == 0);
+
+	assert(parse("name = other\nevents = sched\nkeep-free = 1G\n", "file") == 0);
+	assert(strcmp(req.session, "other") == 0 && req.keep_free == 1ull << 30);
+
+	assert(parse("events = sched\nbogus = 1\n", "x") == -EINVAL && line == 2);
+	assert(strstr(error, "unknown key 'bogus'"));
+	assert(parse("events = sched\nno equals sign\n", "x") == -EINVAL && line == 2);
+	assert(parse("segment-size = 12Q\nevents = sched\n", "x") == -EINVAL && line == 1);
+	assert(parse("events = sched\nmax-files = 10G\n", "x") == -EINVAL && line == 2);
+	assert(parse("events = sched\nkeep-free = 150%\n", "x") == -EINVAL && line == 2);
+	assert(parse("events = sched\nmode = flight\n", "x") == -EINVAL && line == 2);
+	assert(parse("events = sched\nname = ../etc\n", "x") == -EINVAL && line == 2);
+	assert(parse("events = , ,\n", "x") == -EINVAL && line == 1);
+	assert(parse("buffer-kb = 8\n", "x") == -EINVAL && line == 0 && strstr(error, "no events"));
+	assert(parse("events = sched\n", "bad name") == -EINVAL && line == 0);
+	assert(session_file_parse("a\0b", 3, "x", &b, error, sizeof(error), &line) == -EINVAL);
+
+	printf("session-file: all tests passed\n");
+	return 0;
+}
