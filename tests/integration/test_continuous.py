@@ -351,6 +351,51 @@ def test_sessions_from_files():
         d.cleanup()
 
 
+def test_disk_full():
+    d = Daemon()
+    os.makedirs(d.state)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m,mode=0700", "tmpfs", d.state],
+                   check=True)
+    other = Daemon().start()
+    try:
+        d.start()
+        other.ctl("create", "elsewhere", "-e", "sched:sched_switch", "--segment-time", "200ms")
+        other.ctl("start", "elsewhere")
+        d.ctl("create", "full", "-e", "ftrace:print", "-C", "none", "--segment-time", "200ms")
+        d.ctl("start", "full")
+        instance = d.ctl_json("status", "full")["instance"]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and d.ctl_json("status", "full")["state"] == "running":
+            loadgen_result(loadgen("--instance", instance, "--cpu", "0", "--count", "100000",
+                                   "--tag", "f"))
+        st = d.ctl_json("status", "full")
+        assert st["state"] in ("stopped", "stopping"), st
+        assert "No space left on device" in st.get("error", ""), st
+        assert "No space left on device" in d.log()
+        for f in segments(d, "full"):
+            check_events(f)  # every closed segment stays valid
+        # The daemon and the other session are fine.
+        assert other.ctl_json("status", "elsewhere")["state"] == "running"
+        assert d.ctl_json("list")[0]["name"] == "full"
+        d.ctl("destroy", "full")
+        other.ctl("stop", "elsewhere")
+        assert len(segments(other, "elsewhere")) >= 1
+        # Room again: what the session kept (spools) becomes files at the next start.
+        d.stop(spool_empty=False)
+        subprocess.run(["mount", "-o", "remount,size=64m", d.state], check=True)
+        d.start()
+        assert os.listdir(os.path.join(d.state, "spool")) == [], d.log()
+        for f in segments(d, "full"):
+            check_events(f)
+        d.stop()
+        other.stop()
+    finally:
+        other.cleanup()
+        if d.proc is not None:
+            d.kill()
+        d.cleanup()
+
+
 def test_sigterm_finishes_segments():
     d = Daemon().start()
     try:
@@ -380,5 +425,6 @@ if __name__ == "__main__":
         test_on_segment_command,
         test_kill9_loop_recovers_everything,
         test_sessions_from_files,
+        test_disk_full,
         test_sigterm_finishes_segments,
     ]))
