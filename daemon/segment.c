@@ -41,6 +41,7 @@ struct segment_cpu {
 	uint64_t bytes;  /* spooled bytes of this segment */
 	uint64_t chunks;
 	char *cpustat;   /* "CPU: N\n" + per_cpu/cpuN/stats at the end */
+	char *start_stat; /* the same when the segment began */
 };
 
 struct segment {
@@ -154,8 +155,10 @@ struct segment *segment_free(struct segment *s)
 		spool_close(&s->spool);
 	else
 		spool_remove(&s->spool);
-	for (unsigned cpu = 0; s->cpus && cpu < s->env.n_cpus; cpu++)
+	for (unsigned cpu = 0; s->cpus && cpu < s->env.n_cpus; cpu++) {
 		free(s->cpus[cpu].cpustat);
+		free(s->cpus[cpu].start_stat);
+	}
 	free(s->cpus);
 	free(s->target);
 	safe_close(s->out_fd);
@@ -178,9 +181,24 @@ int segment_spool_fd(const struct segment *s, unsigned cpu)
 	return s->spool.fds[cpu];
 }
 
-void segment_set_start(struct segment *s, unsigned cpu, const struct cpu_counters *c)
+/**
+ * segment_set_start() - a CPU's kernel counters when the segment began.
+ * @s: segment
+ * @cpu: CPU number
+ * @c: the counters
+ * @text: the stats text, copied for a CPUSTAT option (may be NULL)
+ */
+void segment_set_start(struct segment *s, unsigned cpu, const struct cpu_counters *c,
+		       const char *text)
 {
-	s->cpus[cpu].start = *c;
+	struct segment_cpu *sc = &s->cpus[cpu];
+
+	sc->start = *c;
+	free(sc->start_stat);
+	sc->start_stat = NULL;
+	/* Labelled, and after the end values: readers take the first "CPU: N" as the end. */
+	if (text && asprintf(&sc->start_stat, "CPU: %u (when this file began)\n%s", cpu, text) < 0)
+		sc->start_stat = NULL;
 }
 
 const struct cpu_counters *segment_start_counters(const struct segment *s, unsigned cpu)
@@ -235,7 +253,7 @@ static void *assembler_main(void *userdata)
 	int r;
 
 	data = calloc(n_cpus, sizeof(*data));
-	cpustat = calloc(n_cpus, sizeof(*cpustat));
+	cpustat = calloc(2 * (size_t)n_cpus, sizeof(*cpustat));
 	r = data && cpustat ? global_meta_read(&gm, s->env.events) : -ENOMEM;
 	if (r >= 0) {
 		metadata_to_v7(s->env.imeta, &gm, &f);
@@ -246,6 +264,7 @@ static void *assembler_main(void *userdata)
 		f.n_cpus = n_cpus;
 		for (unsigned cpu = 0; cpu < n_cpus; cpu++) {
 			cpustat[cpu] = s->cpus[cpu].cpustat;
+			cpustat[n_cpus + cpu] = s->cpus[cpu].start_stat;
 			data[cpu] = (struct v7_cpu_data){
 				.cpu = cpu,
 				.fd = s->spool.fds[cpu],
@@ -254,6 +273,7 @@ static void *assembler_main(void *userdata)
 				.n_chunks = (uint32_t)s->cpus[cpu].chunks,
 			};
 		}
+		f.n_cpustat = 2 * (size_t)n_cpus;
 		f.cpustat = cpustat;
 		f.n_data = n_cpus;
 		f.data = data;

@@ -32,7 +32,8 @@ uint32_t segment_seq(const struct segment *s);
 const char *segment_target(const struct segment *s);
 uint64_t segment_start_realtime_usec(const struct segment *s);
 int segment_spool_fd(const struct segment *s, unsigned cpu);
-void segment_set_start(struct segment *s, unsigned cpu, const struct cpu_counters *c);
+void segment_set_start(struct segment *s, unsigned cpu, const struct cpu_counters *c,
+		       const char *text);
 const struct cpu_counters *segment_start_counters(const struct segment *s, unsigned cpu);
 void segment_close_cpu(struct segment *s, unsigned cpu, uint64_t bytes, uint64_t chunks,
 		       const struct cpu_counters *end, char *cpustat);

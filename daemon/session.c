@@ -719,7 +719,7 @@ int session_start(struct session *s)
 		s->current = segment_free(s->current);
 		return r;
 	}
-	r = read_stats(s, s->start, NULL);
+	r = read_stats(s, s->start, s->cut_text);
 	if (r < 0) {
 		set_error(s, r, "cannot read the ring buffer statistics: %s", strerror(-r));
 		free_streams(s);
@@ -727,7 +727,7 @@ int session_start(struct session *s)
 		return r;
 	}
 	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++)
-		segment_set_start(s->current, cpu, &s->start[cpu]);
+		segment_set_start(s->current, cpu, &s->start[cpu], s->cut_text[cpu]);
 	s->error = 0;
 	s->cut_short = 0;
 	s->stopped_reported = false;
@@ -982,7 +982,7 @@ static void rotate(struct session *s)
 		log_warning_errno(r, "Session '%s': reading statistics failed, ignoring: %m",
 				  s->name);
 	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++)
-		segment_set_start(s->next, cpu, &s->cut_stats[cpu]);
+		segment_set_start(s->next, cpu, &s->cut_stats[cpu], s->cut_text[cpu]);
 	capture_stream_cut(s->streams[0], &cut);
 	s->cut_generation = cut.generation + 1;
 	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {

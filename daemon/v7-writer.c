@@ -492,9 +492,9 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 	buf_put_option_str(&opt1.body, V7_OPT_UNAME, f->uname);
 	buf_put_option_str(&opt1.body, V7_OPT_VERSION, f->version);
 	buf_put_option_u64(&opt1.body, V7_OPT_TRACEID, f->trace_id);
-	for (uint32_t cpu = 0; f->cpustat && cpu < f->n_cpus; cpu++)
-		if (f->cpustat[cpu])
-			buf_put_option_str(&opt1.body, V7_OPT_CPUSTAT, f->cpustat[cpu]);
+	for (size_t i = 0; f->cpustat && i < f->n_cpustat; i++)
+		if (f->cpustat[i])
+			buf_put_option_str(&opt1.body, V7_OPT_CPUSTAT, f->cpustat[i]);
 	buf_put_option_u64(&opt1.body, V7_SEC_CMDLINES, meta_off[M_CMDLINES]);
 	buf_put_option_u32(&opt1.body, V7_OPT_CPUCOUNT, f->n_cpus);
 	pos += V7_SECTION_HDR_SIZE + opt1.body.n + 2 + 4 + 8; /* + DONE */

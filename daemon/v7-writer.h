@@ -55,7 +55,8 @@ struct v7_file {
 	const char *version;
 	uint64_t trace_id;
 	uint32_t n_cpus;
-	const char *const *cpustat; /* n_cpus texts (per_cpu/cpuN/stats), or NULL */
+	size_t n_cpustat;
+	const char *const *cpustat; /* CPUSTAT option texts ("CPU: N\n" + stats); NULLs skipped */
 
 	size_t n_data;
 	const struct v7_cpu_data *data;

@@ -173,6 +173,7 @@ void fixture_init(struct fixture *f, uint32_t page_size, bool zstd, unsigned pag
 		.version = "ftraced test",
 		.trace_id = 0x1234,
 		.n_cpus = N_CPUS,
+		.n_cpustat = N_CPUS,
 		.cpustat = cpustat,
 		.n_data = N_CPUS,
 		.data = f->data,
