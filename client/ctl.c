@@ -488,10 +488,11 @@ void print_size(char *buf, size_t n, uint64_t bytes)
 		snprintf(buf, n, "%.1f %s", v, units[u]);
 }
 
-static void json_string(const char *s)
+/* A JSON string literal on stdout; NULL prints as "". */
+void print_json_string(const char *s)
 {
 	putchar('"');
-	for (; *s; s++) {
+	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
 		if (c == '"' || c == '\\')
@@ -512,11 +513,11 @@ static void json_string(const char *s)
 void print_session_json(const struct session_info *s, const char *indent)
 {
 	printf("%s{\"name\": ", indent);
-	json_string(s->name);
+	print_json_string(s->name);
 	printf(", \"state\": ");
-	json_string(s->state);
+	print_json_string(s->state);
 	printf(", \"instance\": ");
-	json_string(s->instance);
+	print_json_string(s->instance);
 	printf(", \"mode\": \"%s\", \"owner_uid\": %u, \"compression\": \"%s\", "
 	       "\"subbuf_size\": %u", s->mode == FTRACED_MODE_CONTINUOUS ? "continuous" : "record",
 	       s->owner, s->compression == FTRACED_COMPRESSION_NONE ? "none" : "zstd",
@@ -537,7 +538,7 @@ void print_session_json(const struct session_info *s, const char *indent)
 	printf(", \"events\": [");
 	for (unsigned i = 0; i < s->n_events; i++) {
 		printf(i ? ", " : "");
-		json_string(s->events[i]);
+		print_json_string(s->events[i]);
 	}
 	printf("], \"elapsed_ms\": %llu", (unsigned long long)s->elapsed_ms);
 	if (s->has_file_bytes)
@@ -547,7 +548,7 @@ void print_session_json(const struct session_info *s, const char *indent)
 	       (unsigned long long)session_lost(s));
 	if (s->error < 0) {
 		printf(", \"errno\": %d, \"error\": ", -s->error);
-		json_string(s->message);
+		print_json_string(s->message);
 	}
 	printf(", \"cpus\": [");
 	for (unsigned i = 0; i < s->n_cpus; i++) {

@@ -89,5 +89,6 @@ uint64_t session_bytes_stored(const struct session_info *s);
 
 void print_size(char *buf, size_t n, uint64_t bytes);
 void print_session_json(const struct session_info *s, const char *indent);
+void print_json_string(const char *s);
 
 void print_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

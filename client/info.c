@@ -90,22 +90,6 @@ static int open_file(const char *command, const char *path, int *ret_fd, struct 
 	return 0;
 }
 
-static void print_json_string(const char *s)
-{
-	putchar('"');
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static char *trimmed(const char *s)
 {
 	char *t = strdup(s ? s : "");

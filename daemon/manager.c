@@ -178,6 +178,20 @@ static int check_output_fd(int fd, const char **ret_why)
 	return 0;
 }
 
+/* What every session gets from the manager. */
+static struct session_env session_env_of(struct manager *m)
+{
+	return (struct session_env){
+		.event = m->event,
+		.pool = m->pool,
+		.state_dir_fd = m->state_dir_fd,
+		.instance_tag = m->instance_tag,
+		.on_done = on_session_done,
+		.on_stopped = on_session_stopped,
+		.userdata = m,
+	};
+}
+
 /*
  * Creates a session for a session file, as root, and starts it. Problems
  * are logged with the file's name; other files are not affected.
@@ -187,15 +201,7 @@ static void load_session_file(struct manager *m, int dir_fd, const char *file)
 	static struct ctl_builder b;
 	_cleanup_free_ char *text = NULL, *default_name = NULL;
 	char error[FTRACED_MESSAGE_MAX] = "";
-	struct session_env env = {
-		.event = m->event,
-		.pool = m->pool,
-		.state_dir_fd = m->state_dir_fd,
-		.instance_tag = m->instance_tag,
-		.on_done = on_session_done,
-		.on_stopped = on_session_stopped,
-		.userdata = m,
-	};
+	struct session_env env = session_env_of(m);
 	struct ctl_request *req = NULL;
 	struct session *s;
 	struct slot *slot;
@@ -312,15 +318,7 @@ static void handle_new(struct manager *m, struct ctl_conn *c, const struct ctl_r
 	char error[FTRACED_MESSAGE_MAX] = "", name[FTRACED_NAME_MAX + 1];
 	const char *why = "invalid output file descriptor";
 	bool record = req->type == FTRACED_MSG_RECORD;
-	struct session_env env = {
-		.event = m->event,
-		.pool = m->pool,
-		.state_dir_fd = m->state_dir_fd,
-		.instance_tag = m->instance_tag,
-		.on_done = on_session_done,
-		.on_stopped = on_session_stopped,
-		.userdata = m,
-	};
+	struct session_env env = session_env_of(m);
 	struct session *s;
 	struct slot *slot;
 	uid_t uid = ctl_conn_uid(c);

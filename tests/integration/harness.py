@@ -6,6 +6,7 @@ parsing, and a tiny runner that prints 'N passed, M failed'.
 Every test uses its own ftraced-* instances (through the daemon) and must
 leave none behind; the top-level tracing buffer is never touched."""
 
+import contextlib
 import json
 import os
 import re
@@ -148,6 +149,17 @@ class Daemon:
                 pass
         subprocess.run(["umount", "-q", self.state], capture_output=True)
         self.tmp.cleanup()
+
+
+@contextlib.contextmanager
+def daemon():
+    """A fresh daemon for one test; stopped cleanly (exit 0, no spool left) at the end."""
+    d = Daemon().start()
+    try:
+        yield d
+        d.stop()
+    finally:
+        d.cleanup()
 
 
 def loadgen(*args, wait=False):

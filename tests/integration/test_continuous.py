@@ -6,7 +6,6 @@ by time and by size across many segment boundaries with numbered markers
 all of them together by trace-cmd report), retention limits, restart, and
 shutdown while recording."""
 
-import contextlib
 import json
 import os
 import signal
@@ -15,21 +14,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (COUNTER, Daemon, assert_complete_sequences, check_events,  # noqa: E402
+from harness import (daemon, COUNTER, Daemon, assert_complete_sequences, check_events,  # noqa: E402
                      event_lines, loadgen, loadgen_result, our_instances, parse_markers,
                      report, run)
 
 CPUS = list(range(os.cpu_count()))
-
-
-@contextlib.contextmanager
-def daemon():
-    d = Daemon().start()
-    try:
-        yield d
-        d.stop()
-    finally:
-        d.cleanup()
 
 
 def segments(d, name):

@@ -5,7 +5,6 @@ with trace-cmd report: numbered markers arrive exactly once and in order,
 pid-filtered syscalls are counted exactly, errors are specific and start
 nothing, and no ftraced-* instance is left behind."""
 
-import contextlib
 import json
 import os
 import shutil
@@ -16,21 +15,11 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (FTRACECTL, FTRACED, Daemon, assert_complete_sequences,  # noqa: E402
+from harness import (daemon, FTRACECTL, FTRACED, Daemon, assert_complete_sequences,  # noqa: E402
                      check_events, event_lines, loadgen, loadgen_result, markers,
                      our_instances, parse_markers, report, run)
 
 CPUS = list(range(os.cpu_count()))
-
-
-@contextlib.contextmanager
-def daemon():
-    d = Daemon().start()
-    try:
-        yield d
-        d.stop()
-    finally:
-        d.cleanup()
 
 
 def record_markers(d, count, rate, *options):
