@@ -33,6 +33,7 @@
 #include "daemon/log.h"
 #include "daemon/manager.h"
 #include "daemon/metadata.h"
+#include "daemon/privileges.h"
 #include "daemon/recovery.h"
 #include "daemon/runner.h"
 #include "daemon/session.h"
@@ -699,6 +700,11 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 				       c->socket_path);
 	if (r < 0)
 		return log_error_errno(r, "Cannot listen on '%s': %m", c->socket_path);
+
+	/* Everything that needed a capability is done: kallsyms is open, the socket bound. */
+	r = priv_drop();
+	if (r < 0)
+		return r;
 	*ret = TAKE_PTR(m);
 	return 0;
 }

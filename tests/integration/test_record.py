@@ -368,6 +368,27 @@ def test_crash_recovered_on_restart():
         first.cleanup()
 
 
+def test_no_capabilities_after_start():
+    """The running daemon holds no capabilities, yet its files carry real kernel addresses."""
+    with daemon() as d:
+        status = {}
+        with open("/proc/%d/status" % d.proc.pid) as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                status[key] = value.strip()
+        for key in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+            assert int(status[key], 16) == 0, "%s = %s" % (key, status[key])
+        assert status["NoNewPrivs"] == "1"
+        out = os.path.join(d.dir, "syms.dat")
+        d.ctl("record", "-e", "sched:sched_switch", "-d", "200ms", "-o", out)
+        dump = subprocess.run(["trace-cmd", "dump", "--kallsyms", out], capture_output=True,
+                              text=True).stdout.splitlines()
+        addresses = [int(line.split()[0], 16) for line in dump
+                     if len(line.split()) >= 3 and len(line.split()[0]) == 16]
+        assert len(addresses) > 1000, "kallsyms missing"
+        assert sum(1 for a in addresses if a != 0) > len(addresses) // 2, "kallsyms are zeros"
+
+
 def test_recover_by_hand():
     d = Daemon().start()
     try:
@@ -409,4 +430,5 @@ if __name__ == "__main__":
         test_daemons_leave_each_other_alone,
         test_crash_recovered_on_restart,
         test_recover_by_hand,
+        test_no_capabilities_after_start,
     ]))
