@@ -336,6 +336,29 @@ int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret)
 }
 
 /**
+ * ctl_string_valid() - would @s pass as string attribute @type?
+ * @type: the attribute it is meant for
+ * @s: NUL-terminated string
+ * @max: its longest accepted length
+ *
+ * For builders of requests from other text (session files): the same rule
+ * the parser applies, checked where a line number can still be given.
+ *
+ * Return: true if the parser would accept it.
+ */
+bool ctl_string_valid(enum ftraced_attr type, const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!char_ok((uint16_t)type, (uint8_t)s[i]))
+			return false;
+	return true;
+}
+
+/**
  * ctl_name_valid() - is @s an acceptable session name?
  * @s: NUL-terminated name
  *

@@ -65,6 +65,7 @@ int ctl_attr_cpu_stats(const struct ctl_attr *a, struct ftraced_cpu_stats *ret);
 int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret);
 
 bool ctl_name_valid(const char *s);
+bool ctl_string_valid(enum ftraced_attr type, const char *s, size_t max);
 
 /* Building a message into a fixed buffer; the first overflow sticks. */
 struct ctl_builder {

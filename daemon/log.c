@@ -166,7 +166,11 @@ int tep_vprint(const char *name, enum tep_loglevel level, bool print_err,
 	char msg[LOG_LINE_MAX];
 	int l = (unsigned)level < ELEMENTSOF(map) ? map[level] : LOG_DEBUG;
 
+	/* The libraries' own format strings: the declaration in event-utils.h has no attribute. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+#pragma GCC diagnostic pop
 	msg[strcspn(msg, "\n")] = '\0';
 	log_ratelimited(l, 0, "%s: %s", name ?: "libtraceevent", msg);
 	return 0;

@@ -21,6 +21,7 @@
 #include "daemon/parse-util.h"
 
 #define LINE_MAX_LEN 8192
+#define SESSION_FILE_KEYS_MAX 32 /* more than there are keys: an unknown one fails anyway */
 
 static char *trim(char *s)
 {
@@ -34,7 +35,8 @@ static char *trim(char *s)
 	return s;
 }
 
-static int add_events(struct ctl_builder *b, char *list, char *error, size_t n_error)
+static int add_events(struct ctl_builder *b, char *list, unsigned *total, char *error,
+		      size_t n_error)
 {
 	char *save = NULL;
 	int n = 0;
@@ -43,8 +45,13 @@ static int add_events(struct ctl_builder *b, char *list, char *error, size_t n_e
 		e = trim(e);
 		if (!*e)
 			continue;
-		if (strlen(e) > FTRACED_EVENT_SPEC_MAX) {
-			snprintf(error, n_error, "event '%.40s...' is too long", e);
+		if (!ctl_string_valid(FTRACED_ATTR_EVENT, e, FTRACED_EVENT_SPEC_MAX)) {
+			snprintf(error, n_error, "invalid event '%.40s' (SYSTEM:EVENT, SYSTEM:* or "
+				 "SYSTEM)", e);
+			return -EINVAL;
+		}
+		if (++*total > FTRACED_EVENTS_PER_REQUEST_MAX) {
+			snprintf(error, n_error, "more than %u events", FTRACED_EVENTS_PER_REQUEST_MAX);
 			return -EINVAL;
 		}
 		ctl_put_string(b, FTRACED_ATTR_EVENT, e);
@@ -97,7 +104,7 @@ static int put_number(struct ctl_builder *b, enum ftraced_attr a, const char *v,
 }
 
 static int parse_line(struct ctl_builder *b, const char *key, char *v, char *name,
-		      bool *has_event, char *error, size_t n_error)
+		      unsigned *n_events, char *error, size_t n_error)
 {
 	if (strcmp(key, "name") == 0) {
 		if (strlen(v) > FTRACED_NAME_MAX || !ctl_name_valid(v)) {
@@ -115,18 +122,20 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, char *nam
 		return 0;
 	}
 	if (strcmp(key, "event") == 0 || strcmp(key, "events") == 0) {
-		int r = add_events(b, v, error, n_error);
+		int r = add_events(b, v, n_events, error, n_error);
 
-		*has_event |= r > 0;
 		return r < 0 ? r : 0;
 	}
 	if (strcmp(key, "filter") == 0 || strcmp(key, "clock") == 0 ||
 	    strcmp(key, "on-segment") == 0) {
 		enum ftraced_attr a = key[0] == 'f' ? FTRACED_ATTR_FILTER :
 				      key[0] == 'c' ? FTRACED_ATTR_CLOCK : FTRACED_ATTR_ON_SEGMENT;
+		size_t max = a == FTRACED_ATTR_FILTER ? FTRACED_FILTER_MAX :
+			     a == FTRACED_ATTR_CLOCK ? FTRACED_NAME_MAX : FTRACED_COMMAND_MAX;
 
-		if (!*v) {
-			snprintf(error, n_error, "empty value");
+		if (!ctl_string_valid(a, v, max)) {
+			snprintf(error, n_error, "invalid %s: empty, longer than %zu bytes, or "
+				 "characters it may not hold", key, max);
 			return -EINVAL;
 		}
 		ctl_put_string(b, a, v);
@@ -196,8 +205,9 @@ int session_file_parse(const char *text, size_t n, const char *default_name,
 		       struct ctl_builder *b, char *error, size_t n_error, unsigned *ret_line)
 {
 	char line[LINE_MAX_LEN], name[FTRACED_NAME_MAX + 1] = "";
-	bool has_event = false;
-	unsigned lineno = 0;
+	char seen[SESSION_FILE_KEYS_MAX][16];
+	unsigned n_seen = 0;
+	unsigned lineno = 0, n_events = 0;
 	size_t pos = 0;
 	int r;
 
@@ -232,12 +242,22 @@ int session_file_parse(const char *text, size_t n, const char *default_name,
 		*eq = '\0';
 		v = trim(eq + 1);
 		key = trim(key);
-		r = parse_line(b, key, v, name, &has_event, error, n_error);
+		/* A key said twice is a mistake (the request would carry it twice). */
+		if (strcmp(key, "event") != 0 && strcmp(key, "events") != 0) {
+			for (unsigned k = 0; k < n_seen; k++)
+				if (strcmp(seen[k], key) == 0) {
+					snprintf(error, n_error, "'%.40s' is set twice", key);
+					return -EINVAL;
+				}
+			if (n_seen < SESSION_FILE_KEYS_MAX && strlen(key) < sizeof(seen[0]))
+				strcpy(seen[n_seen++], key);
+		}
+		r = parse_line(b, key, v, name, &n_events, error, n_error);
 		if (r < 0)
 			return r;
 	}
 	*ret_line = 0;
-	if (!has_event) {
+	if (n_events == 0) {
 		snprintf(error, n_error, "no events: add 'events = SYSTEM:EVENT, ...'");
 		return -EINVAL;
 	}

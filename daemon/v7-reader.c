@@ -66,6 +66,7 @@ struct v7_reader {
 	struct v7_reader_cpu *cpus;
 };
 
+static int fail_codev(struct v7_reader *r, int code, const char *fmt, va_list ap) _printf_(3, 0);
 static int fail_codev(struct v7_reader *r, int code, const char *fmt, va_list ap)
 {
 	if (!r->error[0])

@@ -66,6 +66,12 @@ int main(void)
 	assert(parse("events = sched\nmode = flight\n", "x") == -EINVAL && line == 2);
 	assert(parse("events = sched\nname = ../etc\n", "x") == -EINVAL && line == 2);
 	assert(parse("events = , ,\n", "x") == -EINVAL && line == 1);
+	/* Found by fuzz-session-file: every value obeys the protocol's own rules. */
+	assert(parse("events = sched:sched_switch, rev_pid !n=a\n", "x") == -EINVAL && line == 1);
+	assert(parse("events = sched\nfilter = a\tb\n", "x") == -EINVAL && line == 2);
+	assert(parse("events = sched\nclock = lo cal\n", "x") == -EINVAL && line == 2);
+	assert(parse("events = sched\nfilter = a\nfilter = b\n", "x") == -EINVAL && line == 3);
+	assert(parse("event = sched\nevent = irq\n", "x") == 0 && req.n_events == 2);
 	assert(parse("buffer-kb = 8\n", "x") == -EINVAL && line == 0 && strstr(error, "no events"));
 	assert(parse("events = sched\n", "bad name") == -EINVAL && line == 0);
 	assert(session_file_parse("a\0b", 3, "x", &b, error, sizeof(error), &line) == -EINVAL);

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The control protocol parser, fed raw packets: it must reject or parse, never misbehave. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/ctl-proto.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct ctl_request req;
+	struct ctl_attr_iter it;
+	struct ctl_attr a;
+	struct ctl_msg m;
+
+	if (ctl_request_parse(data, size, &req) == 0) {
+		/* Whatever parsed must be bounded strings. */
+		for (unsigned i = 0; i < req.n_events; i++)
+			if (strlen(req.events[i]) > FTRACED_EVENT_SPEC_MAX)
+				abort();
+	}
+	/* The reply side (ftracectl) walks attributes generically. */
+	if (ctl_msg_parse(data, size, &m) == 0) {
+		ctl_attr_iter_init(&it, &m);
+		while (ctl_attr_next(&it, &a) > 0) {
+			char s[FTRACED_MESSAGE_MAX + 1];
+			struct ftraced_cpu_stats st;
+
+			ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s);
+			ctl_attr_cpu_stats(&a, &st);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Session files: anything parsed must become a request the protocol parser accepts. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "daemon/ctl-proto.h"
+#include "daemon/session-file.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct ctl_builder b;
+	static struct ctl_request req;
+	char error[256];
+	unsigned line;
+	size_t n;
+
+	if (session_file_parse((const char *)data, size, "fuzz", &b, error, sizeof(error),
+			       &line) < 0)
+		return 0;
+	if (ctl_builder_finish(&b, &n) < 0 || ctl_request_parse(b.buf, n, &req) < 0)
+		abort(); /* the daemon would reject what the file parser accepted */
+	return 0;
+}

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The v7 reader and verifier behind ftracectl info/verify, fed damaged files. */
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "daemon/v7-verify.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint64_t events, pages;
+	char problem[512];
+	int fd;
+
+	fd = memfd_create("fuzz", MFD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) == (ssize_t)size)
+		v7_verify(fd, &events, &pages, problem, sizeof(problem));
+	close(fd);
+	return 0;
+}
