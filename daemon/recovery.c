@@ -490,6 +490,14 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, c
 	r = parse_recipe(spool_dir_fd, &p);
 	if (r < 0)
 		goto out;
+	/*
+	 * The file is in place: the daemon died between renaming it and removing
+	 * the spool. Recovering it again would duplicate every event.
+	 */
+	if (faccessat(state_dir_fd, p.target, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+		r = -EEXIST;
+		goto out;
+	}
 	fds = calloc(p.n_cpus, sizeof(*fds));
 	after_fds = calloc(p.n_cpus, sizeof(*after_fds));
 	data = calloc(p.n_cpus, sizeof(*data));
@@ -637,7 +645,10 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, unsigned
 		if (dir_fd < 0)
 			continue;
 		r = recover_one(state_dir_fd, dir_fd, instance_prefix, out, sizeof(out));
-		if (r == -ENOENT && faccessat(dir_fd, RECIPE, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (r == -EEXIST) {
+			log_info("Removing spool '%s': its file is complete", de->d_name);
+			remove_spool(spool_fd, dir_fd, de->d_name);
+		} else if (r == -ENOENT && faccessat(dir_fd, RECIPE, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 			/*
 			 * No recipe: the spool was being created (no data yet) or
 			 * removed (its file was complete). Nothing in it is lost.
@@ -657,4 +668,17 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, unsigned
 	closedir(d);
 	close(spool_fd);
 	return 0;
+}
+
+/**
+ * recovery_forget() - the spool's file is complete: never recover it again.
+ * @spool_dir_fd: the spool directory
+ *
+ * Called as soon as the file is in place (or, for a record, written into
+ * the client's fd), before the spool is removed: a crash in between then
+ * leaves a spool without recipe, which recovery drops.
+ */
+void recovery_forget(int spool_dir_fd)
+{
+	unlinkat(spool_dir_fd, RECIPE, 0);
 }

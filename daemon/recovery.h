@@ -21,3 +21,4 @@ struct recipe {
 int recovery_write_recipe(int spool_dir_fd, const struct recipe *r);
 int recovery_recover_all(int state_dir_fd, const char *instance_prefix, unsigned *ret_files,
 			 unsigned *ret_failed);
+void recovery_forget(int spool_dir_fd);

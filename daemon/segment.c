@@ -334,6 +334,16 @@ bool segment_assembled(struct segment *s, int *ret_result, uint64_t *ret_file_by
 }
 
 /**
+ * segment_complete() - the file is in place: the spool no longer needs recovering.
+ * @s: segment
+ */
+void segment_complete(struct segment *s)
+{
+	if (s->spool.dir_fd >= 0)
+		recovery_forget(s->spool.dir_fd);
+}
+
+/**
  * segment_keep_spool() - keep the spool files when the segment is freed.
  * @s: segment whose file could not be written: its data stays recoverable
  */

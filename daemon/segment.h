@@ -41,3 +41,4 @@ uint64_t segment_bytes(const struct segment *s);
 int segment_assemble(struct segment *s, int out_fd);
 bool segment_assembled(struct segment *s, int *ret_result, uint64_t *ret_file_bytes);
 void segment_keep_spool(struct segment *s);
+void segment_complete(struct segment *s);

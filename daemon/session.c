@@ -874,11 +874,13 @@ static int segment_path(struct session *s, const char *name, char *buf, size_t n
 static void segment_written(struct session *s, struct closing *c, int result, uint64_t bytes)
 {
 	if (s->mode == FTRACED_MODE_RECORD) {
-		if (result < 0)
+		if (result < 0) {
 			set_error(s, result, "writing the output file failed: %s", strerror(-result));
-		else
+		} else {
+			segment_complete(c->segment);
 			log_info("Session '%s': wrote %" PRIu64 " bytes in %.3f s after stop",
 				 s->name, bytes, (double)(now_usec() - s->stop_usec) / 1e6);
+		}
 		s->file_bytes = bytes;
 		s->state = s->error < 0 ? SESSION_FAILED : SESSION_DONE;
 		return;
@@ -903,6 +905,7 @@ static void segment_written(struct session *s, struct closing *c, int result, ui
 			session_stop(s);
 		return;
 	}
+	segment_complete(c->segment);
 	log_info("Session '%s': segment '%s' complete (%" PRIu64 " bytes)", s->name, c->final_name,
 		 bytes);
 	if (s->on_segment) {
