@@ -49,7 +49,6 @@ struct segment {
 	uint32_t seq;
 	char *target;
 	uint64_t trace_id;
-	uint64_t start_realtime_usec;
 	struct spool spool;
 	struct segment_cpu *cpus;
 
@@ -86,7 +85,6 @@ int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
 		struct segment **ret)
 {
 	struct segment *s;
-	struct timespec ts;
 	int r;
 
 	s = calloc(1, sizeof(*s));
@@ -96,8 +94,6 @@ int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
 	s->seq = seq;
 	s->out_fd = -EBADF;
 	s->trace_id = random_id();
-	clock_gettime(CLOCK_REALTIME, &ts);
-	s->start_realtime_usec = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 	s->spool.dir_fd = -EBADF;
 	s->cpus = calloc(env->n_cpus, sizeof(*s->cpus));
 	if (!s->cpus) {
@@ -171,11 +167,6 @@ uint32_t segment_seq(const struct segment *s)
 	return s->seq;
 }
 
-uint64_t segment_start_realtime_usec(const struct segment *s)
-{
-	return s->start_realtime_usec;
-}
-
 int segment_spool_fd(const struct segment *s, unsigned cpu)
 {
 	return s->spool.fds[cpu];
@@ -229,15 +220,6 @@ void segment_close_cpu(struct segment *s, unsigned cpu, uint64_t bytes, uint64_t
 	if (cpustat && asprintf(&t, "CPU: %u\n%s", cpu, cpustat) >= 0)
 		c->cpustat = t;
 	free(cpustat);
-}
-
-uint64_t segment_bytes(const struct segment *s)
-{
-	uint64_t n = 0;
-
-	for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++)
-		n += s->cpus[cpu].bytes;
-	return n;
 }
 
 static void *assembler_main(void *userdata)

@@ -30,14 +30,12 @@ DEFINE_CLEANUP(struct segment *, segment_free)
 
 uint32_t segment_seq(const struct segment *s);
 const char *segment_target(const struct segment *s);
-uint64_t segment_start_realtime_usec(const struct segment *s);
 int segment_spool_fd(const struct segment *s, unsigned cpu);
 void segment_set_start(struct segment *s, unsigned cpu, const struct cpu_counters *c,
 		       const char *text);
 const struct cpu_counters *segment_start_counters(const struct segment *s, unsigned cpu);
 void segment_close_cpu(struct segment *s, unsigned cpu, uint64_t bytes, uint64_t chunks,
 		       const struct cpu_counters *end, char *cpustat);
-uint64_t segment_bytes(const struct segment *s);
 int segment_assemble(struct segment *s, int out_fd);
 bool segment_assembled(struct segment *s, int *ret_result, uint64_t *ret_file_bytes);
 void segment_keep_spool(struct segment *s);
