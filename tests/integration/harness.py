@@ -111,6 +111,13 @@ class Daemon:
             time.sleep(0.02)
         raise AssertionError("no session started:\n" + self.log())
 
+    def mount_tmpfs_state(self, size):
+        """A small file system of its own for the state directory (cleanup unmounts it)."""
+        os.makedirs(self.state, exist_ok=True)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%s,mode=0700" % size, "tmpfs",
+                        self.state], check=True)
+        return self
+
     def kill(self):
         """SIGKILL, as a crash would."""
         self.proc.kill()
@@ -175,16 +182,26 @@ def loadgen_result(proc, timeout=120):
     return int(m.group(1)), int(m.group(2)), float(m.group(3))
 
 
-def markers(instance, cpus, count, rate=0, tag="t"):
-    """Writes COUNT numbered markers on each CPU; returns written counts per CPU."""
+def start_markers(instance, cpus, count, rate=0, tag="t"):
+    """Starts writing COUNT numbered markers on each CPU in the background; returns a
+    function that waits for them and gives the written counts per CPU."""
     procs = {cpu: loadgen("--instance", instance, "--cpu", str(cpu), "--count", str(count),
                           "--rate", str(rate), "--tag", tag) for cpu in cpus}
-    written = {}
-    for cpu, p in procs.items():
-        w, failed, _ = loadgen_result(p)
-        assert failed == 0, "CPU %d: %d marker writes failed (ring buffer full)" % (cpu, failed)
-        written[cpu] = w
-    return written
+
+    def finish():
+        written = {}
+        for cpu, p in procs.items():
+            w, failed, _ = loadgen_result(p)
+            assert failed == 0, "CPU %d: %d marker writes failed (ring buffer full)" % (
+                cpu, failed)
+            written[cpu] = w
+        return written
+    return finish
+
+
+def markers(instance, cpus, count, rate=0, tag="t"):
+    """Writes COUNT numbered markers on each CPU; returns written counts per CPU."""
+    return start_markers(instance, cpus, count, rate, tag)()
 
 
 def report(path, *extra):

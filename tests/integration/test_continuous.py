@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (daemon, COUNTER, Daemon, assert_complete_sequences, check_events,  # noqa: E402
+from harness import (daemon, start_markers, COUNTER, Daemon, assert_complete_sequences, check_events,  # noqa: E402
                      event_lines, loadgen, loadgen_result, our_instances, parse_markers,
                      report, run)
 
@@ -28,19 +28,8 @@ def segments(d, name):
 
 
 def markers_for(instance, seconds, rate_per_cpu, tag="t"):
-    """Generators in the background; returns a function that waits and gives written counts."""
-    count = int(seconds * rate_per_cpu)
-    procs = {cpu: loadgen("--instance", instance, "--cpu", str(cpu), "--count", str(count),
-                          "--rate", str(rate_per_cpu), "--tag", tag) for cpu in CPUS}
-
-    def finish():
-        written = {}
-        for cpu, p in procs.items():
-            w, failed, _ = loadgen_result(p)
-            assert failed == 0, "CPU %d: %d marker writes failed" % (cpu, failed)
-            written[cpu] = w
-        return written
-    return finish
+    """Markers at a rate for a time, in the background (see harness.start_markers)."""
+    return start_markers(instance, CPUS, int(seconds * rate_per_cpu), rate_per_cpu, tag)
 
 
 def count(files, tag="t"):
@@ -164,10 +153,7 @@ def test_retention_max_age():
 
 
 def test_retention_keep_free():
-    d = Daemon()
-    os.makedirs(d.state)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", d.state],
-                   check=True)
+    d = Daemon().mount_tmpfs_state("24m")
     try:
         d.start()
         d.ctl("create", "roomy", "-e", "sched:sched_switch", "--segment-time", "150ms",
@@ -182,9 +168,6 @@ def test_retention_keep_free():
         d.ctl("destroy", "roomy")
         d.stop()
     finally:
-        if d.proc is not None:
-            d.kill()
-        subprocess.run(["umount", d.state])
         d.cleanup()
 
 
@@ -341,10 +324,7 @@ def test_sessions_from_files():
 
 
 def test_disk_full():
-    d = Daemon()
-    os.makedirs(d.state)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m,mode=0700", "tmpfs", d.state],
-                   check=True)
+    d = Daemon().mount_tmpfs_state("6m")
     other = Daemon().start()
     try:
         d.start()
@@ -380,8 +360,6 @@ def test_disk_full():
         other.stop()
     finally:
         other.cleanup()
-        if d.proc is not None:
-            d.kill()
         d.cleanup()
 
 

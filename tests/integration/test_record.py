@@ -279,10 +279,7 @@ def test_peer_credentials_checked_by_the_daemon():
 
 def test_spool_full_keeps_what_was_captured():
     """ENOSPC in the state directory: a valid file of what came before, a clear error."""
-    d = Daemon()
-    os.makedirs(d.state)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", d.state],
-                   check=True)
+    d = Daemon().mount_tmpfs_state("1m")
     try:
         d.start()
         out = os.path.join(d.dir, "full.dat")
@@ -308,9 +305,6 @@ def test_spool_full_keeps_what_was_captured():
         check_events(os.path.join(d.dir, "after.dat"))
         d.stop()
     finally:
-        if d.proc is not None:
-            d.kill()
-        subprocess.run(["umount", d.state])
         d.cleanup()
 
 
