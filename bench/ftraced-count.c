@@ -24,6 +24,7 @@
 
 struct generator {
 	unsigned long long count;
+	unsigned long long min;
 	unsigned long long max;
 	unsigned long long last;
 	bool any;
@@ -72,6 +73,8 @@ static void mark(struct generator *g, unsigned long long n)
 	g->last = n;
 	if (n > g->max)
 		g->max = n;
+	if (g->count == 0 || n < g->min)
+		g->min = n;
 	g->count++;
 }
 
@@ -190,8 +193,8 @@ int main(int argc, char *argv[])
 			continue;
 		distinct = g->count - g->dups;
 		printf("%s\"%u\": {\"count\": %llu, \"distinct\": %llu, \"duplicates\": %llu, "
-		       "\"max\": %llu, \"missing_below_max\": %llu, \"in_order\": %s}",
-		       first ? "" : ", ", cpu, g->count, distinct, g->dups, g->max,
+		       "\"min\": %llu, \"max\": %llu, \"missing_below_max\": %llu, \"in_order\": %s}",
+		       first ? "" : ", ", cpu, g->count, distinct, g->dups, g->min, g->max,
 		       g->max + 1 - distinct, g->in_order ? "true" : "false");
 		first = false;
 		free(g->seen);

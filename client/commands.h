@@ -8,6 +8,7 @@ int cmd_create(const struct client_options *o, int argc, char *argv[]);
 int cmd_start(const struct client_options *o, int argc, char *argv[]);
 int cmd_stop(const struct client_options *o, int argc, char *argv[]);
 int cmd_destroy(const struct client_options *o, int argc, char *argv[]);
+int cmd_snapshot(const struct client_options *o, int argc, char *argv[]);
 int cmd_list(const struct client_options *o, int argc, char *argv[]);
 int cmd_status(const struct client_options *o, int argc, char *argv[]);
 int cmd_recover(const struct client_options *o, int argc, char *argv[]);

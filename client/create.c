@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * ftracectl create: define a named continuous session. It records, once
+ * ftracectl create: define a named session. A continuous one records, once
  * started, into rotating segments in the daemon's state directory, kept
- * within a disk budget.
+ * within a disk budget; a flight recorder keeps recent history and writes
+ * it on `ftracectl snapshot` or when one of its triggers fires.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,18 +16,30 @@
 
 static void create_help(void)
 {
-	printf("Usage: ftracectl create NAME [--mode continuous] -e EVENT... [OPTIONS]\n\n"
+	printf("Usage: ftracectl create NAME [--mode continuous|flight] -e EVENT... [OPTIONS]\n\n"
 	       "Create a continuous session: once started it records into rotating, self-\n"
-	       "contained v7 files (segments) in STATE_DIR/sessions/NAME/, within a budget.\n\n"
+	       "contained v7 files (segments) in STATE_DIR/sessions/NAME/, within a budget.\n"
+	       "Or a flight recorder: it keeps the recent past and writes it as a v7 file in\n"
+	       "STATE_DIR/sessions/NAME/snapshots/ on 'ftracectl snapshot' or a trigger.\n\n"
 	       CAPTURE_OPTIONS_HELP
-	       "      --mode MODE          continuous (the default)\n"
+	       "      --mode MODE          continuous (the default) or flight\n"
+	       "Flight recorder:\n"
+	       "      --flight-backend B   memory (default): compressed history in the daemon;\n"
+	       "                           kernel: history in the kernel's ring (-b), no\n"
+	       "                           cost while idle\n"
+	       "      --flight-size SIZE   memory for the history, all CPUs (default 64M)\n"
+	       "      --trigger SPEC       snapshot when an event happens (repeatable):\n"
+	       "                           event=SYSTEM:EVENT[,filter=EXPR] or a preset: oom,\n"
+	       "                           warn, bug, error-report, hung-task, signal=SIGSEGV;\n"
+	       "                           then [,post=TIME][,min-interval=TIME][,max=N]\n"
+	       "Continuous (segments) and flight (snapshots):\n"
 	       "      --segment-size SIZE  close a segment at this size (default 128M)\n"
 	       "      --segment-time TIME  close a segment after this long (e.g. 10m)\n"
-	       "      --max-total SIZE     keep at most this much in closed segments\n"
-	       "      --max-files N        keep at most N closed segments\n"
-	       "      --max-age TIME       delete closed segments older than this\n"
+	       "      --max-total SIZE     keep at most this much in closed files\n"
+	       "      --max-files N        keep at most N closed files\n"
+	       "      --max-age TIME       delete closed files older than this\n"
 	       "      --keep-free SIZE|N%% leave this much of the file system free\n"
-	       "      --on-segment CMD     run CMD with the file's path after each segment\n"
+	       "      --on-segment CMD     run CMD with the file's path after each file\n"
 	       "\nSIZE takes K, M, G or T (powers of 1024); TIME takes ms, s, m or h.\n");
 }
 
@@ -34,7 +47,8 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 {
 	enum {
 		ARG_MODE = _OPT_CAPTURE_END, ARG_SEGMENT_SIZE, ARG_SEGMENT_TIME, ARG_MAX_TOTAL,
-		ARG_MAX_FILES, ARG_MAX_AGE, ARG_KEEP_FREE, ARG_ON_SEGMENT,
+		ARG_MAX_FILES, ARG_MAX_AGE, ARG_KEEP_FREE, ARG_ON_SEGMENT, ARG_FLIGHT_BACKEND,
+		ARG_FLIGHT_SIZE, ARG_TRIGGER,
 	};
 	static const struct option options[] = {
 		CAPTURE_LONG_OPTIONS,
@@ -46,10 +60,14 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 		{ "max-age", required_argument, NULL, ARG_MAX_AGE },
 		{ "keep-free", required_argument, NULL, ARG_KEEP_FREE },
 		{ "on-segment", required_argument, NULL, ARG_ON_SEGMENT },
+		{ "flight-backend", required_argument, NULL, ARG_FLIGHT_BACKEND },
+		{ "flight-size", required_argument, NULL, ARG_FLIGHT_SIZE },
+		{ "trigger", required_argument, NULL, ARG_TRIGGER },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	static struct ctl_builder b;
+	uint32_t mode = FTRACED_MODE_CONTINUOUS;
 	bool has_event = false;
 	struct reply rep;
 	uint64_t v;
@@ -65,10 +83,38 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 			continue;
 		switch (c) {
 		case ARG_MODE:
-			if (strcmp(optarg, "continuous") != 0) {
-				print_error("create", "unknown mode '%s' (continuous)", optarg);
+			if (strcmp(optarg, "continuous") == 0) {
+				mode = FTRACED_MODE_CONTINUOUS;
+			} else if (strcmp(optarg, "flight") == 0) {
+				mode = FTRACED_MODE_FLIGHT;
+			} else {
+				print_error("create", "unknown mode '%s' (continuous, flight)", optarg);
 				return EXIT_USAGE;
 			}
+			break;
+		case ARG_FLIGHT_BACKEND:
+			if (strcmp(optarg, "memory") != 0 && strcmp(optarg, "kernel") != 0) {
+				print_error("create", "unknown flight backend '%s' (memory, kernel)",
+					    optarg);
+				return EXIT_USAGE;
+			}
+			ctl_put_u32(&b, FTRACED_ATTR_FLIGHT_BACKEND, optarg[0] == 'k' ?
+				    FTRACED_FLIGHT_KERNEL : FTRACED_FLIGHT_MEMORY);
+			break;
+		case ARG_FLIGHT_SIZE:
+			if (parse_size(optarg, &v) < 0 || v == 0) {
+				print_error("create", "invalid size '%s' (e.g. 64M, 1G)", optarg);
+				return EXIT_USAGE;
+			}
+			ctl_put_u64(&b, FTRACED_ATTR_FLIGHT_SIZE, v);
+			break;
+		case ARG_TRIGGER:
+			if (!ctl_string_valid(FTRACED_ATTR_TRIGGER, optarg, FTRACED_TRIGGER_MAX)) {
+				print_error("create", "--trigger is empty, too long (at most %u) or "
+					    "not printable ASCII", FTRACED_TRIGGER_MAX);
+				return EXIT_USAGE;
+			}
+			ctl_put_string(&b, FTRACED_ATTR_TRIGGER, optarg);
 			break;
 		case ARG_SEGMENT_SIZE:
 		case ARG_MAX_TOTAL:
@@ -146,7 +192,7 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 		return EXIT_USAGE;
 	}
 	ctl_put_string(&b, FTRACED_ATTR_SESSION, argv[optind]);
-	ctl_put_u32(&b, FTRACED_ATTR_MODE, FTRACED_MODE_CONTINUOUS);
+	ctl_put_u32(&b, FTRACED_ATTR_MODE, mode);
 	if (b.error) {
 		print_error("create", "too many events or options for one request");
 		return EXIT_USAGE;

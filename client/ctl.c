@@ -278,6 +278,41 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 		case FTRACED_ATTR_CPU_SEGMENT:
 			r = add_cpu(&s->cpus_segment, &s->n_cpus_segment, &a);
 			break;
+		case FTRACED_ATTR_FLIGHT_BACKEND:
+			r = ctl_attr_u32(&a, &s->flight_backend);
+			break;
+		case FTRACED_ATTR_FLIGHT_SIZE:
+			r = ctl_attr_u64(&a, &s->flight_size);
+			break;
+		case FTRACED_ATTR_HISTORY_MS:
+			r = ctl_attr_u64(&a, &s->history_ms);
+			s->has_history_ms = true;
+			break;
+		case FTRACED_ATTR_HISTORY_RAW_BYTES:
+			r = ctl_attr_u64(&a, &s->history_raw_bytes);
+			break;
+		case FTRACED_ATTR_HISTORY_BYTES:
+			r = ctl_attr_u64(&a, &s->history_bytes);
+			break;
+		case FTRACED_ATTR_EVICTED_RAW_BYTES:
+			r = ctl_attr_u64(&a, &s->evicted_raw_bytes);
+			break;
+		case FTRACED_ATTR_SNAPSHOTS:
+			r = ctl_attr_u32(&a, &s->snapshots);
+			break;
+		case FTRACED_ATTR_DIRECTORY:
+			r = ctl_attr_string(&a, FTRACED_PATH_MAX, s->directory);
+			break;
+		case FTRACED_ATTR_TRIGGER_STATUS:
+			if (s->n_triggers >= FTRACED_TRIGGERS_PER_REQUEST_MAX)
+				return -EBADMSG;
+			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->triggers[s->n_triggers]);
+			if (r >= 0)
+				s->n_triggers++;
+			break;
+		case FTRACED_ATTR_NOTE:
+			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->note);
+			break;
 		default:
 			break; /* newer daemons may add attributes */
 		}
@@ -337,6 +372,20 @@ int ctl_receive(int fd, int timeout_ms, struct reply *ret)
 		if (ret->error >= 0)
 			ret->error = -EIO;
 		return 0;
+	}
+	if (m.type == FTRACED_MSG_OK) {
+		while ((r = ctl_attr_next(&it, &a)) > 0) {
+			if (a.type == FTRACED_ATTR_PATH)
+				r = ctl_attr_string(&a, FTRACED_PATH_MAX, ret->path);
+			else if (a.type == FTRACED_ATTR_NOTE)
+				r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, ret->note);
+			else if (a.type == FTRACED_ATTR_FILE_BYTES &&
+				 (r = ctl_attr_u64(&a, &ret->file_bytes)) >= 0)
+				ret->has_file_bytes = true;
+			if (r < 0)
+				return -EBADMSG;
+		}
+		return r < 0 ? -EBADMSG : 0;
 	}
 	has_next = false;
 	r = ctl_attr_next(&it, &a);
@@ -505,6 +554,50 @@ void print_json_string(const char *s)
 	putchar('"');
 }
 
+const char *mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case FTRACED_MODE_RECORD:
+		return "record";
+	case FTRACED_MODE_CONTINUOUS:
+		return "continuous";
+	case FTRACED_MODE_FLIGHT:
+		return "flight";
+	default:
+		return "unknown";
+	}
+}
+
+static void print_flight_json(const struct session_info *s)
+{
+	printf(", \"flight_backend\": \"%s\", \"snapshots\": %u, \"snapshots_kept\": %u, "
+	       "\"snapshots_disk_bytes\": %llu",
+	       s->flight_backend == FTRACED_FLIGHT_KERNEL ? "kernel" : "memory", s->snapshots,
+	       s->segments_kept, (unsigned long long)s->disk_bytes);
+	if (s->flight_backend == FTRACED_FLIGHT_MEMORY)
+		printf(", \"flight_size\": %llu, \"history_bytes\": %llu, "
+		       "\"history_raw_bytes\": %llu, \"evicted_raw_bytes\": %llu",
+		       (unsigned long long)s->flight_size, (unsigned long long)s->history_bytes,
+		       (unsigned long long)s->history_raw_bytes,
+		       (unsigned long long)s->evicted_raw_bytes);
+	if (s->has_history_ms)
+		printf(", \"history_ms\": %llu", (unsigned long long)s->history_ms);
+	if (s->directory[0]) {
+		printf(", \"directory\": ");
+		print_json_string(s->directory);
+	}
+	if (s->note[0]) {
+		printf(", \"note\": ");
+		print_json_string(s->note);
+	}
+	printf(", \"triggers\": [");
+	for (unsigned i = 0; i < s->n_triggers; i++) {
+		printf(i ? ", " : "");
+		print_json_string(s->triggers[i]);
+	}
+	printf("]");
+}
+
 /**
  * print_session_json() - one session as a JSON object (no trailing newline).
  * @s: session
@@ -519,7 +612,7 @@ void print_session_json(const struct session_info *s, const char *indent)
 	printf(", \"instance\": ");
 	print_json_string(s->instance);
 	printf(", \"mode\": \"%s\", \"owner_uid\": %u, \"compression\": \"%s\", "
-	       "\"subbuf_size\": %u", s->mode == FTRACED_MODE_CONTINUOUS ? "continuous" : "record",
+	       "\"subbuf_size\": %u", mode_name(s->mode),
 	       s->owner, s->compression == FTRACED_COMPRESSION_NONE ? "none" : "zstd",
 	       s->subbuf_size);
 	if (s->mode == FTRACED_MODE_CONTINUOUS) {
@@ -535,6 +628,8 @@ void print_session_json(const struct session_info *s, const char *indent)
 		       (unsigned long long)s->max_age_ms, (unsigned long long)s->keep_free,
 		       s->keep_free_percent, (unsigned long long)session_lost_segment(s));
 	}
+	if (s->mode == FTRACED_MODE_FLIGHT)
+		print_flight_json(s);
 	printf(", \"events\": [");
 	for (unsigned i = 0; i < s->n_events; i++) {
 		printf(i ? ", " : "");

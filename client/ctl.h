@@ -52,6 +52,19 @@ struct session_info {
 	uint64_t max_age_ms;
 	uint64_t keep_free;
 	uint32_t keep_free_percent;
+	/* flight recorder */
+	uint32_t flight_backend;
+	uint64_t flight_size;
+	bool has_history_ms;
+	uint64_t history_ms;
+	uint64_t history_raw_bytes;
+	uint64_t history_bytes;
+	uint64_t evicted_raw_bytes;
+	uint32_t snapshots;
+	char directory[FTRACED_PATH_MAX + 1];
+	unsigned n_triggers;
+	char triggers[FTRACED_TRIGGERS_PER_REQUEST_MAX][FTRACED_MESSAGE_MAX + 1];
+	char note[FTRACED_MESSAGE_MAX + 1];
 	int error;
 	char message[FTRACED_MESSAGE_MAX + 1];
 };
@@ -66,6 +79,11 @@ struct reply {
 	int error;                       /* ERROR: negative errno */
 	char message[FTRACED_MESSAGE_MAX + 1];
 	struct sessions sessions;
+	/* OK to a SNAPSHOT */
+	char path[FTRACED_PATH_MAX + 1];
+	bool has_file_bytes;
+	uint64_t file_bytes;
+	char note[FTRACED_MESSAGE_MAX + 1];
 };
 
 int ctl_connect(const struct client_options *o, int *ret_fd);
@@ -88,6 +106,7 @@ uint64_t session_bytes_raw(const struct session_info *s);
 uint64_t session_bytes_stored(const struct session_info *s);
 
 void print_size(char *buf, size_t n, uint64_t bytes);
+const char *mode_name(uint32_t mode);
 void print_session_json(const struct session_info *s, const char *indent);
 void print_json_string(const char *s);
 

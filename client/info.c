@@ -71,6 +71,29 @@ static const char *cpustat_of(const struct v7_reader *r, uint32_t cpu)
 	return NULL;
 }
 
+/*
+ * A flight recorder's snapshot says per CPU from when its data is complete:
+ * Return: true with *ret_ts (0: since capture start) if @cpu has that text.
+ */
+static bool complete_from(const struct v7_reader *r, uint32_t cpu, uint64_t *ret_ts,
+			  bool *ret_dropped)
+{
+	for (size_t i = 0; i < v7_reader_n_cpustat(r); i++) {
+		const char *t = v7_reader_cpustat(r, i);
+		const char *p = t ? strstr(t, "CPU: ") : NULL, *from;
+
+		if (!p || strtoul(p + 5, NULL, 10) != cpu || !strstr(t, "(flight recorder)"))
+			continue;
+		from = strstr(t, "complete from: ");
+		if (!from)
+			return false;
+		*ret_ts = strtoull(from + strlen("complete from: "), NULL, 10);
+		*ret_dropped = strstr(t, "older data dropped: yes") != NULL;
+		return true;
+	}
+	return false;
+}
+
 static int open_file(const char *command, const char *path, int *ret_fd, struct v7_reader **ret,
 		     char *problem, size_t n_problem)
 {
@@ -111,6 +134,8 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ char *clock = NULL, *uname_text = NULL, *version = NULL;
 	char problem[512] = "", size[32];
+	uint64_t from_ts = 0;
+	bool dropped = false;
 	size_t n_cpus;
 	struct stat st;
 	int err = 0;
@@ -193,9 +218,13 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 			printf(", \"cpu\": %u, \"bytes\": %" PRIu64 ", \"chunks\": %u, \"pages\": %" PRIu64
 			       ", \"events\": %" PRIu64 ", \"first_ts\": %" PRIu64 ", \"last_ts\": %" PRIu64
 			       ", \"lost_events\": %" PRIu64 ", \"missed_pages\": %" PRIu64
-			       ", \"missed_events\": %" PRIu64 "}", cpu->cpu, cpu->size, chunks,
+			       ", \"missed_events\": %" PRIu64, cpu->cpu, cpu->size, chunks,
 			       w.pages, w.events, w.first_ts, w.last_ts, lost, w.missed_pages,
 			       w.missed_events);
+			if (complete_from(r, cpu->cpu, &from_ts, &dropped))
+				printf(", \"complete_from_ts\": %" PRIu64 ", \"older_data_dropped\": %s",
+				       from_ts, dropped ? "true" : "false");
+			printf("}");
 		} else {
 			print_size(size, sizeof(size), cpu->size);
 			printf("%-10s %5u %10s %7u %8" PRIu64 " %9" PRIu64 " %16.6f %16.6f %9" PRIu64
@@ -203,6 +232,19 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 			       cpu->cpu, size, chunks, w.pages, w.events, (double)w.first_ts / 1e9,
 			       (double)w.last_ts / 1e9, lost, w.missed_pages);
 		}
+	}
+	for (size_t i = 0; !o->json && i < n_cpus; i++) {
+		const struct v7_reader_cpu *cpu = v7_reader_cpu(r, i);
+
+		if (!complete_from(r, cpu->cpu, &from_ts, &dropped))
+			continue;
+		if (i == 0)
+			printf("\nFlight recorder snapshot: each CPU's data is complete from\n");
+		if (from_ts)
+			printf("  CPU %u: %.6f%s\n", cpu->cpu, (double)from_ts / 1e9,
+			       dropped ? " (older data was dropped)" : "");
+		else
+			printf("  CPU %u: the start of capture\n", cpu->cpu);
 	}
 	if (o->json)
 		printf("], \"events\": {");

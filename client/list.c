@@ -60,6 +60,35 @@ static void print_continuous(const struct session_info *s)
 	print_limit("keep free:", s->keep_free || s->keep_free_percent, b);
 }
 
+static void print_flight(const struct session_info *s)
+{
+	char a[32], b[32], c[32];
+
+	if (s->flight_backend == FTRACED_FLIGHT_KERNEL) {
+		printf("  flight:       kernel backend (history in the kernel's ring)\n");
+	} else {
+		print_size(a, sizeof(a), s->history_bytes);
+		print_size(b, sizeof(b), s->flight_size);
+		print_size(c, sizeof(c), s->history_raw_bytes);
+		printf("  flight:       memory backend, %s of %s holding %s of trace", a, b, c);
+		if (s->history_bytes > 0)
+			printf(" (%.1fx)", (double)s->history_raw_bytes / (double)s->history_bytes);
+		printf("\n");
+		if (s->has_history_ms)
+			printf("  history:      %.1f s complete on every CPU\n",
+			       (double)s->history_ms / 1000);
+		print_size(a, sizeof(a), s->evicted_raw_bytes);
+		printf("  evicted:      %s (oldest history, to stay in budget)\n", a);
+	}
+	print_size(a, sizeof(a), s->disk_bytes);
+	printf("  snapshots:    %u taken, %u kept (%s)%s%s\n", s->snapshots, s->segments_kept, a,
+	       s->directory[0] ? " in " : "", s->directory);
+	for (unsigned k = 0; k < s->n_triggers; k++)
+		printf("  trigger:      %s\n", s->triggers[k]);
+	if (s->note[0])
+		printf("  note:         %s\n", s->note);
+}
+
 static void print_json(const struct reply *rep)
 {
 	printf("[");
@@ -156,6 +185,8 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 		printf("\n");
 		if (s->mode == FTRACED_MODE_CONTINUOUS)
 			print_continuous(s);
+		if (s->mode == FTRACED_MODE_FLIGHT)
+			print_flight(s);
 		if (s->error < 0)
 			printf("  error:        %s\n", s->message);
 		printf("  %-4s %12s %12s %8s %10s %10s %10s\n", "CPU", "CAPTURED", "STORED", "CHUNKS",

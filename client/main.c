@@ -20,9 +20,10 @@ static void help(void)
 	       "Control the ftraced kernel trace daemon.\n\n"
 	       "Commands:\n"
 	       "  record -e EVENT... -o FILE [-d TIME]   record into a trace-cmd v7 file\n"
-	       "  create NAME -e EVENT... [OPTIONS]       define a continuous session\n"
+	       "  create NAME -e EVENT... [OPTIONS]       define a continuous or flight session\n"
 	       "  start SESSION                           start capturing\n"
 	       "  stop SESSION                            stop capturing (files are complete on return)\n"
+	       "  snapshot SESSION [-o FILE] [--trim]     write a flight recorder's history\n"
 	       "  destroy SESSION                         stop and forget a session (files stay)\n"
 	       "  list                                    list sessions\n"
 	       "  status [SESSION]                        show sessions in detail\n"
@@ -47,6 +48,7 @@ int main(int argc, char *argv[])
 		{ "start", cmd_start },
 		{ "stop", cmd_stop },
 		{ "destroy", cmd_destroy },
+		{ "snapshot", cmd_snapshot },
 		{ "list", cmd_list },
 		{ "status", cmd_status },
 		{ "recover", cmd_recover },

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include "client/capture-options.h"
 #include "client/commands.h"
 #include "client/ctl.h"
+#include "client/output.h"
 #include "ftraced/macro.h"
 
 #define PROGRESS_INTERVAL_MS 1000
@@ -85,21 +85,6 @@ static void print_summary(const struct session_info *s, const char *output)
 			"buffer (-b) or fewer events\n", (unsigned long long)lost);
 	else
 		printf("No events lost.\n");
-}
-
-/* Makes the rename durable: without it a power cut can undo it. */
-static void sync_parent_dir(const char *path)
-{
-	_cleanup_free_ char *copy = strdup(path);
-	int fd;
-
-	if (!copy)
-		return;
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
 }
 
 struct record_args {
@@ -176,29 +161,6 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 	return 1;
 }
 
-static int open_partial(const struct record_args *a, char *partial, size_t n)
-{
-	struct stat st;
-	int fd;
-
-	if ((size_t)snprintf(partial, n, "%s.partial", a->output) >= n) {
-		print_error("record", "output path is too long");
-		return -ENAMETOOLONG;
-	}
-	if (!a->force && lstat(a->output, &st) == 0) {
-		print_error("record", "'%s' exists; use --force to overwrite it", a->output);
-		return -EEXIST;
-	}
-	fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd < 0) {
-		int r = negative_errno();
-
-		print_error("record", "cannot create '%s': %s", partial, strerror(-r));
-		return r;
-	}
-	return fd;
-}
-
 /* Waits for FINISHED; sends STOP on a signal and polls STATUS for the progress line. */
 static int wait_finished(int sock, const char *session, bool progress, struct reply *ret)
 {
@@ -271,7 +233,7 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 		return r < 0 ? EXIT_USAGE : EXIT_OK;
 	progress = progress_wanted(a.quiet, o->json);
 
-	out = open_partial(&a, partial, sizeof(partial));
+	out = output_open_partial("record", a.output, a.force, partial, sizeof(partial));
 	if (out < 0)
 		return EXIT_FAILED;
 	r = ctl_connect(o, &sock);
@@ -324,12 +286,10 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 		reply_done(&rep);
 		return EXIT_FAILED;
 	}
-	if (rename(partial, a.output) < 0) {
-		print_error("record", "cannot rename '%s' to '%s': %m", partial, a.output);
+	if (output_commit("record", partial, a.output) < 0) {
 		reply_done(&rep);
 		return EXIT_FAILED;
 	}
-	sync_parent_dir(a.output);
 	if (o->json) {
 		print_session_json(&rep.sessions.items[0], "");
 		printf("\n");

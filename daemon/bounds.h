@@ -45,6 +45,21 @@
 /* Bytes one splice() may move: the pipe is grown to this when the kernel lets us. */
 #define CAPTURE_PIPE_BYTES        (1024u * 1024u)
 
+/* Flight recorder: memory for the history, all CPUs together. */
+#define FLIGHT_SIZE_MIN           (UINT64_C(1) << 20)
+#define FLIGHT_SIZE_DEFAULT       (UINT64_C(64) << 20)
+#define FLIGHT_MEM_PERCENT_MAX    25u    /* of MemAvailable */
+/* Snapshots waiting for the workers' flush or the kernel drain, per session. */
+#define SNAPSHOTS_PENDING_MAX     8u
+
+/* Triggers: per session, and what one may ask for. */
+#define TRIGGERS_PER_SESSION_MAX  FTRACED_TRIGGERS_PER_REQUEST_MAX
+#define TRIGGER_MIN_INTERVAL_MS_DEFAULT (UINT64_C(10) * 1000)
+#define TRIGGER_POST_MS_MAX       (UINT64_C(10) * 60 * 1000)
+#define TRIGGER_MAX_MAX           1000000u
+/* The trigger's own instance: a small ring, read on every event. */
+#define TRIGGER_BUFFER_KB         64u
+
 /* --on-segment commands running at once, and how long each may take. */
 #define RUNNER_MAX                16u
 #define ON_SEGMENT_TIMEOUT_USEC   (UINT64_C(60) * 1000 * 1000)

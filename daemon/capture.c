@@ -16,6 +16,12 @@
  *     copying the spool as it is. Raw pages never reach the disk and
  *     nothing is compressed twice.
  *
+ * Flight recorder (memory backend): the stream has a chunk ring instead of
+ * a spool. Sub-buffers always go through the pending batch and each chunk
+ * (compressed, or raw with "none") is pushed to the ring, which evicts the
+ * oldest. A flush (capture_pool_flush(), for a snapshot) drains the kernel
+ * and pushes what is pending, then publishes a cut like a rotation.
+ *
  * Rotation (segments of a continuous session): capture_pool_rotate() makes
  * the worker compress what is pending into the current spool, publish the
  * cut (totals stored so far) and switch to the next spool. Sub-buffers are
@@ -44,6 +50,7 @@
 
 #include "daemon/bounds.h"
 #include "daemon/capture.h"
+#include "daemon/chunk-ring.h"
 #include "daemon/compress.h"
 #include "daemon/io-util.h"
 #include "daemon/log.h"
@@ -63,6 +70,7 @@ struct capture_stream {
 	int pipe_fd[2];
 	size_t pipe_size;
 	int spool_fd;
+	struct chunk_ring *ring;
 	int notify_fd;
 	uint32_t subbuf_size;
 	uint32_t chunk_bytes; /* a whole number of sub-buffers */
@@ -75,7 +83,7 @@ struct capture_stream {
 	/* Worker-only while the stream is in the pool. */
 	bool dead;          /* an error stopped reading */
 	uint64_t next_notify;
-	uint8_t *pending;   /* zstd: sub-buffers not compressed yet, up to batch_bytes */
+	uint8_t *pending;   /* zstd or ring: sub-buffers not stored yet, up to batch_bytes */
 	size_t n_pending;
 
 	_Atomic uint64_t bytes_raw;
@@ -147,6 +155,7 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 		.stats_fd = c->stats_fd,
 		.pipe_fd = { -EBADF, -EBADF },
 		.spool_fd = c->spool_fd,
+		.ring = c->ring,
 		.notify_fd = c->notify_fd,
 		.subbuf_size = c->subbuf_size,
 		.zstd = c->zstd,
@@ -160,7 +169,7 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 	}
 	s->chunk_bytes = MAX(1u, CHUNK_TARGET_BYTES / c->subbuf_size) * c->subbuf_size;
 	s->batch_bytes = MAX(1u, CAPTURE_BATCH_BYTES / s->chunk_bytes) * s->chunk_bytes;
-	if (s->zstd) {
+	if (s->zstd || s->ring) {
 		s->pending = malloc(s->batch_bytes);
 		if (!s->pending) {
 			capture_stream_free(s);
@@ -252,13 +261,49 @@ static void account_stored(struct capture_stream *s, uint64_t bytes, uint64_t ch
 	}
 }
 
-/* Compresses the stream's pending sub-buffers, chunk by chunk, into its spool. */
+/* One chunk of pending sub-buffers into the flight recorder's ring. */
+static int push_chunk(struct capture_worker *w, struct capture_stream *s, const uint8_t *raw,
+		      size_t len)
+{
+	struct chunk *c;
+	size_t csize = 0;
+	int r;
+
+	if (s->zstd) {
+		r = compress_frame(w->zc, s->level, raw, len, w->out + CHUNK_HDR_SIZE,
+				   w->out_cap - CHUNK_HDR_SIZE, &csize);
+		if (r < 0)
+			return r;
+		put_le32(w->out, (uint32_t)csize);
+		put_le32(w->out + 4, (uint32_t)len);
+	}
+	c = chunk_new(s->zstd ? CHUNK_HDR_SIZE + csize : len);
+	if (!c)
+		return -ENOMEM;
+	memcpy(c->data, s->zstd ? w->out : raw, c->size);
+	c->raw_size = (uint32_t)len;
+	c->first_ts = get_le64(raw);
+	c->last_ts = get_le64(raw + len - s->subbuf_size);
+	r = chunk_ring_push(s->ring, c);
+	if (r < 0)
+		return r;
+	account_stored(s, c->size, 1);
+	return 0;
+}
+
+/* Compresses the stream's pending sub-buffers, chunk by chunk, into its spool or ring. */
 static int flush_pending(struct capture_worker *w, struct capture_stream *s)
 {
 	for (size_t off = 0; off < s->n_pending; off += s->chunk_bytes) {
 		size_t len = MIN((size_t)s->chunk_bytes, s->n_pending - off), csize;
 		int r;
 
+		if (s->ring) {
+			r = push_chunk(w, s, s->pending + off, len);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		r = compress_frame(w->zc, s->level, s->pending + off, len, w->out + CHUNK_HDR_SIZE,
 				   w->out_cap - CHUNK_HDR_SIZE, &csize);
 		if (r < 0)
@@ -284,7 +329,7 @@ static int store_from_pipe(struct capture_worker *w, struct capture_stream *s, s
 {
 	int r;
 
-	if (s->zstd) {
+	if (s->zstd || s->ring) {
 		for (size_t left = n; left > 0;) {
 			size_t want = MIN(left, (size_t)s->batch_bytes - s->n_pending);
 
@@ -387,7 +432,7 @@ static int drain_partial_pages(struct capture_worker *w, struct capture_stream *
 	ssize_t k = 0;
 	int r;
 
-	if (s->zstd) {
+	if (s->zstd || s->ring) {
 		while (reads++ < max_reads) {
 			if (s->n_pending + s->subbuf_size > s->batch_bytes) {
 				r = flush_pending(w, s);
@@ -487,12 +532,14 @@ static void stream_rotate(struct capture_worker *w, struct capture_stream *s, in
 	}
 	s->cut_bytes_stored = atomic_load_explicit(&s->bytes_stored, memory_order_relaxed);
 	s->cut_chunks = atomic_load_explicit(&s->chunks, memory_order_relaxed);
-	if (!s->dead) {
-		r = write_spool_header(s, spool_fd);
-		if (r < 0)
-			stream_fail(w, s, r);
+	if (!s->ring) {
+		if (!s->dead) {
+			r = write_spool_header(s, spool_fd);
+			if (r < 0)
+				stream_fail(w, s, r);
+		}
+		s->spool_fd = spool_fd;
 	}
-	s->spool_fd = spool_fd;
 	atomic_fetch_add_explicit(&s->cut_generation, 1, memory_order_release);
 	notify(s);
 }
@@ -532,7 +579,7 @@ static bool process_commands(struct capture_worker *w)
 
 		if (queue[i].op == CMD_ADD) {
 			struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
-			int r = write_spool_header(s, s->spool_fd);
+			int r = s->ring ? 0 : write_spool_header(s, s->spool_fd);
 
 			if (r < 0)
 				stream_fail(w, s, r);
@@ -774,4 +821,22 @@ int capture_pool_rotate(struct capture_pool *p, struct capture_stream *s, int sp
 	if (s->cpu >= p->n_cpus)
 		return -EINVAL;
 	return worker_queue(&p->workers[s->cpu], CMD_ROTATE, s, spool_fd);
+}
+
+/**
+ * capture_pool_flush() - bring a flight recorder's ring up to date, without a cut.
+ * @p: pool
+ * @s: a stream with a ring, in the pool
+ *
+ * The worker drains what the kernel holds and pushes what is pending; it
+ * then publishes a cut (capture_stream_cut()) and fires the notify fd, as
+ * for a rotation.
+ *
+ * Return: 0, or -errno if the request could not be queued.
+ */
+int capture_pool_flush(struct capture_pool *p, struct capture_stream *s)
+{
+	if (s->cpu >= p->n_cpus || !s->ring)
+		return -EINVAL;
+	return worker_queue(&p->workers[s->cpu], CMD_ROTATE, s, -EBADF);
 }

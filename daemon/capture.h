@@ -7,13 +7,15 @@
 #include "ftraced/macro.h"
 
 struct capture_pool;
+struct chunk_ring;
 struct capture_stream;
 
 struct capture_stream_config {
 	unsigned cpu;
 	int trace_fd;     /* per_cpu/cpuN/trace_pipe_raw, O_NONBLOCK; the stream takes it */
 	int stats_fd;     /* per_cpu/cpuN/stats; the stream takes it (-EBADF: none) */
-	int spool_fd;     /* borrowed: chunks are appended here */
+	int spool_fd;     /* borrowed: chunks are appended here, unless ring is set */
+	struct chunk_ring *ring; /* borrowed: flight recorder, chunks are pushed here */
 	int notify_fd;    /* borrowed eventfd: incremented when the stream fails, is cut, is
 			   * finished, and every notify_bytes stored */
 	uint32_t subbuf_size;
@@ -32,8 +34,8 @@ struct capture_cut {
 /* What a stream has done so far; safe to read from any thread. */
 struct capture_counters {
 	uint64_t bytes_raw;    /* sub-buffer bytes taken from the kernel */
-	uint64_t bytes_stored; /* bytes appended to the spool */
-	uint64_t chunks;       /* chunk records in the spool (zstd) */
+	uint64_t bytes_stored; /* bytes appended to the spool or pushed to the ring */
+	uint64_t chunks;       /* chunk records in the spool (zstd), or chunks pushed */
 	int error;             /* first -errno that stopped the stream, or 0 */
 	bool finished;
 };
@@ -50,4 +52,5 @@ DEFINE_CLEANUP(struct capture_pool *, capture_pool_free)
 unsigned capture_pool_cpus(const struct capture_pool *p);
 int capture_pool_add(struct capture_pool *p, struct capture_stream *s);
 int capture_pool_rotate(struct capture_pool *p, struct capture_stream *s, int spool_fd);
+int capture_pool_flush(struct capture_pool *p, struct capture_stream *s);
 int capture_pool_finish(struct capture_pool *p, struct capture_stream *s);

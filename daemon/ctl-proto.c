@@ -139,9 +139,13 @@ static bool char_ok(uint16_t type, uint8_t c)
 		return alnum || c == '_' || c == '-' || c == ':' || c == '*' || c == '.';
 	case FTRACED_ATTR_FILTER:
 	case FTRACED_ATTR_ON_SEGMENT:
+	case FTRACED_ATTR_TRIGGER:
+	case FTRACED_ATTR_PATH:
 		return c >= 0x20 && c < 0x7f;
 	case FTRACED_ATTR_MESSAGE:
 	case FTRACED_ATTR_DIRECTORY:
+	case FTRACED_ATTR_NOTE:
+	case FTRACED_ATTR_TRIGGER_STATUS:
 		return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t';
 	default:
 		return false;
@@ -177,6 +181,8 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 		       BIT(FTRACED_ATTR_MAX_TOTAL) | BIT(FTRACED_ATTR_MAX_FILES) | \
 		       BIT(FTRACED_ATTR_MAX_AGE_MS) | BIT(FTRACED_ATTR_KEEP_FREE) | \
 		       BIT(FTRACED_ATTR_KEEP_FREE_PERCENT) | BIT(FTRACED_ATTR_ON_SEGMENT))
+#define FLIGHT_ATTRS (BIT(FTRACED_ATTR_FLIGHT_BACKEND) | BIT(FTRACED_ATTR_FLIGHT_SIZE) | \
+		      BIT(FTRACED_ATTR_TRIGGER))
 
 /* Which attributes each request accepts, and which it requires; 0/0 for replies. */
 static const struct {
@@ -188,12 +194,14 @@ static const struct {
 	[FTRACED_MSG_STOP] = { BIT(FTRACED_ATTR_SESSION), BIT(FTRACED_ATTR_SESSION) },
 	[FTRACED_MSG_LIST] = { 0, 0 },
 	[FTRACED_MSG_STATUS] = { BIT(FTRACED_ATTR_SESSION), 0 },
-	[FTRACED_MSG_CREATE] = { CAPTURE_ATTRS | SEGMENT_ATTRS | BIT(FTRACED_ATTR_SESSION) |
-				 BIT(FTRACED_ATTR_MODE),
+	[FTRACED_MSG_CREATE] = { CAPTURE_ATTRS | SEGMENT_ATTRS | FLIGHT_ATTRS |
+				 BIT(FTRACED_ATTR_SESSION) | BIT(FTRACED_ATTR_MODE),
 				 BIT(FTRACED_ATTR_EVENT) | BIT(FTRACED_ATTR_SESSION) |
 				 BIT(FTRACED_ATTR_MODE) },
 	[FTRACED_MSG_START] = { BIT(FTRACED_ATTR_SESSION), BIT(FTRACED_ATTR_SESSION) },
 	[FTRACED_MSG_DESTROY] = { BIT(FTRACED_ATTR_SESSION), BIT(FTRACED_ATTR_SESSION) },
+	[FTRACED_MSG_SNAPSHOT] = { BIT(FTRACED_ATTR_SESSION) | BIT(FTRACED_ATTR_TRIM),
+				   BIT(FTRACED_ATTR_SESSION) },
 };
 
 static bool is_request(uint16_t type)
@@ -206,6 +214,7 @@ static bool is_request(uint16_t type)
 	case FTRACED_MSG_CREATE:
 	case FTRACED_MSG_START:
 	case FTRACED_MSG_DESTROY:
+	case FTRACED_MSG_SNAPSHOT:
 		return true;
 	default:
 		return false;
@@ -248,7 +257,8 @@ int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret)
 		bit = BIT(a.type);
 		if (!(allowed & bit))
 			return -EBADMSG;
-		if ((req.present & bit) && a.type != FTRACED_ATTR_EVENT)
+		if ((req.present & bit) && a.type != FTRACED_ATTR_EVENT &&
+		    a.type != FTRACED_ATTR_TRIGGER)
 			return -EBADMSG;
 		req.present |= bit;
 
@@ -318,6 +328,26 @@ int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret)
 			break;
 		case FTRACED_ATTR_ON_SEGMENT:
 			r = ctl_attr_string(&a, FTRACED_COMMAND_MAX, req.on_segment);
+			break;
+		case FTRACED_ATTR_FLIGHT_BACKEND:
+			r = ctl_attr_u32(&a, &req.flight_backend);
+			if (r >= 0 && req.flight_backend >= _FTRACED_FLIGHT_BACKEND_MAX)
+				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_FLIGHT_SIZE:
+			r = ctl_attr_u64(&a, &req.flight_size);
+			break;
+		case FTRACED_ATTR_TRIGGER:
+			if (req.n_triggers >= FTRACED_TRIGGERS_PER_REQUEST_MAX)
+				return -EBADMSG;
+			r = ctl_attr_string(&a, FTRACED_TRIGGER_MAX, req.triggers[req.n_triggers]);
+			if (r >= 0)
+				req.n_triggers++;
+			break;
+		case FTRACED_ATTR_TRIM:
+			r = ctl_attr_u32(&a, &req.trim);
+			if (r >= 0 && req.trim > 1)
+				r = -EBADMSG;
 			break;
 		default:
 			r = -EBADMSG;

@@ -48,6 +48,11 @@ struct ctl_request {
 	uint64_t keep_free;
 	uint32_t keep_free_percent;
 	char on_segment[FTRACED_COMMAND_MAX + 1];
+	uint32_t flight_backend;
+	uint64_t flight_size;
+	unsigned n_triggers;
+	char triggers[FTRACED_TRIGGERS_PER_REQUEST_MAX][FTRACED_TRIGGER_MAX + 1];
+	uint32_t trim;
 };
 
 static inline bool ctl_request_has(const struct ctl_request *r, enum ftraced_attr a)

@@ -260,7 +260,8 @@ static int on_conn(sd_event_source *source, int fd, uint32_t revents, void *user
 			ctl_conn_send_error(c, r, "malformed request");
 		return 0;
 	}
-	if (passed_fd >= 0 && s->req->type != FTRACED_MSG_RECORD) {
+	if (passed_fd >= 0 && s->req->type != FTRACED_MSG_RECORD &&
+	    s->req->type != FTRACED_MSG_SNAPSHOT) {
 		safe_close(passed_fd);
 		ctl_conn_send_error(c, -EBADMSG, "this request takes no file descriptor");
 		return 0;

@@ -188,8 +188,8 @@ int instance_enable_event(struct instance *i, const struct event_id *e, const ch
 /**
  * instance_set_buffer_percent() - how full a CPU's buffer gets before readers wake.
  * @i: instance
- * @percent: 1..100 (0, "any data", would wake readers for partial sub-buffers,
- *           which splice refuses: a busy loop)
+ * @percent: 0..100; 0 wakes readers on any data, for read() only (splice
+ *           refuses partial sub-buffers, so a splicing reader would spin)
  *
  * Return: 0, -EINVAL, or -errno.
  */
@@ -197,10 +197,16 @@ int instance_set_buffer_percent(struct instance *i, unsigned percent)
 {
 	char v[8];
 
-	if (percent < 1 || percent > 100)
+	if (percent > 100)
 		return -EINVAL;
 	snprintf(v, sizeof(v), "%u", percent);
 	return write_file(i, "buffer_percent", v);
+}
+
+/* Overwrite mode: a full ring drops its oldest events instead of new ones. */
+int instance_set_overwrite(struct instance *i, bool on)
+{
+	return write_file(i, "options/overwrite", on ? "1" : "0");
 }
 
 int instance_set_tracing(struct instance *i, bool on)

@@ -28,6 +28,7 @@ int instance_set_clock(struct instance *i, const char *clock);
 int instance_enable_event(struct instance *i, const struct event_id *e, const char *filter,
 			  char **ret_kernel_error);
 int instance_set_buffer_percent(struct instance *i, unsigned percent);
+int instance_set_overwrite(struct instance *i, bool on);
 int instance_set_tracing(struct instance *i, bool on);
 int instance_read(struct instance *i, const char *file, char **ret, size_t *ret_size);
 int instance_open_cpu_raw(struct instance *i, unsigned cpu, int *ret_fd);

@@ -5,6 +5,7 @@
  * never silently drop data. Thread-safe; no state.
  */
 #include <errno.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "daemon/io-util.h"
@@ -33,6 +34,45 @@ int loop_write(int fd, const void *buf, size_t n)
 			return -EIO;
 		p += k;
 		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/**
+ * loop_writev() - write all of an iovec array; the array is consumed (modified).
+ * @fd: destination
+ * @iov: buffers, advanced past what was written
+ * @n: how many
+ *
+ * Return: 0, or -errno of the failing write (-EIO if it wrote nothing).
+ */
+int loop_writev(int fd, struct iovec *iov, size_t n)
+{
+	while (n > 0) {
+		ssize_t k;
+
+		if (iov->iov_len == 0) {
+			iov++;
+			n--;
+			continue;
+		}
+		k = writev(fd, iov, (int)n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -EIO;
+		while (n > 0 && (size_t)k >= iov->iov_len) {
+			k -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + k;
+			iov->iov_len -= (size_t)k;
+		}
 	}
 	return 0;
 }

@@ -4,6 +4,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct iovec;
+
 int loop_write(int fd, const void *buf, size_t n);
+int loop_writev(int fd, struct iovec *iov, size_t n);
 int loop_read_exact(int fd, void *buf, size_t n);
 int loop_pread_exact(int fd, void *buf, size_t n, uint64_t offset);

@@ -153,6 +153,27 @@ static void on_session_done(struct session *s, void *userdata)
 	maybe_exit(m);
 }
 
+/* A snapshot is complete: tell the client that asked. */
+static void on_snapshot(struct session *s, void *waiter, int result, const char *path,
+			uint64_t bytes, const char *note, void *userdata)
+{
+	struct manager *m = userdata;
+	struct ctl_conn *c = waiter;
+
+	if (result < 0) {
+		ctl_conn_send_error(c, result, "snapshot of '%s' failed: %s", session_name(s),
+				    strerror(-result));
+		return;
+	}
+	ctl_builder_init(&m->reply, FTRACED_MSG_OK);
+	if (path)
+		ctl_put_string(&m->reply, FTRACED_ATTR_PATH, path);
+	ctl_put_u64(&m->reply, FTRACED_ATTR_FILE_BYTES, bytes);
+	if (note)
+		ctl_put_string(&m->reply, FTRACED_ATTR_NOTE, note);
+	ctl_conn_send(c, &m->reply);
+}
+
 /* The output fd must be a regular file or FIFO, writable, without O_APPEND. */
 static int check_output_fd(int fd, const char **ret_why)
 {
@@ -189,6 +210,7 @@ static struct session_env session_env_of(struct manager *m)
 		.instance_tag = m->instance_tag,
 		.on_done = on_session_done,
 		.on_stopped = on_session_stopped,
+		.on_snapshot = on_snapshot,
 		.userdata = m,
 	};
 }
@@ -476,11 +498,37 @@ static void handle_stop(struct manager *m, struct ctl_conn *c, const struct ctl_
 				    session_state_to_string(session_state(slot->session)));
 		return;
 	}
-	/* A continuous session answers once its last segment is on disk. */
-	if (session_mode(slot->session) == FTRACED_MODE_CONTINUOUS)
+	/* A continuous or flight session answers once its last file is on disk. */
+	if (session_mode(slot->session) != FTRACED_MODE_RECORD)
 		slot->waiter = c;
 	else
 		reply_ok(m, c);
+}
+
+static void handle_snapshot(struct manager *m, struct ctl_conn *c, const struct ctl_request *req,
+			    int fd)
+{
+	char error[FTRACED_MESSAGE_MAX] = "";
+	const char *why = "invalid output file descriptor";
+	struct slot *slot;
+	int r;
+
+	if (fd >= 0) {
+		r = check_output_fd(fd, &why);
+		if (r < 0) {
+			safe_close(fd);
+			ctl_conn_send_error(c, r, "%s", why);
+			return;
+		}
+	}
+	slot = slot_for_change(m, c, req);
+	if (!slot) {
+		safe_close(fd);
+		return;
+	}
+	r = session_snapshot(slot->session, c, fd, req->trim != 0, error, sizeof(error));
+	if (r < 0)
+		ctl_conn_send_error(c, r, "%s", error);
 }
 
 static void handle_list(struct manager *m, struct ctl_conn *c, const struct ctl_request *req)
@@ -519,6 +567,9 @@ static void on_request(void *userdata, struct ctl_conn *c, const struct ctl_requ
 	case FTRACED_MSG_STOP:
 		handle_stop(m, c, req);
 		break;
+	case FTRACED_MSG_SNAPSHOT:
+		handle_snapshot(m, c, req, fd);
+		return;
 	case FTRACED_MSG_LIST:
 	case FTRACED_MSG_STATUS:
 		handle_list(m, c, req);
@@ -535,6 +586,8 @@ static void on_conn_closed(void *userdata, struct ctl_conn *c)
 	struct manager *m = userdata;
 
 	for (size_t i = 0; i < SESSION_MAX; i++) {
+		if (m->slots[i].session)
+			session_forget_waiter(m->slots[i].session, c);
 		if (m->slots[i].waiter == c)
 			m->slots[i].waiter = NULL;
 		if (m->slots[i].conn != c)

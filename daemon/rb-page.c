@@ -12,6 +12,7 @@
  * a 64-bit little-endian kernel, as the writer does.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "daemon/rb-page.h"
 #include "ftraced/macro.h"
@@ -135,4 +136,110 @@ int rb_page_foreach_event(const uint8_t *page, uint32_t page_size, rb_event_fn f
 		p += ALIGN_UP(len, 4u);
 	}
 	return 0;
+}
+
+/**
+ * rb_page_trim() - drop a sub-buffer's events older than @start, in place.
+ * @page: the sub-buffer, rewritten
+ * @page_size: its size
+ * @start: the first timestamp to keep
+ *
+ * The page is cut right after the last event (or padding) older than
+ * @start: its header timestamp becomes the time at that point, so the
+ * deltas of everything kept still add up; time extends and absolute
+ * stamps after the cut stay with the events they belong to. The flags
+ * of the commit word (and a stored missed-events count) are kept.
+ *
+ * Return: the number of data bytes left (0: nothing at or after @start),
+ * or -EBADMSG for a malformed page.
+ */
+int rb_page_trim(uint8_t *page, uint32_t page_size, uint64_t start)
+{
+	struct rb_page_info info;
+	uint8_t *data = page + PAGE_HDR_SIZE, *p, *end;
+	uint64_t ts, cut_ts, commit;
+	size_t cut = 0, tail;
+	int r;
+
+	r = rb_page_parse(page, page_size, &info);
+	if (r < 0)
+		return r;
+	ts = cut_ts = info.ts;
+	p = data;
+	end = data + info.data_size;
+	while (p < end) {
+		uint32_t hdr, type_len, delta, len;
+
+		if (end - p < 4)
+			return -EBADMSG;
+		hdr = get_le32(p);
+		type_len = hdr & 31;
+		delta = hdr >> 5;
+		switch (type_len) {
+		case TYPE_PADDING:
+			if (delta == 0) {
+				p = end;
+				cut = info.data_size;
+				continue;
+			}
+			if (end - p < 8)
+				return -EBADMSG;
+			len = get_le32(p + 4);
+			if (len < 4 || len > (size_t)(end - p - 4))
+				return -EBADMSG;
+			ts += delta;
+			p += 4 + len;
+			/* A discarded event: belongs to the side of the cut its time says. */
+			if (ts < start) {
+				cut = (size_t)(p - data);
+				cut_ts = ts;
+			}
+			continue;
+		case TYPE_TIME_EXTEND:
+			if (end - p < 8)
+				return -EBADMSG;
+			ts += ((uint64_t)get_le32(p + 4) << TS_SHIFT) + delta;
+			p += 8;
+			continue;
+		case TYPE_TIME_STAMP:
+			if (end - p < 8)
+				return -EBADMSG;
+			ts = (ts & ~((UINT64_C(1) << 59) - 1)) |
+			     ((uint64_t)get_le32(p + 4) << TS_SHIFT) | delta;
+			p += 8;
+			continue;
+		case 0:
+			if (end - p < 8)
+				return -EBADMSG;
+			len = get_le32(p + 4);
+			if (len < 4)
+				return -EBADMSG;
+			len = 4 + len; /* the length word counts itself */
+			break;
+		default:
+			len = 4 + type_len * 4;
+		}
+		if (ALIGN_UP(len, 4u) > (size_t)(end - p))
+			return -EBADMSG;
+		ts += delta;
+		if (ts >= start)
+			break;
+		p += ALIGN_UP(len, 4u);
+		cut = (size_t)(p - data);
+		cut_ts = ts;
+	}
+	if (cut >= info.data_size)
+		return 0;
+	if (cut == 0)
+		return (int)info.data_size;
+	commit = get_le64(page + 8);
+	tail = info.data_size - cut;
+	/* A stored missed count follows the data: it moves with it. */
+	if ((commit & COMMIT_MISSED_STORED) && info.data_size + 8 <= page_size - PAGE_HDR_SIZE)
+		tail += 8;
+	memmove(data, data + cut, tail);
+	memset(data + tail, 0, page_size - PAGE_HDR_SIZE - tail);
+	put_le64(page, cut_ts);
+	put_le64(page + 8, (commit & ~(uint64_t)COMMIT_SIZE_MASK) | (info.data_size - cut));
+	return (int)(info.data_size - cut);
 }

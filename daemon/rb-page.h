@@ -24,3 +24,4 @@ typedef int (*rb_event_fn)(const struct rb_event *e, void *userdata);
 int rb_page_parse(const uint8_t *page, uint32_t page_size, struct rb_page_info *ret);
 int rb_page_foreach_event(const uint8_t *page, uint32_t page_size, rb_event_fn fn,
 			  void *userdata);
+int rb_page_trim(uint8_t *page, uint32_t page_size, uint64_t start);

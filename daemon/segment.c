@@ -9,6 +9,12 @@
  * continuous session is a chain of segments, the next one receiving data
  * while the previous one is assembled. Each file gets its own trace id.
  *
+ * A flight recorder's snapshot is a segment whose data is in memory: the
+ * chunks its rings held at the snapshot, by reference, no spool and no
+ * recipe (a crash loses nothing that was on disk). Its file records, per
+ * CPU, the time from which that CPU's data is complete, and with trim
+ * starts every CPU at the latest of those times.
+ *
  * Main thread, except the assembler, which between segment_assemble() and
  * a true segment_assembled() owns the spools (read), the output fd and the
  * segment's global metadata, and touches nothing else.
@@ -27,9 +33,12 @@
 
 #include "config.h"
 #include "daemon/bounds.h"
+#include "daemon/chunk-ring.h"
+#include "daemon/compress.h"
 #include "daemon/instance.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
+#include "daemon/rb-page.h"
 #include "daemon/recovery.h"
 #include "daemon/segment.h"
 #include "daemon/spool.h"
@@ -42,6 +51,11 @@ struct segment_cpu {
 	uint64_t chunks;
 	char *cpustat;   /* "CPU: N\n" + per_cpu/cpuN/stats at the end */
 	char *start_stat; /* the same when the segment began */
+	/* snapshots */
+	struct chunk_list held;
+	bool older_lost;  /* data before the first chunk was dropped (ring or kernel) */
+	char *flight_stat;
+	struct v7_blob *blobs;
 };
 
 struct segment {
@@ -52,6 +66,8 @@ struct segment {
 	struct spool spool;
 	struct segment_cpu *cpus;
 
+	bool memory; /* a snapshot: data in chunks, no spool */
+	bool trim;
 	bool keep_spool;
 	int out_fd;
 	pthread_t assembler;
@@ -81,36 +97,38 @@ static uint64_t random_id(void)
  *
  * Return: 0 or -errno; nothing is left behind on failure.
  */
-int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
-		struct segment **ret)
+static struct segment *segment_alloc(const struct segment_env *env, uint32_t seq,
+				      const char *target)
 {
 	struct segment *s;
-	int r;
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return -ENOMEM;
+		return NULL;
 	s->env = *env;
 	s->seq = seq;
 	s->out_fd = -EBADF;
 	s->trace_id = random_id();
 	s->spool.dir_fd = -EBADF;
 	s->cpus = calloc(env->n_cpus, sizeof(*s->cpus));
-	if (!s->cpus) {
-		free(s);
-		return -ENOMEM;
-	}
 	s->target = strdup(target);
-	if (!s->target) {
-		free(s->cpus);
-		free(s);
+	if (!s->cpus || !s->target)
+		return segment_free(s);
+	return s;
+}
+
+int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
+		struct segment **ret)
+{
+	struct segment *s;
+	int r;
+
+	s = segment_alloc(env, seq, target);
+	if (!s)
 		return -ENOMEM;
-	}
 	r = spool_create(&s->spool, env->state_dir_fd, s->trace_id, env->n_cpus);
 	if (r < 0) {
-		free(s->target);
-		free(s->cpus);
-		free(s);
+		segment_free(s);
 		return r;
 	}
 	r = recovery_write_recipe(s->spool.dir_fd, &(struct recipe){
@@ -128,6 +146,48 @@ int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
 	}
 	*ret = s;
 	return 0;
+}
+
+/**
+ * segment_new_snapshot() - a segment whose data will be chunks held in memory.
+ * @env: the session's shared parts
+ * @seq: the snapshot's number within its session
+ * @target: where its file goes (for messages)
+ * @trim: start every CPU at the latest time from which a CPU is complete
+ * @ret: the segment; give each CPU its chunks with segment_set_chunks()
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int segment_new_snapshot(const struct segment_env *env, uint32_t seq, const char *target,
+			 bool trim, struct segment **ret)
+{
+	struct segment *s = segment_alloc(env, seq, target);
+
+	if (!s)
+		return -ENOMEM;
+	s->memory = true;
+	s->trim = trim;
+	*ret = s;
+	return 0;
+}
+
+/**
+ * segment_set_chunks() - a snapshot's data for one CPU.
+ * @s: a snapshot segment
+ * @cpu: CPU number
+ * @l: the chunks, taken over (@l is emptied)
+ * @older_data_lost: whether data before the first chunk was dropped, so
+ *	the CPU is complete only from the first chunk on
+ */
+void segment_set_chunks(struct segment *s, unsigned cpu, struct chunk_list *l,
+			bool older_data_lost)
+{
+	struct segment_cpu *c = &s->cpus[cpu];
+
+	chunk_list_done(&c->held);
+	c->held = *l;
+	*l = (struct chunk_list){};
+	c->older_lost = older_data_lost;
 }
 
 const char *segment_target(const struct segment *s)
@@ -154,6 +214,9 @@ struct segment *segment_free(struct segment *s)
 	for (unsigned cpu = 0; s->cpus && cpu < s->env.n_cpus; cpu++) {
 		free(s->cpus[cpu].cpustat);
 		free(s->cpus[cpu].start_stat);
+		free(s->cpus[cpu].flight_stat);
+		free(s->cpus[cpu].blobs);
+		chunk_list_done(&s->cpus[cpu].held);
 	}
 	free(s->cpus);
 	free(s->target);
@@ -222,6 +285,171 @@ void segment_close_cpu(struct segment *s, unsigned cpu, uint64_t bytes, uint64_t
 	free(cpustat);
 }
 
+/*
+ * Drops the events of a snapshot's CPU older than @start: whole chunks
+ * first, then whole pages and events of the first chunk left, which is
+ * rebuilt (recompressed with zstd). Runs in the assembler.
+ */
+static int trim_cpu(struct segment *s, struct segment_cpu *c, uint32_t page_size,
+		    uint64_t start, struct compressor *zc)
+{
+	struct chunk_list *l = &c->held;
+	_cleanup_free_ uint8_t *raw = NULL, *out = NULL;
+	struct chunk *first, *rebuilt;
+	size_t n_raw, keep_from = 0, kept;
+	bool changed = false;
+	uint64_t next_ts;
+	int r;
+
+	while (l->n > 1 && l->chunks[1]->first_ts < start) {
+		l->bytes -= l->chunks[0]->size;
+		l->raw_bytes -= l->chunks[0]->raw_size;
+		chunk_unref(l->chunks[0]);
+		memmove(l->chunks, l->chunks + 1, (l->n - 1) * sizeof(*l->chunks));
+		l->n--;
+	}
+	if (l->n == 0)
+		return 0;
+	first = l->chunks[0];
+	n_raw = first->raw_size;
+	raw = malloc(n_raw);
+	if (!raw)
+		return -ENOMEM;
+	if (s->env.zstd) {
+		size_t got;
+
+		if (first->size < 8)
+			return -EBADMSG;
+		r = decompress_frame(first->data + 8, first->size - 8, raw, n_raw, &got);
+		if (r < 0)
+			return r;
+		if (got != n_raw)
+			return -EBADMSG;
+	} else {
+		memcpy(raw, first->data, n_raw);
+	}
+	/* Pages whose successor starts before @start end before it too. */
+	next_ts = l->n > 1 ? l->chunks[1]->first_ts : UINT64_MAX;
+	for (size_t off = 0; off < n_raw; off += page_size) {
+		uint64_t after = off + page_size < n_raw ? get_le64(raw + off + page_size) : next_ts;
+		struct rb_page_info info;
+
+		if (after < start) {
+			keep_from = off + page_size;
+			continue;
+		}
+		r = rb_page_parse(raw + off, page_size, &info);
+		if (r >= 0)
+			r = rb_page_trim(raw + off, page_size, start);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			keep_from = off + page_size;
+		changed = (uint32_t)r != info.data_size;
+		break;
+	}
+	if (keep_from == 0 && !changed)
+		return 0; /* nothing was older than @start */
+	kept = n_raw - keep_from;
+	l->bytes -= first->size;
+	l->raw_bytes -= first->raw_size;
+	l->chunks[0] = chunk_unref(first);
+	if (kept == 0) {
+		memmove(l->chunks, l->chunks + 1, (l->n - 1) * sizeof(*l->chunks));
+		l->n--;
+		return 0;
+	}
+	if (s->env.zstd) {
+		size_t cap = compress_bound(kept), csize;
+
+		out = malloc(cap);
+		if (!out)
+			return -ENOMEM;
+		r = compress_frame(zc, s->env.level, raw + keep_from, kept, out, cap, &csize);
+		if (r < 0)
+			return r;
+		rebuilt = chunk_new(8 + csize);
+		if (rebuilt) {
+			put_le32(rebuilt->data, (uint32_t)csize);
+			put_le32(rebuilt->data + 4, (uint32_t)kept);
+			memcpy(rebuilt->data + 8, out, csize);
+		}
+	} else {
+		rebuilt = chunk_new(kept);
+		if (rebuilt)
+			memcpy(rebuilt->data, raw + keep_from, kept);
+	}
+	if (!rebuilt) {
+		memmove(l->chunks, l->chunks + 1, (l->n - 1) * sizeof(*l->chunks));
+		l->n--;
+		return -ENOMEM;
+	}
+	rebuilt->raw_size = (uint32_t)kept;
+	rebuilt->first_ts = get_le64(raw + keep_from);
+	rebuilt->last_ts = get_le64(raw + n_raw - page_size);
+	l->chunks[0] = rebuilt;
+	l->bytes += rebuilt->size;
+	l->raw_bytes += kept;
+	return 0;
+}
+
+/* When a CPU's data is complete from: 0 for "since capture began". */
+static uint64_t complete_from(const struct segment_cpu *c)
+{
+	return c->older_lost && c->held.n > 0 ? c->held.chunks[0]->first_ts : 0;
+}
+
+/*
+ * A snapshot's data as blobs, after trimming if asked, and the CPUSTAT
+ * text saying from when each CPU is complete.
+ */
+static int prepare_snapshot(struct segment *s, uint32_t page_size)
+{
+	_cleanup_(compressor_freep) struct compressor *zc = NULL;
+	uint64_t start = 0;
+	int r;
+
+	for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++)
+		start = MAX(start, complete_from(&s->cpus[cpu]));
+	if (s->trim && start > 0) {
+		r = compressor_new(&zc);
+		if (r < 0)
+			return r;
+		for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++) {
+			r = trim_cpu(s, &s->cpus[cpu], page_size, start, zc);
+			if (r < 0)
+				return r;
+		}
+	}
+	for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++) {
+		struct segment_cpu *c = &s->cpus[cpu];
+		uint64_t from = s->trim && start > 0 ? start : complete_from(c);
+		int k;
+
+		c->blobs = calloc(MAX(c->held.n, (size_t)1), sizeof(*c->blobs));
+		if (!c->blobs)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->held.n; i++)
+			c->blobs[i] = (struct v7_blob){ .data = c->held.chunks[i]->data,
+							.size = c->held.chunks[i]->size };
+		c->bytes = c->held.bytes;
+		c->chunks = c->held.n;
+		/* Text, so `trace-cmd report --stat` shows it too; ftracectl info parses it. */
+		if (from > 0)
+			k = asprintf(&c->flight_stat, "CPU: %u (flight recorder)\n"
+				     "complete from: %" PRIu64 "\nolder data dropped: %s\n", cpu, from,
+				     c->older_lost ? "yes" : "no");
+		else
+			k = asprintf(&c->flight_stat, "CPU: %u (flight recorder)\n"
+				     "complete from: capture start\nolder data dropped: no\n", cpu);
+		if (k < 0) {
+			c->flight_stat = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 static void *assembler_main(void *userdata)
 {
 	struct segment *s = userdata;
@@ -235,8 +463,12 @@ static void *assembler_main(void *userdata)
 	int r;
 
 	data = calloc(n_cpus, sizeof(*data));
-	cpustat = calloc(2 * (size_t)n_cpus, sizeof(*cpustat));
-	r = data && cpustat ? global_meta_read(&gm, s->env.events) : -ENOMEM;
+	cpustat = calloc(3 * (size_t)n_cpus, sizeof(*cpustat));
+	r = data && cpustat ? 0 : -ENOMEM;
+	if (r >= 0 && s->memory)
+		r = prepare_snapshot(s, s->env.imeta->subbuf_size);
+	if (r >= 0)
+		r = global_meta_read(&gm, s->env.events);
 	if (r >= 0) {
 		metadata_to_v7(s->env.imeta, &gm, &f);
 		f.compression = s->env.zstd ? V7_COMPRESSION_ZSTD : V7_COMPRESSION_NONE;
@@ -245,17 +477,22 @@ static void *assembler_main(void *userdata)
 		f.trace_id = s->trace_id;
 		f.n_cpus = n_cpus;
 		for (unsigned cpu = 0; cpu < n_cpus; cpu++) {
-			cpustat[cpu] = s->cpus[cpu].cpustat;
-			cpustat[n_cpus + cpu] = s->cpus[cpu].start_stat;
+			struct segment_cpu *c = &s->cpus[cpu];
+
+			cpustat[cpu] = c->cpustat;
+			cpustat[n_cpus + cpu] = c->start_stat;
+			cpustat[2 * n_cpus + cpu] = c->flight_stat;
 			data[cpu] = (struct v7_cpu_data){
 				.cpu = cpu,
-				.fd = s->spool.fds[cpu],
+				.fd = s->memory ? -EBADF : s->spool.fds[cpu],
 				.offset = SPOOL_HDR_SIZE,
-				.size = s->cpus[cpu].bytes,
-				.n_chunks = (uint32_t)s->cpus[cpu].chunks,
+				.size = c->bytes,
+				.n_chunks = (uint32_t)c->chunks,
+				.blobs = c->blobs,
+				.n_blobs = s->memory ? c->held.n : 0,
 			};
 		}
-		f.n_cpustat = 2 * (size_t)n_cpus;
+		f.n_cpustat = 3 * (size_t)n_cpus;
 		f.cpustat = cpustat;
 		f.n_data = n_cpus;
 		f.data = data;
@@ -267,6 +504,9 @@ static void *assembler_main(void *userdata)
 	global_meta_done(&gm);
 	free(data);
 	free(cpustat);
+	/* The chunks may be all that keeps evicted history in memory: let it go now. */
+	for (unsigned cpu = 0; s->memory && cpu < n_cpus; cpu++)
+		chunk_list_done(&s->cpus[cpu].held);
 	s->result = r;
 	atomic_store_explicit(&s->assembler_done, true, memory_order_release);
 	(void)!write(s->env.notify_fd, &one, sizeof(one));

@@ -6,6 +6,7 @@
 
 #include "ftraced/macro.h"
 
+struct chunk_list;
 struct cpu_counters;
 struct event_list;
 struct instance_meta;
@@ -25,6 +26,10 @@ struct segment_env {
 
 int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
 		struct segment **ret);
+int segment_new_snapshot(const struct segment_env *env, uint32_t seq, const char *target,
+			 bool trim, struct segment **ret);
+void segment_set_chunks(struct segment *s, unsigned cpu, struct chunk_list *l,
+			bool older_data_lost);
 struct segment *segment_free(struct segment *s);
 DEFINE_CLEANUP(struct segment *, segment_free)
 

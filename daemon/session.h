@@ -27,6 +27,14 @@ enum session_state {
 };
 
 typedef void (*session_done_fn)(struct session *s, void *userdata);
+/*
+ * A snapshot asked for with @waiter is complete (@result 0) or failed:
+ * @path is the file in the state directory (NULL when written into the
+ * client's fd), @note something the user should know, or NULL.
+ */
+typedef void (*session_snapshot_fn)(struct session *s, void *waiter, int result,
+				    const char *path, uint64_t bytes, const char *note,
+				    void *userdata);
 
 /* Everything a session needs from its owner. */
 struct session_env {
@@ -36,6 +44,7 @@ struct session_env {
 	uint32_t instance_tag;
 	session_done_fn on_done;     /* may free the session */
 	session_done_fn on_stopped;  /* continuous: stopped, last segment on disk */
+	session_snapshot_fn on_snapshot;
 	void *userdata;
 };
 
@@ -48,6 +57,9 @@ DEFINE_CLEANUP(struct session *, session_free)
 int session_start(struct session *s);
 int session_stop(struct session *s);
 void session_destroy(struct session *s);
+int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, char *error,
+		     size_t n_error);
+void session_forget_waiter(struct session *s, void *waiter);
 
 uint32_t session_id(const struct session *s);
 const char *session_name(const struct session *s);

@@ -27,6 +27,8 @@
 #define V7_SECTION_HDR_SIZE 16u
 #define V7_OPTIONS_MAX 64          /* OPTIONS sections in one chain */
 #define V7_CPUS_MAX 8192
+/* CPUSTAT texts kept: ours has up to three per CPU (end, start, flight recorder). */
+#define V7_CPUSTAT_MAX (4 * V7_CPUS_MAX)
 #define V7_SECTION_RAW_MAX (256u << 20)
 #define V7_CHUNK_RAW_MAX (64u << 20)
 #define V7_PAGE_SIZE_MAX (1u << 20)
@@ -267,7 +269,7 @@ static int keep_option(struct v7_reader *r, uint16_t id, const uint8_t *p, uint3
 
 	switch (id) {
 	case OPT_CPUSTAT:
-		if (r->n_cpustat >= V7_CPUS_MAX)
+		if (r->n_cpustat >= V7_CPUSTAT_MAX)
 			return 0;
 		grown = realloc(r->cpustat, (r->n_cpustat + 1) * sizeof(*grown));
 		if (!grown)

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "daemon/compress.h"
@@ -35,6 +36,8 @@
 #define V7_SECTION_HDR_SIZE 16u
 #define V7_FLAG_COMPRESSED 1u
 #define V7_BLOCK_HDR_SIZE 8u
+/* iovecs per writev() of in-memory data (IOV_MAX is 1024 on Linux). */
+#define BLOB_IOV_MAX 256
 
 enum {
 	V7_OPT_DONE = 0,
@@ -338,6 +341,28 @@ static int copy_region(int out_fd, int in_fd, uint64_t offset, uint64_t n, uint6
 	return r;
 }
 
+/* Writes memory blobs in order, many per system call. */
+static int write_blobs(int fd, const struct v7_blob *blobs, size_t n, uint64_t *pos)
+{
+	struct iovec iov[BLOB_IOV_MAX];
+
+	for (size_t i = 0; i < n;) {
+		size_t k = 0, bytes = 0;
+		int r;
+
+		for (; i < n && k < ELEMENTSOF(iov); i++, k++) {
+			iov[k] = (struct iovec){ .iov_base = (void *)blobs[i].data,
+						 .iov_len = blobs[i].size };
+			bytes += blobs[i].size;
+		}
+		r = loop_writev(fd, iov, k);
+		if (r < 0)
+			return r;
+		*pos += bytes;
+	}
+	return 0;
+}
+
 static int write_section(int fd, const struct section *s, uint64_t *pos)
 {
 	uint8_t hdr[V7_SECTION_HDR_SIZE];
@@ -371,6 +396,14 @@ static int validate(const struct v7_file *f)
 			return -EINVAL;
 		if (f->compression == V7_COMPRESSION_ZSTD && d->size > 0 && d->n_chunks == 0)
 			return -EINVAL;
+		if (d->n_blobs > 0) {
+			uint64_t sum = 0;
+
+			for (size_t k = 0; k < d->n_blobs; k++)
+				sum += d->blobs[k].size;
+			if (sum != d->size)
+				return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -586,7 +619,9 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 			put_le32(count, d->n_chunks);
 			r = write_all(fd, count, sizeof(count), &written);
 		}
-		if (r >= 0)
+		if (r >= 0 && d->n_blobs > 0)
+			r = write_blobs(fd, d->blobs, d->n_blobs, &written);
+		else if (r >= 0)
 			r = copy_region(fd, d->fd, d->offset, d->size, &written);
 	}
 	if (r >= 0 && written != opt2_off)

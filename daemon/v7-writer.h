@@ -21,10 +21,11 @@ struct v7_system {
 };
 
 /*
- * One CPU's ring-buffer data, held in a file: with zstd, a chunk stream
- * without its leading count, i.e. n_chunks records `u32 csize, u32 usize,
- * zstd frame` whose usize is a whole number of sub-buffers; with none,
- * whole raw sub-buffers.
+ * One CPU's ring-buffer data, held in a file (fd, offset) or in memory
+ * (blobs, in order, when n_blobs > 0): with zstd, a chunk stream without
+ * its leading count, i.e. n_chunks records `u32 csize, u32 usize, zstd
+ * frame` whose usize is a whole number of sub-buffers; with none, whole
+ * raw sub-buffers. size is the total either way.
  */
 struct v7_cpu_data {
 	uint32_t cpu;
@@ -32,6 +33,8 @@ struct v7_cpu_data {
 	uint64_t offset;
 	uint64_t size;
 	uint32_t n_chunks;
+	const struct v7_blob *blobs;
+	size_t n_blobs;
 };
 
 struct v7_file {

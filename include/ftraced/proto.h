@@ -6,11 +6,12 @@
  * message is a fixed 16-byte little-endian header followed by exactly
  * n_payload bytes of attributes. An attribute is `u16 type, u16 length,
  * length bytes`, unaligned, little-endian. Requests carry at most one file
- * descriptor (SCM_RIGHTS), and only RECORD carries one.
+ * descriptor (SCM_RIGHTS): RECORD carries one, SNAPSHOT may carry one.
  *
  * Every request gets exactly one reply (OK, ERROR, STARTED or SESSIONS). A
  * RECORD connection later also receives one FINISHED message when the file
- * is complete. docs/protocol.md describes the same thing in prose.
+ * is complete. STOP and DESTROY of a continuous or flight session, and
+ * SNAPSHOT, reply once their files are complete. docs/protocol.md describes the same thing in prose.
  */
 #pragma once
 
@@ -28,6 +29,9 @@
 #define FTRACED_FILTER_MAX             4096u /* the kernel refuses ~51 KB; we cap far lower */
 #define FTRACED_MESSAGE_MAX            4096u /* error text in replies */
 #define FTRACED_COMMAND_MAX            1024u /* --on-segment command line */
+#define FTRACED_TRIGGER_MAX            512u  /* one --trigger specification */
+#define FTRACED_TRIGGERS_PER_REQUEST_MAX 8u
+#define FTRACED_PATH_MAX               4096u
 
 struct ftraced_msg_hdr {
 	uint32_t magic;
@@ -56,6 +60,8 @@ enum ftraced_msg_type {
 	FTRACED_MSG_CREATE,   /* ATTR_SESSION, ATTR_MODE, capture and segment attributes */
 	FTRACED_MSG_START,    /* ATTR_SESSION */
 	FTRACED_MSG_DESTROY,  /* ATTR_SESSION */
+	FTRACED_MSG_SNAPSHOT, /* ATTR_SESSION, optional ATTR_TRIM, optional fd: the output file;
+			       * replied with OK + ATTR_PATH (no fd), ATTR_FILE_BYTES, ATTR_NOTE */
 	_FTRACED_MSG_TYPE_MAX,
 };
 
@@ -96,6 +102,19 @@ enum ftraced_attr {
 	FTRACED_ATTR_DISK_BYTES,        /* u64, their size */
 	FTRACED_ATTR_CPU_SEGMENT,       /* struct ftraced_cpu_stats, since the open segment began */
 	FTRACED_ATTR_DIRECTORY,         /* string, where the segments are */
+	/* flight recorder */
+	FTRACED_ATTR_FLIGHT_BACKEND,    /* u32, enum ftraced_flight_backend */
+	FTRACED_ATTR_FLIGHT_SIZE,       /* u64, bytes of memory for the history, all CPUs */
+	FTRACED_ATTR_TRIGGER,           /* string, repeated: a --trigger specification */
+	FTRACED_ATTR_TRIM,              /* u32, 0 or 1 */
+	FTRACED_ATTR_PATH,              /* string: a file the daemon wrote */
+	FTRACED_ATTR_NOTE,              /* string, printable: something the user should know */
+	FTRACED_ATTR_HISTORY_MS,        /* u64, time span of the history held (all CPUs) */
+	FTRACED_ATTR_HISTORY_RAW_BYTES, /* u64, raw trace bytes the history holds */
+	FTRACED_ATTR_HISTORY_BYTES,     /* u64, memory it takes */
+	FTRACED_ATTR_EVICTED_RAW_BYTES, /* u64, raw bytes evicted from the history so far */
+	FTRACED_ATTR_SNAPSHOTS,         /* u32, snapshots written */
+	FTRACED_ATTR_TRIGGER_STATUS,    /* string, repeated: a trigger and what it did */
 	_FTRACED_ATTR_MAX,
 };
 static_assert(_FTRACED_ATTR_MAX <= 64, "attribute bits fit in a u64");
@@ -103,7 +122,14 @@ static_assert(_FTRACED_ATTR_MAX <= 64, "attribute bits fit in a u64");
 enum ftraced_mode {
 	FTRACED_MODE_RECORD = 0,     /* on demand, into the client's fd */
 	FTRACED_MODE_CONTINUOUS = 1, /* rotating segments in the state directory */
+	FTRACED_MODE_FLIGHT = 2,     /* recent history kept, written by snapshots */
 	_FTRACED_MODE_MAX,
+};
+
+enum ftraced_flight_backend {
+	FTRACED_FLIGHT_MEMORY = 0, /* drained into a ring of compressed chunks */
+	FTRACED_FLIGHT_KERNEL = 1, /* kept in the kernel's ring, in overwrite mode */
+	_FTRACED_FLIGHT_BACKEND_MAX,
 };
 
 enum ftraced_compression {

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+int output_open_partial(const char *command, const char *output, bool force, char *partial,
+			size_t n);
+int output_commit(const char *command, const char *partial, const char *output);

@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Flight recorder sessions through the real daemon on the real kernel: with
+numbered markers written far beyond the history budget, a snapshot holds a
+gap-free suffix of every CPU's markers ending at the last one written, while
+recording goes on; the same for the kernel backend; --trim; triggers with
+post time and rate limits; concurrent snapshots; bad requests."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (daemon, markers, start_markers, check_events, COUNTER, FTRACECTL,  # noqa: E402
+                     event_lines, report, run)
+
+CPUS = list(range(os.cpu_count()))
+TRACING = "/sys/kernel/tracing"
+
+
+def count(path, tag):
+    out = subprocess.run([COUNTER, "-t", tag, path], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def assert_suffix(path, tag, written):
+    """Every CPU's markers in @path: in order, no duplicate, no gap, ending at the last one."""
+    c = count(path, tag)
+    for cpu, n in written.items():
+        g = c["generators"].get(str(cpu))
+        assert g, "CPU %d: no markers %s in %s" % (cpu, tag, path)
+        assert g["duplicates"] == 0 and g["in_order"], "CPU %d: %s" % (cpu, g)
+        assert g["max"] == n - 1, "CPU %d: ends at %d, last written %d" % (cpu, g["max"], n - 1)
+        assert g["distinct"] == g["max"] - g["min"] + 1, "CPU %d: gaps in %s" % (cpu, g)
+    return c
+
+
+def snapshot(d, name, *args):
+    """Takes a snapshot; returns the file's path (and the reply)."""
+    reply = d.ctl_json("snapshot", name, *args)
+    assert os.path.exists(reply["file"]), reply
+    check_events(reply["file"])
+    return reply["file"], reply
+
+
+def info(path):
+    r = subprocess.run([FTRACECTL, "--json", "info", path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def check_report_count(path):
+    n = len(event_lines(report(path)))
+    assert n == count(path, "t")["events"], "%s: trace-cmd report and our reader disagree" % path
+
+
+def test_memory_suffix_and_recording_goes_on():
+    with daemon() as d:
+        d.ctl("create", "fl", "--mode", "flight", "-e", "ftrace:print", "--flight-size", "1M")
+        d.ctl("start", "fl")
+        instance = d.ctl_json("status", "fl")["instance"]
+        # ~36 MiB of raw trace per CPU, some 2 MiB compressed: far beyond 512 KiB per CPU.
+        written = markers(instance, CPUS, 1000000, tag="t")
+        st = d.ctl_json("status", "fl")
+        assert st["evicted_raw_bytes"] > 0, st
+        assert st["history_bytes"] <= 1 << 20, st
+        assert st["history_raw_bytes"] >= 5 * st["history_bytes"], st
+        first, reply = snapshot(d, "fl")
+        assert os.path.dirname(first).endswith("sessions/fl/snapshots"), first
+        c = assert_suffix(first, "t", written)
+        assert all(g["min"] > 0 for g in c["generators"].values()), "nothing was evicted?"
+        check_report_count(first)
+        for cpu in info(first)["cpus"]:
+            assert cpu["older_data_dropped"] and cpu["complete_from_ts"] > 0, cpu
+        # Recording went on: later markers are in a later snapshot.
+        assert d.ctl_json("status", "fl")["state"] == "running"
+        later = markers(instance, CPUS, 20000, tag="u")
+        second, _ = snapshot(d, "fl")
+        assert second != first
+        assert_suffix(second, "u", later)
+        assert d.ctl_json("status", "fl")["snapshots"] == 2
+        d.ctl("destroy", "fl")
+
+
+def test_trim_and_client_file():
+    with daemon() as d:
+        d.ctl("create", "tr", "--mode", "flight", "-e", "ftrace:print", "--flight-size", "1M")
+        d.ctl("start", "tr")
+        instance = d.ctl_json("status", "tr")["instance"]
+        # Uneven load at the same time: CPU 0 wraps, the others do not.
+        busy = start_markers(instance, [0], 1500000, tag="t")
+        light = start_markers(instance, CPUS[1:], 100000, rate=100000, tag="t")
+        written = busy()
+        written.update(light())
+        out = os.path.join(d.dir, "trimmed.dat")
+        r = d.ctl("snapshot", "tr", "-o", out, "--trim")
+        assert r.stdout.strip() == out and not os.path.exists(out + ".partial")
+        check_events(out)
+        assert_suffix(out, "t", written)
+        cpus = info(out)["cpus"]
+        start = max(c["complete_from_ts"] for c in cpus)
+        assert start > 0 and all(c["complete_from_ts"] == start for c in cpus), cpus
+        for c in cpus:
+            if c["events"]:
+                assert c["first_ts"] >= start, "CPU %d starts before %d: %s" % (
+                    c["cpu"], start, c)
+        # The light CPUs lost nothing themselves: only --trim cut their beginning.
+        gens = count(out, "t")["generators"]
+        assert all(gens[str(cpu)]["min"] > 0 for cpu in CPUS[1:]), gens
+        d.ctl("destroy", "tr")
+
+
+def test_kernel_backend():
+    with daemon() as d:
+        d.ctl("create", "kf", "--mode", "flight", "--flight-backend", "kernel",
+              "-e", "ftrace:print", "-b", "512")
+        d.ctl("start", "kf")
+        st = d.ctl_json("status", "kf")
+        assert st["flight_backend"] == "kernel" and "pauses tracing" in st["note"], st
+        instance = st["instance"]
+        with open(os.path.join(TRACING, "instances", instance, "options/overwrite")) as f:
+            assert f.read().strip() == "1"
+        written = markers(instance, CPUS, 300000, tag="t")
+        first, reply = snapshot(d, "kf")
+        assert "paused" in reply.get("note", ""), reply
+        c = assert_suffix(first, "t", written)
+        assert all(g["min"] > 0 for g in c["generators"].values()), "the ring did not wrap?"
+        for cpu in info(first)["cpus"]:
+            assert cpu["older_data_dropped"], cpu
+        # Tracing resumed after the drain.
+        later = markers(instance, CPUS, 5000, tag="u")
+        second, _ = snapshot(d, "kf")
+        c = assert_suffix(second, "u", later)
+        assert all(g["min"] == 0 for g in c["generators"].values()), c
+        d.ctl("stop", "kf")
+        d.ctl("destroy", "kf")
+
+
+def kill_probe():
+    """The trigger event of these tests: kill(424242, 0), which nothing else does."""
+    try:
+        os.kill(424242, 0)
+    except ProcessLookupError:
+        pass
+
+
+def wait_snapshots(d, name, n, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        st = d.ctl_json("status", name)
+        if st["snapshots"] >= n:
+            return st
+        time.sleep(0.05)
+    raise AssertionError("no snapshot %d after %d s: %s" % (n, timeout, st))
+
+
+def write_marker(instance, text):
+    with open(os.path.join(TRACING, "instances", instance, "trace_marker"), "w") as f:
+        f.write(text)
+
+
+def test_trigger_post_and_rate_limit():
+    with daemon() as d:
+        d.ctl("create", "tg", "--mode", "flight", "-e", "ftrace:print",
+              "--trigger", "event=syscalls:sys_enter_kill,filter=pid == 424242,post=300ms,"
+              "min-interval=3s")
+        d.ctl("start", "tg")
+        instance = d.ctl_json("status", "tg")["instance"]
+        background = start_markers(instance, CPUS, 80000, rate=10000, tag="t")
+        try:
+            time.sleep(1)
+            write_marker(instance, "TRIGGER-MOMENT-1")
+            for _ in range(5):
+                kill_probe()
+            st = wait_snapshots(d, "tg", 1)
+            assert "fired 1, suppressed 4" in st["triggers"][0], st["triggers"]
+            path = st["triggers"][0].split("last: ")[1]
+            check_events(path)
+            lines = report(path)
+            moment = [line for line in lines if "TRIGGER-MOMENT-1" in line]
+            assert len(moment) == 1, "the triggering moment is not in the snapshot"
+            ts = lambda line: float(line.split(":")[0].split()[-1])  # noqa: E731
+            last = max(ts(line) for _, _, line in event_lines(lines))
+            assert last - ts(moment[0]) >= 0.25, "post: only %.3f s after the trigger" % (
+                last - ts(moment[0]))
+            # Within min-interval nothing more fires; after it, the next one does.
+            kill_probe()
+            time.sleep(0.5)
+            assert d.ctl_json("status", "tg")["snapshots"] == 1
+            time.sleep(3)
+            kill_probe()
+            st = wait_snapshots(d, "tg", 2)
+            assert "fired 2, suppressed 5" in st["triggers"][0], st["triggers"]
+        finally:
+            background()
+        d.ctl("destroy", "tg")
+
+
+def test_concurrent_snapshots_on_two_sessions():
+    with daemon() as d:
+        for name in ("a", "b"):
+            d.ctl("create", name, "--mode", "flight", "-e", "ftrace:print", "--flight-size",
+                  "2M", "--max-files", "3")
+            d.ctl("start", name)
+        instances = [d.ctl_json("status", n)["instance"] for n in ("a", "b")]
+        background = [start_markers(i, CPUS, 200000, rate=100000, tag="t") for i in instances]
+        results = []
+
+        def take(name):
+            r = subprocess.run([FTRACECTL, "--socket", d.socket, "--json", "snapshot", name],
+                               capture_output=True, text=True, timeout=60)
+            results.append((name, r.returncode, r.stdout, r.stderr))
+
+        threads = [threading.Thread(target=take, args=(n,)) for n in ("a", "b") * 3]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for b in background:
+            b()
+        assert all(rc == 0 for _, rc, _, _ in results), results
+        files = {json.loads(out)["file"] for _, _, out, _ in results}
+        assert len(files) == 6, files
+        for name in ("a", "b"):
+            kept = os.listdir(os.path.join(d.state, "sessions", name, "snapshots"))
+            assert len(kept) == 3, "--max-files 3 keeps 3 snapshots: %s" % kept
+            for f in kept:
+                check_events(os.path.join(d.state, "sessions", name, "snapshots", f))
+        d.ctl("destroy", "a")
+        d.ctl("destroy", "b")
+
+
+def test_bad_requests():
+    with daemon() as d:
+        def refused(*args, message):
+            r = d.ctl(*args, check=False)
+            assert r.returncode != 0 and message in r.stderr, (args, r.returncode, r.stderr)
+
+        refused("create", "x", "--mode", "flight", "-e", "ftrace:print", "--trigger", "nope",
+                message="unknown trigger 'nope'")
+        refused("create", "x", "--mode", "flight", "-e", "ftrace:print", "--trigger",
+                "event=nosuch:event", message="not available on this kernel")
+        refused("create", "x", "--mode", "flight", "-e", "ftrace:print", "--trigger",
+                "event=syscalls:sys_enter_kill,filter=nosuchfield == 1",
+                message="filter rejected by the kernel")
+        refused("create", "x", "--mode", "flight", "-e", "ftrace:print", "--trigger",
+                "oom,post=5s,min-interval=1s", message="min-interval must be at least post")
+        refused("create", "x", "--mode", "flight", "-e", "ftrace:print", "--flight-size", "64K",
+                message="--flight-size must be at least")
+        refused("create", "x", "--mode", "flight", "--flight-backend", "kernel", "-e",
+                "ftrace:print", "--flight-size", "8M", message="--buffer-size")
+        refused("create", "x", "-e", "ftrace:print", "--trigger", "oom",
+                message="need --mode flight")
+        d.ctl("create", "c", "-e", "ftrace:print")
+        refused("snapshot", "c", message="not a flight recorder")
+        d.ctl("create", "f", "--mode", "flight", "-e", "ftrace:print")
+        refused("snapshot", "f", message="never started")
+        refused("snapshot", "nosuch", message="no session 'nosuch'")
+        out = os.path.join(d.dir, "exists.dat")
+        open(out, "w").close()
+        d.ctl("start", "f")
+        refused("snapshot", "f", "-o", out, message="exists")
+        d.ctl("snapshot", "f", "-o", out, "--force")
+        check_events(out)
+        # Presets name events this kernel has.
+        d.ctl("create", "p", "--mode", "flight", "-e", "ftrace:print", "--trigger", "oom",
+              "--trigger", "warn", "--trigger", "hung-task", "--trigger", "signal=SIGSEGV")
+        st = d.ctl_json("status", "p")
+        assert len(st["triggers"]) == 4, st
+        for name in ("c", "f", "p"):
+            d.ctl("destroy", name)
+        assert d.ctl_json("list") == []
+
+
+if __name__ == "__main__":
+    sys.exit(run([
+        test_memory_suffix_and_recording_goes_on,
+        test_trim_and_client_file,
+        test_kernel_backend,
+        test_trigger_post_and_rate_limit,
+        test_concurrent_snapshots_on_two_sessions,
+        test_bad_requests,
+    ]))
