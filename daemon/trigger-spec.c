@@ -6,7 +6,7 @@
  *   PRESET[,filter=EXPR][,post=...][,min-interval=...][,max=N]
  *
  * A filter is a kernel filter expression and may itself contain commas,
- * so a comma only starts a new key when a known "key=" follows it. The
+ * so within a filter a comma only ends it when a known "key=" follows. The
  * presets name the kernel events behind common incidents; a filter given
  * with a preset narrows the preset's own. Pure: no kernel access (whether
  * the event exists is checked when the trigger's instance is set up).
@@ -46,9 +46,14 @@ static const struct {
 	{ "SIGKILL", 9 }, { "SIGSEGV", 11 }, { "SIGSYS", 31 },
 };
 
-/* Length of the value starting at @p: up to a comma that begins a known key. */
-static size_t value_len(const char *p)
+/*
+ * Length of the item starting at @p: up to the next comma, except for a
+ * filter, which goes on up to a comma that begins a known key.
+ */
+static size_t item_len(const char *p)
 {
+	if (strncmp(p, "filter=", strlen("filter=")) != 0)
+		return strcspn(p, ",");
 	for (const char *c = strchr(p, ','); c; c = strchr(c + 1, ',')) {
 		for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
 			size_t n = strlen(keys[k]);
@@ -92,7 +97,7 @@ int trigger_spec_parse(const char *text, struct trigger_spec *ret, char *error, 
 	bool first = true;
 
 	while (*p) {
-		size_t n = value_len(p), klen;
+		size_t n = item_len(p), klen;
 		char item[FTRACED_TRIGGER_MAX + 1], *v;
 
 		if (n > FTRACED_TRIGGER_MAX) {
