@@ -11,6 +11,13 @@
  *   segment-size = 64M
  *   max-total = 2G
  *   keep-free = 10%
+ *
+ *   # /etc/ftraced/sessions.d/incidents.conf: a flight recorder
+ *   mode = flight
+ *   events = sched, irq
+ *   flight-size = 256M
+ *   trigger = oom
+ *   trigger = signal=SIGSEGV,post=2s
  */
 #include <errno.h>
 #include <stdio.h>
@@ -103,28 +110,65 @@ static int put_number(struct ctl_builder *b, enum ftraced_attr a, const char *v,
 	return 0;
 }
 
-static int parse_line(struct ctl_builder *b, const char *key, char *v, char *name,
-		      unsigned *n_events, char *error, size_t n_error)
+/* What a file has said so far that the request needs at its end. */
+struct file_state {
+	char name[FTRACED_NAME_MAX + 1];
+	uint32_t mode;
+	unsigned n_events;
+	unsigned n_triggers;
+};
+
+static int parse_line(struct ctl_builder *b, const char *key, char *v, struct file_state *st,
+		      char *error, size_t n_error)
 {
 	if (strcmp(key, "name") == 0) {
 		if (strlen(v) > FTRACED_NAME_MAX || !ctl_name_valid(v)) {
 			snprintf(error, n_error, "invalid session name '%.70s'", v);
 			return -EINVAL;
 		}
-		strcpy(name, v);
+		strcpy(st->name, v);
 		return 0;
 	}
 	if (strcmp(key, "mode") == 0) {
-		if (strcmp(v, "continuous") != 0) {
-			snprintf(error, n_error, "unknown mode '%s' (continuous)", v);
+		if (strcmp(v, "continuous") == 0) {
+			st->mode = FTRACED_MODE_CONTINUOUS;
+		} else if (strcmp(v, "flight") == 0) {
+			st->mode = FTRACED_MODE_FLIGHT;
+		} else {
+			snprintf(error, n_error, "unknown mode '%s' (continuous, flight)", v);
 			return -EINVAL;
 		}
 		return 0;
 	}
 	if (strcmp(key, "event") == 0 || strcmp(key, "events") == 0) {
-		int r = add_events(b, v, n_events, error, n_error);
+		int r = add_events(b, v, &st->n_events, error, n_error);
 
 		return r < 0 ? r : 0;
+	}
+	if (strcmp(key, "flight-backend") == 0) {
+		if (strcmp(v, "memory") != 0 && strcmp(v, "kernel") != 0) {
+			snprintf(error, n_error, "unknown flight backend '%s' (memory, kernel)", v);
+			return -EINVAL;
+		}
+		ctl_put_u32(b, FTRACED_ATTR_FLIGHT_BACKEND, v[0] == 'k' ? FTRACED_FLIGHT_KERNEL :
+			    FTRACED_FLIGHT_MEMORY);
+		return 0;
+	}
+	if (strcmp(key, "flight-size") == 0)
+		return put_size(b, FTRACED_ATTR_FLIGHT_SIZE, v, error, n_error);
+	if (strcmp(key, "trigger") == 0) {
+		if (++st->n_triggers > FTRACED_TRIGGERS_PER_REQUEST_MAX) {
+			snprintf(error, n_error, "more than %u triggers",
+				 FTRACED_TRIGGERS_PER_REQUEST_MAX);
+			return -EINVAL;
+		}
+		if (!ctl_string_valid(FTRACED_ATTR_TRIGGER, v, FTRACED_TRIGGER_MAX)) {
+			snprintf(error, n_error, "invalid trigger: empty, longer than %u bytes, or "
+				 "not printable ASCII", FTRACED_TRIGGER_MAX);
+			return -EINVAL;
+		}
+		ctl_put_string(b, FTRACED_ATTR_TRIGGER, v);
+		return 0;
 	}
 	if (strcmp(key, "filter") == 0 || strcmp(key, "clock") == 0 ||
 	    strcmp(key, "on-segment") == 0) {
@@ -204,10 +248,11 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, char *nam
 int session_file_parse(const char *text, size_t n, const char *default_name,
 		       struct ctl_builder *b, char *error, size_t n_error, unsigned *ret_line)
 {
-	char line[LINE_MAX_LEN], name[FTRACED_NAME_MAX + 1] = "";
+	struct file_state st = { .mode = FTRACED_MODE_CONTINUOUS };
+	char line[LINE_MAX_LEN];
 	char seen[SESSION_FILE_KEYS_MAX][16];
 	unsigned n_seen = 0;
-	unsigned lineno = 0, n_events = 0;
+	unsigned lineno = 0;
 	size_t pos = 0;
 	int r;
 
@@ -243,7 +288,8 @@ int session_file_parse(const char *text, size_t n, const char *default_name,
 		v = trim(eq + 1);
 		key = trim(key);
 		/* A key said twice is a mistake (the request would carry it twice). */
-		if (strcmp(key, "event") != 0 && strcmp(key, "events") != 0) {
+		if (strcmp(key, "event") != 0 && strcmp(key, "events") != 0 &&
+		    strcmp(key, "trigger") != 0) {
 			for (unsigned k = 0; k < n_seen; k++)
 				if (strcmp(seen[k], key) == 0) {
 					snprintf(error, n_error, "'%.40s' is set twice", key);
@@ -252,25 +298,25 @@ int session_file_parse(const char *text, size_t n, const char *default_name,
 			if (n_seen < SESSION_FILE_KEYS_MAX && strlen(key) < sizeof(seen[0]))
 				strcpy(seen[n_seen++], key);
 		}
-		r = parse_line(b, key, v, name, &n_events, error, n_error);
+		r = parse_line(b, key, v, &st, error, n_error);
 		if (r < 0)
 			return r;
 	}
 	*ret_line = 0;
-	if (n_events == 0) {
+	if (st.n_events == 0) {
 		snprintf(error, n_error, "no events: add 'events = SYSTEM:EVENT, ...'");
 		return -EINVAL;
 	}
-	if (!name[0]) {
+	if (!st.name[0]) {
 		if (strlen(default_name) > FTRACED_NAME_MAX || !ctl_name_valid(default_name)) {
 			snprintf(error, n_error, "the file name is not a valid session name; add "
 				 "'name = ...'");
 			return -EINVAL;
 		}
-		strcpy(name, default_name);
+		strcpy(st.name, default_name);
 	}
-	ctl_put_string(b, FTRACED_ATTR_SESSION, name);
-	ctl_put_u32(b, FTRACED_ATTR_MODE, FTRACED_MODE_CONTINUOUS);
+	ctl_put_string(b, FTRACED_ATTR_SESSION, st.name);
+	ctl_put_u32(b, FTRACED_ATTR_MODE, st.mode);
 	if (b->error) {
 		snprintf(error, n_error, "too many events or options");
 		return -EINVAL;

@@ -14,7 +14,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (daemon, markers, start_markers, check_events, COUNTER, FTRACECTL,  # noqa: E402
+from harness import (daemon, Daemon, markers, start_markers, check_events, COUNTER, FTRACECTL,  # noqa: E402
                      event_lines, report, run)
 
 CPUS = list(range(os.cpu_count()))
@@ -234,6 +234,29 @@ def test_concurrent_snapshots_on_two_sessions():
         d.ctl("destroy", "b")
 
 
+def test_flight_session_file():
+    d = Daemon()
+    conf = os.path.join(d.dir, "sessions.d")
+    os.makedirs(conf)
+    with open(os.path.join(conf, "incidents.conf"), "w") as f:
+        f.write("mode = flight\nevents = ftrace:print\nflight-size = 2M\ntrigger = oom\n"
+                "trigger = event=syscalls:sys_enter_kill,filter=pid == 424242\n")
+    d.extra_args = ["--group", "", "--sessions-dir", conf]
+    try:
+        d.start()
+        st = d.ctl_json("status", "incidents")
+        assert st["mode"] == "flight" and st["state"] == "running", st
+        assert st["flight_size"] == 2 << 20 and len(st["triggers"]) == 2, st
+        written = markers(st["instance"], CPUS, 1000, tag="t")
+        kill_probe()
+        st = wait_snapshots(d, "incidents", 1)
+        assert "fired 1" in st["triggers"][1], st["triggers"]
+        assert_suffix(st["triggers"][1].split("last: ")[1], "t", written)
+        d.stop()
+    finally:
+        d.cleanup()
+
+
 def test_bad_requests():
     with daemon() as d:
         def refused(*args, message):
@@ -283,5 +306,6 @@ if __name__ == "__main__":
         test_kernel_backend,
         test_trigger_post_and_rate_limit,
         test_concurrent_snapshots_on_two_sessions,
+        test_flight_session_file,
         test_bad_requests,
     ]))

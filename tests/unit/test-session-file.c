@@ -63,7 +63,15 @@ int main(void)
 	assert(parse("segment-size = 12Q\nevents = sched\n", "x") == -EINVAL && line == 1);
 	assert(parse("events = sched\nmax-files = 10G\n", "x") == -EINVAL && line == 2);
 	assert(parse("events = sched\nkeep-free = 150%\n", "x") == -EINVAL && line == 2);
-	assert(parse("events = sched\nmode = flight\n", "x") == -EINVAL && line == 2);
+	assert(parse("events = sched\nmode = recorder\n", "x") == -EINVAL && line == 2);
+	assert(parse("mode = flight\nevents = sched\nflight-backend = memory\nflight-size = 256M\n"
+		     "trigger = oom\ntrigger = event=sched:sched_switch,filter=a == 1,post=1s\n",
+		     "fl") == 0);
+	assert(req.mode == FTRACED_MODE_FLIGHT && req.flight_backend == FTRACED_FLIGHT_MEMORY);
+	assert(req.flight_size == 256u << 20 && req.n_triggers == 2);
+	assert(strcmp(req.triggers[1], "event=sched:sched_switch,filter=a == 1,post=1s") == 0);
+	assert(parse("events = sched\nflight-backend = disk\n", "x") == -EINVAL && line == 2);
+	assert(parse("events = sched\ntrigger = \n", "x") == -EINVAL && line == 2);
 	assert(parse("events = sched\nname = ../etc\n", "x") == -EINVAL && line == 2);
 	assert(parse("events = , ,\n", "x") == -EINVAL && line == 1);
 	/* Found by fuzz-session-file: every value obeys the protocol's own rules. */
