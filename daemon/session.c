@@ -1300,11 +1300,14 @@ static uint64_t current_bytes(struct session *s)
 	return n;
 }
 
+/* Has every stream finished its final drain? (A stream that could not be queued is NULL.) */
 static bool all_finished(struct session *s)
 {
 	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
 		struct capture_counters c;
 
+		if (!s->streams[cpu])
+			continue;
 		capture_stream_counters(s->streams[cpu], &c);
 		if (!c.finished)
 			return false;
@@ -1558,20 +1561,6 @@ static int kernel_drain_begin(struct session *s)
 	return 0;
 }
 
-static bool drain_finished(struct session *s)
-{
-	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
-		struct capture_counters c;
-
-		if (!s->streams[cpu])
-			continue;
-		capture_stream_counters(s->streams[cpu], &c);
-		if (!c.finished)
-			return false;
-	}
-	return true;
-}
-
 /* Kernel backend: the ring is drained; write the snapshots, then resume tracing. */
 static void kernel_drain_end(struct session *s)
 {
@@ -1615,7 +1604,7 @@ static void kernel_drain_end(struct session *s)
 static void flight_progress(struct session *s)
 {
 	if (s->backend == FTRACED_FLIGHT_KERNEL) {
-		if (s->draining && drain_finished(s))
+		if (s->draining && all_finished(s))
 			kernel_drain_end(s);
 		return;
 	}
