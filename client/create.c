@@ -22,8 +22,11 @@ static void create_help(void)
 	       "Or a flight recorder: it keeps the recent past and writes it as a v7 file in\n"
 	       "STATE_DIR/sessions/NAME/snapshots/ on 'ftracectl snapshot' or a trigger.\n\n"
 	       CAPTURE_OPTIONS_HELP
-	       "      --mode MODE          continuous (the default) or flight\n"
-	       "Flight recorder:\n"
+	       "      --mode MODE        continuous (the default) or flight\n"
+	       "Continuous sessions:\n"
+	       "      --segment-size SIZE  close a segment at this size (default 128M)\n"
+	       "      --segment-time TIME  close a segment after this long (e.g. 10m)\n"
+	       "Flight recorders:\n"
 	       "      --flight-backend B   memory (default): compressed history in the daemon;\n"
 	       "                           kernel: history in the kernel's ring (-b), no\n"
 	       "                           cost while idle\n"
@@ -32,14 +35,12 @@ static void create_help(void)
 	       "                           event=SYSTEM:EVENT[,filter=EXPR] or a preset: oom,\n"
 	       "                           warn, bug, error-report, hung-task, signal=SIGSEGV;\n"
 	       "                           then [,post=TIME][,min-interval=TIME][,max=N]\n"
-	       "Continuous (segments) and flight (snapshots):\n"
-	       "      --segment-size SIZE  close a segment at this size (default 128M)\n"
-	       "      --segment-time TIME  close a segment after this long (e.g. 10m)\n"
-	       "      --max-total SIZE     keep at most this much in closed files\n"
-	       "      --max-files N        keep at most N closed files\n"
-	       "      --max-age TIME       delete closed files older than this\n"
+	       "Both, for their closed files (segments or snapshots):\n"
+	       "      --max-total SIZE     keep at most this much\n"
+	       "      --max-files N        keep at most N files\n"
+	       "      --max-age TIME       delete files older than this\n"
 	       "      --keep-free SIZE|N%% leave this much of the file system free\n"
-	       "      --on-segment CMD     run CMD with the file's path after each file\n"
+	       "      --on-segment CMD     run CMD with each new file's path (root only)\n"
 	       "\nSIZE takes K, M, G or T (powers of 1024); TIME takes ms, s, m or h.\n");
 }
 

@@ -4,7 +4,7 @@
 # run as root: Debian packages, a mounted tracefs, a meson build.
 
 BUILD_PACKAGES=(meson ninja-build pkg-config gcc libtracefs-dev libtraceevent-dev libzstd-dev
-                libsystemd-dev libcap-dev)
+                libsystemd-dev libcap-dev scdoc)
 RUNTIME_PACKAGES=(trace-cmd util-linux)
 TEST_PACKAGES=(libtracecmd-dev python3 valgrind)
 
