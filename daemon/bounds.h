@@ -52,8 +52,7 @@
 /* Snapshots waiting for the workers' flush or the kernel drain, per session. */
 #define SNAPSHOTS_PENDING_MAX     8u
 
-/* Triggers: per session, and what one may ask for. */
-#define TRIGGERS_PER_SESSION_MAX  FTRACED_TRIGGERS_PER_REQUEST_MAX
+/* Triggers: what one may ask for (how many per session: FTRACED_TRIGGERS_PER_REQUEST_MAX). */
 #define TRIGGER_MIN_INTERVAL_MS_DEFAULT (UINT64_C(10) * 1000)
 #define TRIGGER_POST_MS_MAX       (UINT64_C(10) * 60 * 1000)
 #define TRIGGER_MAX_MAX           1000000u
@@ -72,6 +71,8 @@
  */
 #define SPOOL_HDR_SIZE            16u
 #define SPOOL_MAGIC               UINT32_C(0x50535446) /* "FTSP" in file order */
+/* A chunk record, in spools, rings and v7 files alike: u32 csize, u32 usize, zstd frame. */
+#define CHUNK_HDR_SIZE            8u
 
 /* How long a copy of /proc/kallsyms is reused while /proc/modules is unchanged. */
 #define KALLSYMS_CACHE_USEC       (UINT64_C(60) * 1000 * 1000)

@@ -55,7 +55,6 @@
 #include "daemon/io-util.h"
 #include "daemon/log.h"
 
-#define CHUNK_HDR_SIZE 8u
 #define EPOLL_BATCH 16
 /* Splices per wake-up before other streams of the CPU get their turn. */
 #define SPLICES_PER_TURN 8
@@ -261,59 +260,49 @@ static void account_stored(struct capture_stream *s, uint64_t bytes, uint64_t ch
 	}
 }
 
-/* One chunk of pending sub-buffers into the flight recorder's ring. */
-static int push_chunk(struct capture_worker *w, struct capture_stream *s, const uint8_t *raw,
-		      size_t len)
+/* Into the flight recorder's ring: a chunk record (or raw sub-buffers) and its time span. */
+static int push_chunk(struct capture_stream *s, const uint8_t *record, size_t n,
+		      const uint8_t *raw, size_t n_raw)
 {
-	struct chunk *c;
-	size_t csize = 0;
-	int r;
+	struct chunk *c = chunk_new(n);
 
-	if (s->zstd) {
-		r = compress_frame(w->zc, s->level, raw, len, w->out + CHUNK_HDR_SIZE,
-				   w->out_cap - CHUNK_HDR_SIZE, &csize);
-		if (r < 0)
-			return r;
-		put_le32(w->out, (uint32_t)csize);
-		put_le32(w->out + 4, (uint32_t)len);
-	}
-	c = chunk_new(s->zstd ? CHUNK_HDR_SIZE + csize : len);
 	if (!c)
 		return -ENOMEM;
-	memcpy(c->data, s->zstd ? w->out : raw, c->size);
-	c->raw_size = (uint32_t)len;
+	memcpy(c->data, record, n);
+	c->raw_size = (uint32_t)n_raw;
 	c->first_ts = get_le64(raw);
-	c->last_ts = get_le64(raw + len - s->subbuf_size);
-	r = chunk_ring_push(s->ring, c);
-	if (r < 0)
-		return r;
-	account_stored(s, c->size, 1);
-	return 0;
+	c->last_ts = get_le64(raw + n_raw - s->subbuf_size);
+	return chunk_ring_push(s->ring, c);
 }
 
-/* Compresses the stream's pending sub-buffers, chunk by chunk, into its spool or ring. */
+/*
+ * Stores the stream's pending sub-buffers chunk by chunk: each is framed as
+ * a v7 chunk record (zstd) or left raw (ring without compression), then
+ * appended to the spool or pushed to the ring.
+ */
 static int flush_pending(struct capture_worker *w, struct capture_stream *s)
 {
 	for (size_t off = 0; off < s->n_pending; off += s->chunk_bytes) {
-		size_t len = MIN((size_t)s->chunk_bytes, s->n_pending - off), csize;
+		size_t len = MIN((size_t)s->chunk_bytes, s->n_pending - off), n = len;
+		const uint8_t *raw = s->pending + off, *record = raw;
 		int r;
 
-		if (s->ring) {
-			r = push_chunk(w, s, s->pending + off, len);
+		if (s->zstd) {
+			size_t csize;
+
+			r = compress_frame(w->zc, s->level, raw, len, w->out + CHUNK_HDR_SIZE,
+					   w->out_cap - CHUNK_HDR_SIZE, &csize);
 			if (r < 0)
 				return r;
-			continue;
+			put_le32(w->out, (uint32_t)csize);
+			put_le32(w->out + 4, (uint32_t)len);
+			record = w->out;
+			n = CHUNK_HDR_SIZE + csize;
 		}
-		r = compress_frame(w->zc, s->level, s->pending + off, len, w->out + CHUNK_HDR_SIZE,
-				   w->out_cap - CHUNK_HDR_SIZE, &csize);
+		r = s->ring ? push_chunk(s, record, n, raw, len) : loop_write(s->spool_fd, record, n);
 		if (r < 0)
 			return r;
-		put_le32(w->out, (uint32_t)csize);
-		put_le32(w->out + 4, (uint32_t)len);
-		r = loop_write(s->spool_fd, w->out, CHUNK_HDR_SIZE + csize);
-		if (r < 0)
-			return r;
-		account_stored(s, CHUNK_HDR_SIZE + csize, 1);
+		account_stored(s, n, 1);
 	}
 	s->n_pending = 0;
 	return 0;

@@ -11,34 +11,6 @@
 #include "daemon/io-util.h"
 
 /**
- * loop_write() - write all of @buf.
- * @fd: destination
- * @buf: bytes
- * @n: how many
- *
- * Return: 0, or -errno of the failing write (-EIO if it wrote nothing).
- */
-int loop_write(int fd, const void *buf, size_t n)
-{
-	const uint8_t *p = buf;
-
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return -EIO;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/**
  * loop_writev() - write all of an iovec array; the array is consumed (modified).
  * @fd: destination
  * @iov: buffers, advanced past what was written
@@ -75,6 +47,21 @@ int loop_writev(int fd, struct iovec *iov, size_t n)
 		}
 	}
 	return 0;
+}
+
+/**
+ * loop_write() - write all of @buf.
+ * @fd: destination
+ * @buf: bytes
+ * @n: how many
+ *
+ * Return: 0, or -errno of the failing write (-EIO if it wrote nothing).
+ */
+int loop_write(int fd, const void *buf, size_t n)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = n };
+
+	return loop_writev(fd, &iov, 1);
 }
 
 /**

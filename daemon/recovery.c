@@ -53,7 +53,6 @@
 #define RECIPE "recipe"
 #define RECIPE_MAX (64u * 1024u)
 #define SPOOL_DIR "spool"
-#define CHUNK_HDR_SIZE 8u
 #define CHUNK_RAW_MAX (64u << 20)
 
 static int write_file_at(int dir_fd, const char *name, const char *data, size_t n)

@@ -285,6 +285,45 @@ void segment_close_cpu(struct segment *s, unsigned cpu, uint64_t bytes, uint64_t
 	free(cpustat);
 }
 
+static void drop_first(struct chunk_list *l)
+{
+	l->bytes -= l->chunks[0]->size;
+	l->raw_bytes -= l->chunks[0]->raw_size;
+	chunk_unref(l->chunks[0]);
+	memmove(l->chunks, l->chunks + 1, (l->n - 1) * sizeof(*l->chunks));
+	l->n--;
+}
+
+/* A chunk of @raw (compressed into a chunk record with zstd), or NULL. */
+static struct chunk *make_chunk(struct segment *s, struct compressor *zc, const uint8_t *raw,
+				size_t n, uint32_t page_size)
+{
+	struct chunk *c;
+	size_t csize;
+
+	if (!s->env.zstd) {
+		c = chunk_new(n);
+		if (c)
+			memcpy(c->data, raw, n);
+	} else {
+		c = chunk_new(CHUNK_HDR_SIZE + compress_bound(n));
+		if (c && compress_frame(zc, s->env.level, raw, n, c->data + CHUNK_HDR_SIZE,
+					c->size - CHUNK_HDR_SIZE, &csize) < 0)
+			c = chunk_unref(c);
+		if (c) {
+			put_le32(c->data, (uint32_t)csize);
+			put_le32(c->data + 4, (uint32_t)n);
+			c->size = CHUNK_HDR_SIZE + (uint32_t)csize;
+		}
+	}
+	if (c) {
+		c->raw_size = (uint32_t)n;
+		c->first_ts = get_le64(raw);
+		c->last_ts = get_le64(raw + n - page_size);
+	}
+	return c;
+}
+
 /*
  * Drops the events of a snapshot's CPU older than @start: whole chunks
  * first, then whole pages and events of the first chunk left, which is
@@ -294,20 +333,15 @@ static int trim_cpu(struct segment *s, struct segment_cpu *c, uint32_t page_size
 		    uint64_t start, struct compressor *zc)
 {
 	struct chunk_list *l = &c->held;
-	_cleanup_free_ uint8_t *raw = NULL, *out = NULL;
+	_cleanup_free_ uint8_t *raw = NULL;
 	struct chunk *first, *rebuilt;
-	size_t n_raw, keep_from = 0, kept;
+	size_t n_raw, keep_from = 0;
 	bool changed = false;
 	uint64_t next_ts;
 	int r;
 
-	while (l->n > 1 && l->chunks[1]->first_ts < start) {
-		l->bytes -= l->chunks[0]->size;
-		l->raw_bytes -= l->chunks[0]->raw_size;
-		chunk_unref(l->chunks[0]);
-		memmove(l->chunks, l->chunks + 1, (l->n - 1) * sizeof(*l->chunks));
-		l->n--;
-	}
+	while (l->n > 1 && l->chunks[1]->first_ts < start)
+		drop_first(l);
 	if (l->n == 0)
 		return 0;
 	first = l->chunks[0];
@@ -318,9 +352,10 @@ static int trim_cpu(struct segment *s, struct segment_cpu *c, uint32_t page_size
 	if (s->env.zstd) {
 		size_t got;
 
-		if (first->size < 8)
+		if (first->size < CHUNK_HDR_SIZE)
 			return -EBADMSG;
-		r = decompress_frame(first->data + 8, first->size - 8, raw, n_raw, &got);
+		r = decompress_frame(first->data + CHUNK_HDR_SIZE, first->size - CHUNK_HDR_SIZE,
+				     raw, n_raw, &got);
 		if (r < 0)
 			return r;
 		if (got != n_raw)
@@ -350,46 +385,17 @@ static int trim_cpu(struct segment *s, struct segment_cpu *c, uint32_t page_size
 	}
 	if (keep_from == 0 && !changed)
 		return 0; /* nothing was older than @start */
-	kept = n_raw - keep_from;
-	l->bytes -= first->size;
-	l->raw_bytes -= first->raw_size;
-	l->chunks[0] = chunk_unref(first);
-	if (kept == 0) {
-		memmove(l->chunks, l->chunks + 1, (l->n - 1) * sizeof(*l->chunks));
-		l->n--;
+	if (keep_from == n_raw) {
+		drop_first(l);
 		return 0;
 	}
-	if (s->env.zstd) {
-		size_t cap = compress_bound(kept), csize;
-
-		out = malloc(cap);
-		if (!out)
-			return -ENOMEM;
-		r = compress_frame(zc, s->env.level, raw + keep_from, kept, out, cap, &csize);
-		if (r < 0)
-			return r;
-		rebuilt = chunk_new(8 + csize);
-		if (rebuilt) {
-			put_le32(rebuilt->data, (uint32_t)csize);
-			put_le32(rebuilt->data + 4, (uint32_t)kept);
-			memcpy(rebuilt->data + 8, out, csize);
-		}
-	} else {
-		rebuilt = chunk_new(kept);
-		if (rebuilt)
-			memcpy(rebuilt->data, raw + keep_from, kept);
-	}
-	if (!rebuilt) {
-		memmove(l->chunks, l->chunks + 1, (l->n - 1) * sizeof(*l->chunks));
-		l->n--;
+	rebuilt = make_chunk(s, zc, raw + keep_from, n_raw - keep_from, page_size);
+	if (!rebuilt)
 		return -ENOMEM;
-	}
-	rebuilt->raw_size = (uint32_t)kept;
-	rebuilt->first_ts = get_le64(raw + keep_from);
-	rebuilt->last_ts = get_le64(raw + n_raw - page_size);
+	l->bytes += (uint64_t)rebuilt->size - first->size;
+	l->raw_bytes -= first->raw_size - rebuilt->raw_size;
+	chunk_unref(first);
 	l->chunks[0] = rebuilt;
-	l->bytes += rebuilt->size;
-	l->raw_bytes += kept;
 	return 0;
 }
 

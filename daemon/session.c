@@ -197,6 +197,14 @@ static int flight_start(struct session *s);
 static void flight_stop_triggers(struct session *s);
 static void snapshot_failed(struct session *s, struct snapshot_job *job, int error);
 
+/* Has on_event_fd() look at the session from the event loop. */
+static void wake(struct session *s)
+{
+	uint64_t one = 1;
+
+	(void)!write(s->event_fd, &one, sizeof(one));
+}
+
 static uint64_t now_usec(void)
 {
 	struct timespec ts;
@@ -1003,12 +1011,10 @@ int session_stop(struct session *s)
 		log_warning_errno(r, "Session '%s': turning tracing off failed, draining anyway: %m",
 				  s->name);
 	if (s->mode == FTRACED_MODE_FLIGHT && s->backend == FTRACED_FLIGHT_KERNEL) {
-		uint64_t one = 1;
-
 		/* The history stays in the kernel's ring; a drain under way ends on its own. */
 		if (!s->draining)
 			s->state = SESSION_STOPPED;
-		(void)!write(s->event_fd, &one, sizeof(one)); /* report from the event loop */
+		wake(s); /* the stop is reported from the event loop */
 		return 0;
 	}
 	for (unsigned cpu = 0; cpu < s->n_cpus; cpu++) {
@@ -1621,13 +1627,6 @@ static void flight_drained(struct session *s)
 	}
 	s->state = SESSION_STOPPED;
 	serve_jobs(s);
-}
-
-static void wake(struct session *s)
-{
-	uint64_t one = 1;
-
-	(void)!write(s->event_fd, &one, sizeof(one));
 }
 
 /* Queues a snapshot; @out_fd is taken over. */
