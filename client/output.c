@@ -3,7 +3,8 @@
  * Output files the client opens itself, with the user's own rights, and
  * passes to the daemon: written as FILE.partial and renamed into place
  * only once the daemon says the file is complete, so a FILE that exists
- * is always whole.
+ * is always whole. An existing FIFO is the exception, for streaming: it is
+ * opened as it is (waiting for its reader) and there is nothing to rename.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,21 +19,32 @@
 #include "ftraced/macro.h"
 
 /**
- * output_open_partial() - create OUTPUT.partial for writing.
+ * output_open() - create OUTPUT.partial for writing, or open the FIFO OUTPUT.
  * @command: for messages
  * @output: the final name
  * @force: overwrite an existing @output
- * @partial: receives the partial name
+ * @partial: receives the partial name ("" for a FIFO)
  * @n: its size
  *
  * Return: the fd, or -errno after printing why.
  */
-int output_open_partial(const char *command, const char *output, bool force, char *partial,
-			size_t n)
+int output_open(const char *command, const char *output, bool force, char *partial, size_t n)
 {
 	struct stat st;
 	int fd;
 
+	if (n > 0)
+		partial[0] = '\0';
+	if (stat(output, &st) == 0 && S_ISFIFO(st.st_mode)) {
+		fd = open(output, O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			int r = negative_errno();
+
+			print_error(command, "cannot open the FIFO '%s': %s", output, strerror(-r));
+			return r;
+		}
+		return fd;
+	}
 	if ((size_t)snprintf(partial, n, "%s.partial", output) >= n) {
 		print_error(command, "output path is too long");
 		return -ENAMETOOLONG;
@@ -54,7 +66,7 @@ int output_open_partial(const char *command, const char *output, bool force, cha
 /**
  * output_commit() - rename the complete file into place, durably.
  * @command: for messages
- * @partial: the partial name
+ * @partial: the partial name ("": a FIFO, nothing to do)
  * @output: the final name
  *
  * Return: 0, or -errno after printing why.
@@ -64,6 +76,8 @@ int output_commit(const char *command, const char *partial, const char *output)
 	_cleanup_free_ char *copy = NULL;
 	int fd, r;
 
+	if (!partial[0])
+		return 0;
 	if (rename(partial, output) < 0) {
 		r = negative_errno();
 		print_error(command, "cannot rename '%s' to '%s': %s", partial, output,
@@ -78,4 +92,14 @@ int output_commit(const char *command, const char *partial, const char *output)
 		close(fd);
 	}
 	return 0;
+}
+
+/**
+ * output_discard() - remove the partial file of a capture that never started.
+ * @partial: the partial name ("" for a FIFO)
+ */
+void output_discard(const char *partial)
+{
+	if (partial[0])
+		unlink(partial);
 }

@@ -4,6 +4,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-int output_open_partial(const char *command, const char *output, bool force, char *partial,
-			size_t n);
+int output_open(const char *command, const char *output, bool force, char *partial, size_t n);
+void output_discard(const char *partial);
 int output_commit(const char *command, const char *partial, const char *output);

@@ -37,7 +37,8 @@ static void record_help(void)
 	printf("Usage: ftracectl record -e EVENT [-e EVENT...] -o FILE [OPTIONS]\n\n"
 	       "Record kernel events into a trace-cmd v7 file.\n\n"
 	       CAPTURE_OPTIONS_HELP
-	       "  -o, --output FILE      output file (written as FILE.partial until complete)\n"
+	       "  -o, --output FILE      output file (written as FILE.partial until complete;\n"
+	       "                         an existing FIFO is streamed into)\n"
 	       "  -d, --duration TIME    stop after TIME (e.g. 10s, 500ms, 2m); default: until Ctrl-C\n"
 	       "      --force            overwrite FILE if it exists\n"
 	       "  -q, --quiet            no progress line\n");
@@ -231,12 +232,12 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 		return r < 0 ? EXIT_USAGE : EXIT_OK;
 	progress = progress_wanted(a.quiet, o->json);
 
-	out = output_open_partial("record", a.output, a.force, partial, sizeof(partial));
+	out = output_open("record", a.output, a.force, partial, sizeof(partial));
 	if (out < 0)
 		return EXIT_FAILED;
 	r = ctl_connect(o, &sock);
 	if (r < 0) {
-		unlink(partial);
+		output_discard(partial);
 		return r == -EACCES || r == -EPERM ? EXIT_DENIED : EXIT_NO_DAEMON;
 	}
 	/* From here on, a signal asks the daemon to stop instead of killing us. */
@@ -246,18 +247,18 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 	out = safe_close(out);
 	if (r < 0) {
 		print_error("record", "talking to the daemon failed: %s", strerror(-r));
-		unlink(partial);
+		output_discard(partial);
 		return EXIT_FAILED;
 	}
 	if (rep.type == FTRACED_MSG_ERROR) {
 		print_error("record", "%s", rep.message[0] ? rep.message : strerror(-rep.error));
-		unlink(partial);
+		output_discard(partial);
 		return exit_code_for_error(rep.error);
 	}
 	if (rep.type != FTRACED_MSG_STARTED || rep.sessions.n != 1) {
 		print_error("record", "unexpected reply from the daemon");
 		reply_done(&rep);
-		unlink(partial);
+		output_discard(partial);
 		return EXIT_FAILED;
 	}
 	if (!o->json)
@@ -275,12 +276,13 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 	if (r < 0) {
 		print_error("record", "%s; the partial output is left at '%s'",
 			    r == -ECONNRESET ? "the daemon went away before the file was complete" :
-			    strerror(-r), partial);
+			    strerror(-r), partial[0] ? partial : a.output);
 		return EXIT_FAILED;
 	}
 	if (rep.type == FTRACED_MSG_ERROR) {
 		print_error("record", "capture failed: %s; the partial output is left at '%s'",
-			    rep.message[0] ? rep.message : strerror(-rep.error), partial);
+			    rep.message[0] ? rep.message : strerror(-rep.error),
+			    partial[0] ? partial : a.output);
 		reply_done(&rep);
 		return EXIT_FAILED;
 	}

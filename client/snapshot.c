@@ -84,14 +84,13 @@ int cmd_snapshot(const struct client_options *o, int argc, char *argv[])
 	if (trim)
 		ctl_put_u32(&b, FTRACED_ATTR_TRIM, 1);
 	if (output) {
-		out = output_open_partial("snapshot", output, force, partial, sizeof(partial));
+		out = output_open("snapshot", output, force, partial, sizeof(partial));
 		if (out < 0)
 			return EXIT_FAILED;
 	}
 	r = ctl_connect(o, &sock);
 	if (r < 0) {
-		if (partial[0])
-			unlink(partial);
+		output_discard(partial);
 		return r == -EACCES || r == -EPERM ? EXIT_DENIED : EXIT_NO_DAEMON;
 	}
 	r = ctl_send_and_receive(sock, &b, out, SNAPSHOT_TIMEOUT_MS, &rep);
@@ -104,8 +103,7 @@ int cmd_snapshot(const struct client_options *o, int argc, char *argv[])
 				    rep.message[0] ? rep.message : strerror(-rep.error));
 		else
 			print_error("snapshot", "unexpected reply from the daemon");
-		if (partial[0])
-			unlink(partial);
+		output_discard(partial);
 		reply_done(&rep);
 		return r < 0 ? EXIT_FAILED : rep.type == FTRACED_MSG_ERROR ?
 			exit_code_for_error(rep.error) : EXIT_FAILED;

@@ -11,6 +11,12 @@
 #define CTL_MSG_SIZE_MAX          FTRACED_MSG_SIZE_MAX
 #define CTL_CONN_MAX              64u
 #define CTL_CONN_PER_UID_MAX      16u
+/* From accept to the first request (a packet arrives whole, so this is all a slow client gets). */
+#define CTL_REQUEST_TIMEOUT_USEC  (UINT64_C(5) * 1000 * 1000)
+/* A connection with nothing in progress and no request for this long is closed. */
+#define CTL_IDLE_TIMEOUT_USEC     (UINT64_C(60) * 1000 * 1000)
+/* How often the deadlines are checked while there are connections. */
+#define CTL_SWEEP_USEC            (UINT64_C(1000) * 1000)
 
 #define SESSION_MAX               16u
 #define SESSION_PER_UID_MAX       4u
@@ -73,6 +79,13 @@
 #define SPOOL_MAGIC               UINT32_C(0x50535446) /* "FTSP" in file order */
 /* A chunk record, in spools, rings and v7 files alike: u32 csize, u32 usize, zstd frame. */
 #define CHUNK_HDR_SIZE            8u
+
+/*
+ * A FIFO output whose reader takes nothing for this long fails its file
+ * (what was captured stays in the spool for recovery). Shorter than the
+ * unit's TimeoutStopSec, so a stuck reader cannot hold up a stop.
+ */
+#define OUTPUT_STALL_MS           (30 * 1000)
 
 /* How long a copy of /proc/kallsyms is reused while /proc/modules is unchanged. */
 #define KALLSYMS_CACHE_USEC       (UINT64_C(60) * 1000 * 1000)

@@ -12,6 +12,13 @@
  * arrived is closed. Replies are sent without blocking: a client that does
  * not read its replies is dropped, never waited for.
  *
+ * Deadlines: a connection must send its first request within
+ * CTL_REQUEST_TIMEOUT_USEC and is closed after CTL_IDLE_TIMEOUT_USEC without
+ * one, unless an operation of it is in progress (the manager says so through
+ * the busy handler). When the connection limits are reached, a new client
+ * takes the place of the longest-idle connection of the user holding the
+ * most, so idle connections can never lock out a `status`.
+ *
  * Main thread only.
  */
 #include <errno.h>
@@ -41,6 +48,8 @@ struct ctl_conn {
 	sd_event_source *source;
 	uid_t uid;
 	pid_t pid;
+	uint64_t last_request; /* CLOCK_MONOTONIC usec of the last request, or of accept */
+	bool requested;        /* at least one request arrived */
 };
 
 struct ctl_server {
@@ -49,6 +58,7 @@ struct ctl_server {
 	gid_t group;
 	int listen_fd;
 	sd_event_source *listen_source;
+	sd_event_source *sweep_source; /* enabled while there are connections */
 	struct ctl_conn *conns;
 	unsigned n_conns;
 	uint8_t buf[CTL_MSG_SIZE_MAX];
@@ -241,10 +251,13 @@ static int on_conn(sd_event_source *source, int fd, uint32_t revents, void *user
 		conn_free(c);
 		return 0;
 	}
+	c->requested = true;
+	sd_event_now(s->event, CLOCK_MONOTONIC, &c->last_request);
 	r = take_fd(&mh, &passed_fd);
 	if (r < 0) {
 		close_fds(&mh);
-		ctl_conn_send_error(c, r, "malformed control data");
+		ctl_conn_send_error(c, r, r == -ETOOMANYREFS ? "too many file descriptors (max 1)" :
+				    "malformed control data");
 		return 0;
 	}
 	r = ctl_request_parse(s->buf, (size_t)n, s->req);
@@ -301,12 +314,83 @@ static unsigned conns_of_uid(struct ctl_server *s, uid_t uid)
 	return n;
 }
 
+static bool conn_busy(struct ctl_server *s, const struct ctl_conn *c)
+{
+	return s->handlers.busy && s->handlers.busy(s->handlers.userdata, c);
+}
+
+/*
+ * The connection to close for a newcomer: the longest-idle one without an
+ * operation in progress, of @uid, or (@uid == -1) of the user holding the
+ * most connections. NULL when every candidate is busy.
+ */
+static struct ctl_conn *idle_victim(struct ctl_server *s, uid_t uid)
+{
+	struct ctl_conn *victim = NULL;
+	unsigned victim_n = 0;
+
+	for (struct ctl_conn *c = s->conns; c; c = c->next) {
+		unsigned n;
+
+		if ((uid != (uid_t)-1 && c->uid != uid) || conn_busy(s, c))
+			continue;
+		n = uid != (uid_t)-1 ? 0 : conns_of_uid(s, c->uid);
+		if (!victim || n > victim_n ||
+		    (n == victim_n && c->last_request < victim->last_request)) {
+			victim = c;
+			victim_n = n;
+		}
+	}
+	return victim;
+}
+
+/* Makes room for one more connection of @uid; false if every candidate is busy. */
+static bool make_room(struct ctl_server *s, uid_t uid)
+{
+	while (s->n_conns >= CTL_CONN_MAX || conns_of_uid(s, uid) >= CTL_CONN_PER_UID_MAX) {
+		struct ctl_conn *victim = idle_victim(s, s->n_conns >= CTL_CONN_MAX ? (uid_t)-1 : uid);
+
+		if (!victim)
+			return false;
+		log_ratelimit_debug_errno(-EUSERS, "Connection limit reached: closing an idle "
+					  "connection of uid %u", (unsigned)victim->uid);
+		ctl_conn_send_error(victim, -ETIMEDOUT,
+				    "closed: idle while the daemon's connection limit was reached");
+		conn_free(victim);
+	}
+	return true;
+}
+
+/* Closes connections past their deadline; runs every CTL_SWEEP_USEC while there are any. */
+static int on_sweep(sd_event_source *source, uint64_t now, void *userdata)
+{
+	struct ctl_server *s = userdata;
+	struct ctl_conn *next;
+
+	for (struct ctl_conn *c = s->conns; c; c = next) {
+		uint64_t limit = c->requested ? CTL_IDLE_TIMEOUT_USEC : CTL_REQUEST_TIMEOUT_USEC;
+
+		next = c->next;
+		if (now < c->last_request + limit || conn_busy(s, c))
+			continue;
+		log_ratelimit_debug_errno(-ETIMEDOUT, "Closing %s connection of pid %d",
+					  c->requested ? "idle" : "silent", (int)c->pid);
+		ctl_conn_send_error(c, -ETIMEDOUT, c->requested ?
+				    "closed: idle for too long" :
+				    "closed: no request within the time allowed");
+		conn_free(c);
+	}
+	if (!s->conns)
+		return sd_event_source_set_enabled(source, SD_EVENT_OFF);
+	return sd_event_source_set_time_relative(source, CTL_SWEEP_USEC);
+}
+
 static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *userdata)
 {
 	struct ctl_server *s = userdata;
 	struct ctl_conn *c;
-	struct ucred cred;
-	int cfd, r;
+	struct ucred cred = { .uid = (uid_t)-1, .gid = (gid_t)-1 };
+	int cfd, refused = 0, r;
 
 	cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (cfd < 0) {
@@ -314,28 +398,32 @@ static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *us
 			log_ratelimit_warning_errno(negative_errno(), "accept failed: %m");
 		return 0;
 	}
+	/* Only authorised peers may push others out. */
+	if (!peer_allowed(cfd, s->group, &cred))
+		refused = -EACCES;
+	else if (!make_room(s, cred.uid))
+		refused = -EUSERS;
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		safe_close(cfd);
 		return 0;
 	}
-	*c = (struct ctl_conn){ .server = s, .fd = cfd, .next = s->conns };
+	*c = (struct ctl_conn){ .server = s, .fd = cfd, .next = s->conns, .uid = cred.uid,
+				.pid = cred.pid };
+	sd_event_now(s->event, CLOCK_MONOTONIC, &c->last_request);
 	s->conns = c;
 	s->n_conns++;
 
-	if (!peer_allowed(cfd, s->group, &cred)) {
-		c->uid = cred.uid;
-		log_ratelimit_debug_errno(-EACCES, "Refusing client uid %u: not root or in the group",
+	if (refused == -EACCES) {
+		log_ratelimit_debug_errno(refused, "Refusing client uid %u: not root or in the group",
 					  (unsigned)cred.uid);
-		ctl_conn_send_error(c, -EACCES,
+		ctl_conn_send_error(c, refused,
 				    "permission denied: ftraced accepts root and members of its group");
-		conn_free(c);
-		return 0;
+	} else if (refused == -EUSERS) {
+		ctl_conn_send_error(c, refused, "too many connections with requests in progress "
+				    "(at most %u, %u per user)", CTL_CONN_MAX, CTL_CONN_PER_UID_MAX);
 	}
-	c->uid = cred.uid;
-	c->pid = cred.pid;
-	if (s->n_conns > CTL_CONN_MAX || conns_of_uid(s, cred.uid) > CTL_CONN_PER_UID_MAX) {
-		ctl_conn_send_error(c, -EUSERS, "too many connections");
+	if (refused < 0) {
 		conn_free(c);
 		return 0;
 	}
@@ -343,6 +431,11 @@ static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *us
 	if (r < 0) {
 		log_error_errno(r, "Cannot watch connection: %m");
 		conn_free(c);
+		return 0;
+	}
+	if (sd_event_source_get_enabled(s->sweep_source, NULL) == 0) {
+		sd_event_source_set_time_relative(s->sweep_source, CTL_SWEEP_USEC);
+		sd_event_source_set_enabled(s->sweep_source, SD_EVENT_ON);
 	}
 	return 0;
 }
@@ -456,6 +549,11 @@ int ctl_server_new(sd_event *e, const char *path, gid_t group,
 		return r;
 	}
 	r = sd_event_add_io(e, &s->listen_source, s->listen_fd, EPOLLIN, on_listen, s);
+	if (r >= 0)
+		r = sd_event_add_time_relative(e, &s->sweep_source, CLOCK_MONOTONIC, CTL_SWEEP_USEC,
+					       CTL_SWEEP_USEC / 4, on_sweep, s);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(s->sweep_source, SD_EVENT_OFF);
 	if (r < 0) {
 		ctl_server_free(s);
 		return r;
@@ -471,6 +569,7 @@ struct ctl_server *ctl_server_free(struct ctl_server *s)
 	while (s->conns)
 		conn_free(s->conns);
 	sd_event_source_disable_unref(s->listen_source);
+	sd_event_source_disable_unref(s->sweep_source);
 	safe_close(s->listen_fd);
 	if (s->bound_path)
 		unlink(s->bound_path);

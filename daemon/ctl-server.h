@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -18,6 +19,8 @@ struct ctl_server_handlers {
 	void (*request)(void *userdata, struct ctl_conn *c, const struct ctl_request *req, int fd);
 	/* The connection is going away; forget every pointer to it. */
 	void (*closed)(void *userdata, struct ctl_conn *c);
+	/* An operation of @c is in progress: it is neither timed out nor closed for room. */
+	bool (*busy)(void *userdata, const struct ctl_conn *c);
 	void *userdata;
 };
 

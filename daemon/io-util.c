@@ -2,13 +2,39 @@
 /*
  * read()/write() until every byte moved: short counts and EINTR are normal
  * (pipes, signals, a file system under pressure), and a short write must
- * never silently drop data. Thread-safe; no state.
+ * never silently drop data. Writes to a non-blocking FIFO wait for its
+ * reader, but not for ever. Thread-safe; no state.
  */
 #include <errno.h>
+#include <poll.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "daemon/bounds.h"
 #include "daemon/io-util.h"
+
+/**
+ * wait_writable() - wait until a non-blocking fd (a FIFO's reader) takes more.
+ * @fd: destination that returned EAGAIN
+ *
+ * Return: 0, -ETIMEDOUT after OUTPUT_STALL_MS without room, or -errno.
+ */
+int wait_writable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	int n;
+
+	do
+		n = poll(&p, 1, OUTPUT_STALL_MS);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -ETIMEDOUT;
+	if (p.revents & POLLERR)
+		return -EPIPE;
+	return 0;
+}
 
 /**
  * loop_writev() - write all of an iovec array; the array is consumed (modified).
@@ -30,9 +56,16 @@ int loop_writev(int fd, struct iovec *iov, size_t n)
 		}
 		k = writev(fd, iov, (int)n);
 		if (k < 0) {
+			int r;
+
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			if (errno != EAGAIN)
+				return -errno;
+			r = wait_writable(fd);
+			if (r < 0)
+				return r;
+			continue;
 		}
 		if (k == 0)
 			return -EIO;

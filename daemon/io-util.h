@@ -6,6 +6,7 @@
 
 struct iovec;
 
+int wait_writable(int fd);
 int loop_write(int fd, const void *buf, size_t n);
 int loop_writev(int fd, struct iovec *iov, size_t n);
 int loop_read_exact(int fd, void *buf, size_t n);

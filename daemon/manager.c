@@ -19,6 +19,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -174,17 +176,41 @@ static void on_snapshot(struct session *s, void *waiter, int result, const char 
 	ctl_conn_send(c, &m->reply);
 }
 
-/* The output fd must be a regular file or FIFO, writable, without O_APPEND. */
+/*
+ * The output fd must be a regular file or FIFO, writable, without O_APPEND,
+ * and not on FUSE (its server could stall our writes, or be the writer's own
+ * client). A FIFO is made non-blocking, so a reader that stops reading fails
+ * the file after OUTPUT_STALL_MS instead of holding a thread for ever.
+ */
 static int check_output_fd(int fd, const char **ret_why)
 {
+	struct statfs sfs;
 	struct stat st;
 	int flags;
 
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
+	if (S_ISDIR(st.st_mode)) {
+		*ret_why = "the output is a directory";
+		return -EISDIR;
+	}
+	if (S_ISSOCK(st.st_mode)) {
+		*ret_why = "the output is a socket: give a regular file or a FIFO";
+		return -ENOTSUP;
+	}
+	if (S_ISCHR(st.st_mode) && isatty(fd)) {
+		*ret_why = "the output is a terminal: give a regular file or a FIFO";
+		return -ENOTTY;
+	}
 	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
 		*ret_why = "the output must be a regular file or a FIFO";
 		return -EBADF;
+	}
+	if (fstatfs(fd, &sfs) < 0)
+		return negative_errno();
+	if (sfs.f_type == FUSE_SUPER_MAGIC) {
+		*ret_why = "the output is on a FUSE file system, which ftraced does not write to";
+		return -EXDEV;
 	}
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0)
@@ -197,6 +223,9 @@ static int check_output_fd(int fd, const char **ret_why)
 		*ret_why = "the output file must not be opened with O_APPEND";
 		return -EBADF;
 	}
+	if (S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK) &&
+	    fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return negative_errno();
 	return 0;
 }
 
@@ -599,6 +628,21 @@ static void on_conn_closed(void *userdata, struct ctl_conn *c)
 	}
 }
 
+/* The client of a record, a stop or destroy waiting for its reply, or a snapshot's. */
+static bool conn_busy(void *userdata, const struct ctl_conn *c)
+{
+	struct manager *m = userdata;
+
+	for (size_t i = 0; i < SESSION_MAX; i++) {
+		const struct slot *slot = &m->slots[i];
+
+		if (slot->session && (slot->conn == c || slot->waiter == c ||
+				      session_has_waiter(slot->session, c)))
+			return true;
+	}
+	return false;
+}
+
 static int on_signal(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct manager *m = userdata;
@@ -680,7 +724,11 @@ static gid_t resolve_group(const char *name)
  */
 int manager_new(const struct manager_config *c, struct manager **ret)
 {
-	struct ctl_server_handlers h = { .request = on_request, .closed = on_conn_closed };
+	struct ctl_server_handlers h = {
+		.request = on_request,
+		.closed = on_conn_closed,
+		.busy = conn_busy,
+	};
 	_cleanup_(manager_freep) struct manager *m = NULL;
 	sigset_t mask;
 	long n_cpus;

@@ -1823,6 +1823,24 @@ void session_forget_waiter(struct session *s, void *waiter)
 			s->closing[i].waiter = NULL;
 }
 
+/**
+ * session_has_waiter() - is a snapshot of @waiter still in progress?
+ * @s: session
+ * @waiter: what was passed to session_snapshot()
+ *
+ * Return: true until its completion was reported.
+ */
+bool session_has_waiter(const struct session *s, const void *waiter)
+{
+	for (size_t i = 0; i < s->n_jobs; i++)
+		if (s->jobs[i].waiter == waiter)
+			return true;
+	for (size_t i = 0; i < s->n_closing; i++)
+		if (s->closing[i].waiter == waiter)
+			return true;
+	return false;
+}
+
 /* Tells the owner about completions; env.on_done may free the session. */
 static void maybe_done(struct session *s)
 {

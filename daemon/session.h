@@ -60,6 +60,7 @@ void session_destroy(struct session *s);
 int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, char *error,
 		     size_t n_error);
 void session_forget_waiter(struct session *s, void *waiter);
+bool session_has_waiter(const struct session *s, const void *waiter);
 
 uint32_t session_id(const struct session *s);
 const char *session_name(const struct session *s);

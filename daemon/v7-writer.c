@@ -329,6 +329,12 @@ static int copy_region(int out_fd, int in_fd, uint64_t offset, uint64_t n, uint6
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN) { /* a FIFO, non-blocking: its reader is behind */
+				r = wait_writable(out_fd);
+				if (r < 0)
+					break;
+				continue;
+			}
 			r = -errno;
 			break;
 		}

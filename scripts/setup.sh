@@ -6,7 +6,7 @@
 BUILD_PACKAGES=(meson ninja-build pkg-config gcc libtracefs-dev libtraceevent-dev libzstd-dev
                 libsystemd-dev libcap-dev scdoc)
 RUNTIME_PACKAGES=(trace-cmd util-linux)
-TEST_PACKAGES=(libtracecmd-dev python3 valgrind)
+TEST_PACKAGES=(libtracecmd-dev python3 valgrind bindfs)
 
 die() {
     echo "error: $*" >&2
