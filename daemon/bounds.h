@@ -48,6 +48,9 @@
  * cold tables took 1.5x the CPU (measured, 256 KiB buffers at 1 M events/s).
  */
 #define CAPTURE_BATCH_BYTES       (512u * 1024u)
+/* An idle capture worker still takes a turn this often, so the watchdog can tell it is alive. */
+#define CAPTURE_HEARTBEAT_MS      500
+
 /* Bytes one splice() may move: the pipe is grown to this when the kernel lets us. */
 #define CAPTURE_PIPE_BYTES        (1024u * 1024u)
 
@@ -86,6 +89,13 @@
  * unit's TimeoutStopSec, so a stuck reader cannot hold up a stop.
  */
 #define OUTPUT_STALL_MS           (30 * 1000)
+
+/*
+ * Shutdown under systemd: while files are still being written (bytes keep
+ * moving), ask for this much more time, every STOP_EXTEND_INTERVAL_USEC.
+ */
+#define STOP_EXTEND_USEC          (UINT64_C(10) * 1000 * 1000)
+#define STOP_EXTEND_INTERVAL_USEC (UINT64_C(2) * 1000 * 1000)
 
 /* How long a copy of /proc/kallsyms is reused while /proc/modules is unchanged. */
 #define KALLSYMS_CACHE_USEC       (UINT64_C(60) * 1000 * 1000)

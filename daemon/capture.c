@@ -46,6 +46,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/bounds.h"
@@ -96,7 +97,7 @@ struct capture_stream {
 	_Atomic uint32_t cut_generation;
 };
 
-enum cmd_op { CMD_ADD, CMD_ROTATE, CMD_FINISH };
+enum cmd_op { CMD_ADD, CMD_ROTATE, CMD_FINISH, CMD_TEST_STALL };
 
 struct cmd {
 	enum cmd_op op;
@@ -110,6 +111,9 @@ struct capture_worker {
 	bool started;
 	int epoll_fd;
 	int wake_fd;
+
+	/* CLOCK_MONOTONIC usec of the worker's last turn: it takes one at least every heartbeat. */
+	_Atomic uint64_t beat_usec;
 
 	pthread_mutex_t lock; /* protects queue and stop */
 	struct cmd *queue;
@@ -355,6 +359,7 @@ static int store_from_pipe(struct capture_worker *w, struct capture_stream *s, s
 			return r;
 		}
 		left -= (size_t)k;
+		io_count_written((uint64_t)k);
 	}
 	atomic_fetch_add_explicit(&s->bytes_raw, n, memory_order_relaxed);
 	account_stored(s, n, 0);
@@ -576,12 +581,25 @@ static bool process_commands(struct capture_worker *w)
 				stream_fail(w, s, negative_errno());
 		} else if (queue[i].op == CMD_ROTATE) {
 			stream_rotate(w, s, queue[i].spool_fd);
+		} else if (queue[i].op == CMD_TEST_STALL) {
+			log_warning("CPU %u: test hook: this capture worker stops making progress",
+				    w->cpu);
+			for (;;)
+				pause(); /* every signal is blocked here: for ever */
 		} else {
 			stream_finish(w, s);
 		}
 	}
 	free(queue);
 	return stop;
+}
+
+static uint64_t monotonic_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 static void *worker_main(void *userdata)
@@ -593,7 +611,8 @@ static void *worker_main(void *userdata)
 		bool commands = false;
 		int n;
 
-		n = epoll_wait(w->epoll_fd, evs, EPOLL_BATCH, -1);
+		atomic_store_explicit(&w->beat_usec, monotonic_usec(), memory_order_relaxed);
+		n = epoll_wait(w->epoll_fd, evs, EPOLL_BATCH, CAPTURE_HEARTBEAT_MS);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -677,7 +696,8 @@ static int worker_init(struct capture_worker *w, unsigned cpu)
 	sigset_t all, saved;
 	int r;
 
-	*w = (struct capture_worker){ .cpu = cpu, .epoll_fd = -EBADF, .wake_fd = -EBADF };
+	*w = (struct capture_worker){ .cpu = cpu, .epoll_fd = -EBADF, .wake_fd = -EBADF,
+				      .beat_usec = monotonic_usec() };
 	pthread_mutex_init(&w->lock, NULL);
 	w->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -757,6 +777,55 @@ struct capture_pool *capture_pool_free(struct capture_pool *p)
 	free(p->workers);
 	free(p);
 	return NULL;
+}
+
+/**
+ * capture_pool_stalled() - is a worker stuck?
+ * @p: pool
+ * @max_age_usec: how long a worker may go without a turn
+ * @ret_cpu: the CPU of the worker stuck longest
+ * @ret_age_usec: since when
+ *
+ * An idle worker still takes a turn every CAPTURE_HEARTBEAT_MS; one that
+ * does not is blocked (a system call that never returns, a deadlock).
+ *
+ * Return: true if some worker went longer than @max_age_usec without a turn.
+ */
+bool capture_pool_stalled(const struct capture_pool *p, uint64_t max_age_usec, unsigned *ret_cpu,
+			  uint64_t *ret_age_usec)
+{
+	uint64_t now = monotonic_usec(), oldest = 0;
+	unsigned cpu = 0;
+
+	for (unsigned i = 0; i < p->n_cpus; i++) {
+		uint64_t beat = atomic_load_explicit(&p->workers[i].beat_usec, memory_order_relaxed);
+		uint64_t age = now > beat ? now - beat : 0;
+
+		if (age > oldest) {
+			oldest = age;
+			cpu = i;
+		}
+	}
+	*ret_cpu = cpu;
+	*ret_age_usec = oldest;
+	return oldest > max_age_usec;
+}
+
+/**
+ * capture_pool_test_stall() - test hook: the worker of @cpu blocks for ever.
+ * @p: pool
+ * @cpu: which worker
+ *
+ * Only for tests of the watchdog (FTRACED_TEST_HOOKS); the daemon cannot
+ * shut down cleanly afterwards.
+ *
+ * Return: 0 or -errno.
+ */
+int capture_pool_test_stall(struct capture_pool *p, unsigned cpu)
+{
+	if (cpu >= p->n_cpus)
+		return -EINVAL;
+	return worker_queue(&p->workers[cpu], CMD_TEST_STALL, NULL, -EBADF);
 }
 
 unsigned capture_pool_cpus(const struct capture_pool *p)

@@ -361,6 +361,13 @@ static bool make_room(struct ctl_server *s, uid_t uid)
 	return true;
 }
 
+static int arm_sweep(struct ctl_server *s)
+{
+	int r = sd_event_source_set_time_relative(s->sweep_source, CTL_SWEEP_USEC);
+
+	return r < 0 ? r : sd_event_source_set_enabled(s->sweep_source, SD_EVENT_ONESHOT);
+}
+
 /* Closes connections past their deadline; runs every CTL_SWEEP_USEC while there are any. */
 static int on_sweep(sd_event_source *source, uint64_t now, void *userdata)
 {
@@ -380,9 +387,7 @@ static int on_sweep(sd_event_source *source, uint64_t now, void *userdata)
 				    "closed: no request within the time allowed");
 		conn_free(c);
 	}
-	if (!s->conns)
-		return sd_event_source_set_enabled(source, SD_EVENT_OFF);
-	return sd_event_source_set_time_relative(source, CTL_SWEEP_USEC);
+	return s->conns ? arm_sweep(s) : 0;
 }
 
 static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *userdata)
@@ -433,10 +438,8 @@ static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *us
 		conn_free(c);
 		return 0;
 	}
-	if (sd_event_source_get_enabled(s->sweep_source, NULL) == 0) {
-		sd_event_source_set_time_relative(s->sweep_source, CTL_SWEEP_USEC);
-		sd_event_source_set_enabled(s->sweep_source, SD_EVENT_ON);
-	}
+	if (sd_event_source_get_enabled(s->sweep_source, NULL) == 0)
+		arm_sweep(s);
 	return 0;
 }
 

@@ -6,6 +6,8 @@
 
 struct iovec;
 
+void io_count_written(uint64_t n);
+uint64_t io_written_total(void);
 int wait_writable(int fd);
 int loop_write(int fd, const void *buf, size_t n);
 int loop_writev(int fd, struct iovec *iov, size_t n);

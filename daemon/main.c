@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <tracefs.h>
 
@@ -112,6 +113,9 @@ int main(int argc, char *argv[])
 		.state_dir = arg_state_dir,
 		.group = arg_group,
 		.sessions_dir = arg_sessions_dir,
+		/* Watchdog tests need a worker that stops; never set it in production. */
+		.test_hooks = secure_getenv("FTRACED_TEST_HOOKS") &&
+			      strcmp(secure_getenv("FTRACED_TEST_HOOKS"), "1") == 0,
 	};
 	r = manager_new(&config, &m);
 	if (r < 0)

@@ -32,6 +32,7 @@
 #include "daemon/ctl-proto.h"
 #include "daemon/ctl-server.h"
 #include "daemon/instance.h"
+#include "daemon/io-util.h"
 #include "daemon/log.h"
 #include "daemon/manager.h"
 #include "daemon/metadata.h"
@@ -57,6 +58,10 @@ struct manager {
 	int kallsyms_fd;
 	uint32_t next_id;
 	bool exiting;
+	uint64_t watchdog_usec;    /* WatchdogSec= of the unit, or 0 */
+	bool watchdog_withheld;    /* a worker is stuck: no WATCHDOG=1 until it moves again */
+	uint64_t written_at_extend; /* io_written_total() when time was last asked for */
+	sd_event_source *extend_timer;
 	struct slot slots[SESSION_MAX];
 	struct ctl_builder reply;
 };
@@ -643,16 +648,81 @@ static bool conn_busy(void *userdata, const struct ctl_conn *c)
 	return false;
 }
 
+/* Timers fire once: the next turn of a periodic one. */
+static int rearm(sd_event_source *source, uint64_t usec)
+{
+	int r = sd_event_source_set_time_relative(source, usec);
+
+	return r < 0 ? r : sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
+}
+
+/*
+ * WATCHDOG=1 only while every capture worker takes its turns: a worker
+ * blocked for good means lost data, and a restart is the way out.
+ */
+static int on_watchdog(sd_event_source *source, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+	uint64_t age;
+	unsigned cpu;
+
+	if (capture_pool_stalled(m->pool, m->watchdog_usec / 2, &cpu, &age)) {
+		if (!m->watchdog_withheld)
+			log_error("The capture worker of CPU %u has made no progress for %" PRIu64
+				  " ms: no longer telling the watchdog that all is well", cpu,
+				  age / 1000);
+		m->watchdog_withheld = true;
+	} else {
+		if (m->watchdog_withheld)
+			log_notice("The capture workers make progress again");
+		m->watchdog_withheld = false;
+		sd_notify(false, "WATCHDOG=1");
+	}
+	return rearm(source, m->watchdog_usec / 4);
+}
+
+/* Test hook (FTRACED_TEST_HOOKS=1 in the environment): SIGUSR2 blocks CPU 0's worker. */
+static int on_test_stall(sd_event_source *source, const struct signalfd_siginfo *si,
+			 void *userdata)
+{
+	struct manager *m = userdata;
+
+	return capture_pool_test_stall(m->pool, 0);
+}
+
+/*
+ * While shutting down: more time from the service manager as long as files
+ * are still being written, none once the bytes stop moving.
+ */
+static int on_extend(sd_event_source *source, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+	uint64_t written = io_written_total(), age;
+	unsigned cpu;
+
+	if (written != m->written_at_extend && !capture_pool_stalled(m->pool, STOP_EXTEND_USEC,
+								     &cpu, &age))
+		sd_notifyf(false, "EXTEND_TIMEOUT_USEC=%" PRIu64, STOP_EXTEND_USEC);
+	m->written_at_extend = written;
+	return rearm(source, STOP_EXTEND_INTERVAL_USEC);
+}
+
 static int on_signal(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct manager *m = userdata;
+	int r;
 
 	if (m->exiting)
 		return 0;
 	m->exiting = true;
 	log_info("Received %s, finishing %u session(s) and exiting", strsignal((int)si->ssi_signo),
 		 n_sessions(m, 0, false));
-	sd_notify(false, "STOPPING=1");
+	sd_notifyf(false, "STOPPING=1\nEXTEND_TIMEOUT_USEC=%" PRIu64, STOP_EXTEND_USEC);
+	m->written_at_extend = io_written_total();
+	r = sd_event_add_time_relative(m->event, &m->extend_timer, CLOCK_MONOTONIC,
+				       STOP_EXTEND_INTERVAL_USEC, 0, on_extend, m);
+	if (r < 0)
+		log_warning_errno(r, "Cannot ask the service manager for more time to stop: %m");
 	for (size_t i = 0; i < SESSION_MAX; i++) {
 		struct session *s = m->slots[i].session;
 
@@ -758,6 +828,12 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	r = sd_event_add_signal(m->event, NULL, SIGTERM, on_signal, m);
 	if (r >= 0)
 		r = sd_event_add_signal(m->event, NULL, SIGINT, on_signal, m);
+	if (r >= 0 && c->test_hooks) {
+		sigaddset(&mask, SIGUSR2);
+		sigprocmask(SIG_BLOCK, &mask, NULL);
+		r = sd_event_add_signal(m->event, NULL, SIGUSR2, on_test_stall, m);
+		log_warning("Test hooks are on: SIGUSR2 blocks a capture worker");
+	}
 	if (r < 0)
 		return log_error_errno(r, "Cannot watch signals: %m");
 
@@ -818,8 +894,18 @@ int manager_new(const struct manager_config *c, struct manager **ret)
  */
 int manager_run(struct manager *m)
 {
+	int r;
+
+	if (sd_watchdog_enabled(false, &m->watchdog_usec) > 0) {
+		r = sd_event_add_time_relative(m->event, NULL, CLOCK_MONOTONIC, m->watchdog_usec / 4,
+					       m->watchdog_usec / 20, on_watchdog, m);
+		if (r < 0)
+			return log_error_errno(r, "Cannot start the watchdog timer: %m");
+		log_info("Watchdog every %" PRIu64 " ms, while the capture workers make progress",
+			 m->watchdog_usec / 1000);
+	}
 	log_info("ftraced ready");
-	sd_notify(false, "READY=1\nSTATUS=0 session(s)");
+	sd_notifyf(false, "READY=1\nSTATUS=%u session(s)", n_sessions(m, 0, false));
 	return sd_event_loop(m->event);
 }
 
@@ -828,6 +914,7 @@ struct manager *manager_free(struct manager *m)
 	if (!m)
 		return NULL;
 	m->server = ctl_server_free(m->server);
+	sd_event_source_disable_unref(m->extend_timer);
 	for (size_t i = 0; i < SESSION_MAX; i++)
 		m->slots[i].session = session_free(m->slots[i].session);
 	m->pool = capture_pool_free(m->pool);

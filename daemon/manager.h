@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
+
 #include "ftraced/macro.h"
 
 struct manager;
@@ -10,6 +12,7 @@ struct manager_config {
 	const char *state_dir;
 	const char *group; /* may be NULL or name a missing group: then root only */
 	const char *sessions_dir; /* *.conf files of sessions to start, or NULL */
+	bool test_hooks;          /* FTRACED_TEST_HOOKS=1: SIGUSR2 blocks a capture worker */
 };
 
 int manager_new(const struct manager_config *c, struct manager **ret);

@@ -342,6 +342,8 @@ static int copy_region(int out_fd, int in_fd, uint64_t offset, uint64_t n, uint6
 			r = -ENODATA; /* the spool is shorter than its accounting says */
 			break;
 		}
+		if (try_cfr || try_sendfile)
+			io_count_written((uint64_t)k);
 		n -= (uint64_t)k;
 		*pos += (uint64_t)k;
 	}
