@@ -1,14 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Sets up a fresh Debian 12 machine (as root) and runs every test suite:
-# unit and integration (real kernel) on a warning-free gcc build, the same
-# under ASan+UBSan, and the unit suite under valgrind.
+# unit and integration (real kernel) on a warning-free gcc build, the units
+# under a real systemd in a booted container, the same suites under
+# ASan+UBSan, the unit suite under valgrind, and each libFuzzer target
+# for a short while (clang).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
 
 need_root
-install_packages "${BUILD_PACKAGES[@]}" "${RUNTIME_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+install_packages "${BUILD_PACKAGES[@]}" "${RUNTIME_PACKAGES[@]}" "${TEST_PACKAGES[@]}" \
+    "${NSPAWN_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}"
 ensure_tracefs
 
 passed=0
@@ -40,6 +43,7 @@ run_suite() {
 build build-test --buildtype=debugoptimized -Dwerror=true
 run_suite "unit (gcc, -Werror)" -C build-test
 run_suite "integration (gcc)" -C build-test --suite integration
+run_suite "systemd in a booted container (gcc)" -C build-test --suite nspawn
 
 build build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
@@ -49,6 +53,27 @@ run_suite "integration (ASan+UBSan)" -C build-asan --suite integration
 unset ASAN_OPTIONS UBSAN_OPTIONS
 
 run_suite "unit (valgrind)" -C build-test --setup valgrind
+
+# libFuzzer: each target from its corpus (copied: libFuzzer adds what it finds).
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+CC=clang build build-fuzz --buildtype=debug -Dfuzzing=true -Db_sanitize=address,undefined \
+    -Db_lundef=false -Dman=disabled
+echo "== libFuzzer, ${FUZZ_SECONDS} s per target"
+for corpus in tests/fuzz/corpus/*/; do
+    name=$(basename "$corpus")
+    work=$(mktemp -d)
+    cp -r "$corpus" "$work/corpus"
+    if build-fuzz/tests/fuzz-"$name" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
+        "$work/corpus" >"$work/log" 2>&1; then
+        echo "  fuzz-$name OK ($(awk '/stat::number_of_executed_units/ {print $2}' "$work/log") runs)"
+        passed=$((passed + 1))
+    else
+        echo "  fuzz-$name FAIL"
+        tail -50 "$work/log"
+        failed=$((failed + 1))
+    fi
+    rm -rf "$work"
+done
 
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

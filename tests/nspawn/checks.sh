@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Runs inside the booted container as ftraced-checks.service, with the
+# project installed by `meson install`. Prints PASS/FAIL lines and leaves
+# files in /results for the host to verify with trace-cmd; its exit status
+# (through `systemctl exit`) is the container's.
+exec >/results/checks.log 2>&1
+export PATH=/usr/local/bin:/usr/local/sbin:$PATH
+fail=0
+check() {
+    if eval "$2"; then echo "PASS $1"; else echo "FAIL $1"; fail=1; fi
+}
+# field NAME: a string field of the first session in `ftracectl --json list`
+field() {
+    ftracectl --json list | grep -o "\"$1\": *\"[^\"]*\"" | head -1 | sed 's/.*: *"\(.*\)"/\1/'
+}
+wait_running() {
+    for _ in $(seq 100); do
+        ftracectl --json list | grep -q '"state": *"running"' && return 0
+        sleep 0.1
+    done
+    return 1
+}
+service() { systemctl show -P "$1" ftraced.service; }
+
+echo "system: $(timeout 60 systemctl is-system-running --wait)"
+
+check "tracing group made by sysusers" 'getent group tracing >/dev/null'
+check "socket listening, daemon not started yet" \
+    'systemctl is-active -q ftraced.socket && [ "$(service ActiveState)" = inactive ]'
+check "socket is 0660 root:tracing" '[ "$(stat -c %a:%U:%G /run/ftraced/control)" = 660:root:tracing ]'
+check "first ftracectl call activates the daemon" 'ftracectl list >/dev/null'
+check "daemon ready (Type=notify) with a status line" \
+    '[ "$(service SubState)" = running ] && service StatusText | grep -q "0 session(s)"'
+check "state directory" '[ "$(stat -c %a:%U /var/lib/ftraced)" = 700:root ]'
+pid=$(service MainPID)
+grep -E '^(Cap|NoNewPrivs)' "/proc/$pid/status" >/results/daemon-status.txt
+
+# A capture under the hardened unit: numbered markers on every CPU.
+ftracectl record --quiet -e ftrace:print -o /results/markers.dat &
+rec=$!
+check "record running" wait_running
+instance=$(field instance)
+name=$(field name)
+for cpu in $(seq 0 $(($(nproc --all) - 1))); do
+    ftraced-loadgen --instance "$instance" --cpu "$cpu" --count 20000 >"/results/written-$cpu.txt"
+done
+ftracectl stop "$name"
+wait $rec
+rc=$?
+check "record finished" '[ $rc = 0 ] && [ -s /results/markers.dat ]'
+
+# A capture worker that stops making progress: the watchdog restarts the
+# daemon, the socket stays, the interrupted continuous session is recovered.
+ftracectl create bg -e sched:sched_switch --segment-size 64M >/dev/null
+ftracectl start bg >/dev/null
+sleep 0.5
+kill -USR2 "$pid"
+restarted=0
+for _ in $(seq 150); do
+    if [ "$(service NRestarts)" = 1 ] && [ "$(service SubState)" = running ]; then
+        restarted=1
+        break
+    fi
+    sleep 0.1
+done
+check "watchdog restarted the stuck daemon" '[ $restarted = 1 ] && [ "$(service MainPID)" != "$pid" ]'
+check "watchdog was the reason" 'journalctl -b -u ftraced.service | grep -q "Watchdog timeout"'
+check "socket works after the restart" 'ftracectl list >/dev/null'
+check "interrupted session recovered" \
+    'journalctl -b -u ftraced.service | grep -q "Recovered 1 interrupted capture"'
+cp /var/lib/ftraced/sessions/bg/*-recovered.dat /results/ 2>/dev/null
+
+# systemctl stop while a record runs: the file is finished, the stop is clean.
+ftracectl record --quiet -e sched:sched_switch -o /results/stop.dat &
+rec=$!
+check "second record running" wait_running
+sleep 0.5
+systemctl stop ftraced.service
+wait $rec
+rc=$?
+check "systemctl stop finished the record" '[ $rc = 0 ] && [ -s /results/stop.dat ]'
+check "service stopped cleanly" '[ "$(service Result)" = success ]'
+
+journalctl -b --no-pager >/results/journal.txt
+systemctl exit $fail

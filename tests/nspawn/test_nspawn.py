@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""ftraced under a real systemd: a minimal Debian 12 root (mmdebstrap) with
+the project installed by `meson install`, booted with systemd-nspawn and
+the host's tracefs bound in. checks.sh runs inside (socket activation,
+readiness, a capture under the hardened unit, a watchdog restart through
+the test hook, `systemctl stop` during a capture); this script verifies its
+files here with trace-cmd.
+
+The base root is built once per package list and kept in
+/var/tmp/ftraced-nspawn/; every run boots a fresh copy of it."""
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from harness import (assert_complete_sequences, check_events, event_lines,  # noqa: E402
+                     our_instances, parse_markers, report, SKIP, TRACING)
+
+BUILD = os.environ["MESON_BUILD_ROOT"]
+LOADGEN = os.environ["LOADGEN"]
+PACKAGES = ["systemd", "systemd-sysv", "dbus", "libtracefs1", "libtraceevent1", "libzstd1",
+            "libcap2"]
+CACHE = "/var/tmp/ftraced-nspawn"
+CAP_SYSLOG = 34
+BOOT_TIMEOUT = 600
+
+
+def skip_unless_possible():
+    if os.geteuid() != 0:
+        print("SKIP: needs root")
+        sys.exit(SKIP)
+    if not os.path.isdir(os.path.join(TRACING, "instances")):
+        print("SKIP: tracefs is not mounted")
+        sys.exit(SKIP)
+    for tool in ("systemd-nspawn", "mmdebstrap", "trace-cmd"):
+        if not shutil.which(tool):
+            print("SKIP: %s is not installed (scripts/test.sh installs it)" % tool)
+            sys.exit(SKIP)
+
+
+def base_root():
+    """The bootstrapped root for PACKAGES, built on first use."""
+    key = hashlib.sha256(" ".join(PACKAGES).encode()).hexdigest()[:12]
+    root = os.path.join(CACHE, "base-" + key)
+    if os.path.isdir(root):
+        return root
+    os.makedirs(CACHE, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="building-", dir=CACHE)
+    print("bootstrapping a Debian 12 root (once)", flush=True)
+    subprocess.run(["mmdebstrap", "--quiet", "--variant=minbase",
+                    "--include=" + ",".join(PACKAGES), "bookworm", tmp + "/root"], check=True,
+                   timeout=900)
+    os.rename(tmp + "/root", root)
+    os.rmdir(tmp)
+    return root
+
+
+def install(root):
+    subprocess.run(["meson", "install", "-C", BUILD, "--destdir", root, "--no-rebuild",
+                    "--quiet"], check=True, capture_output=True)
+    shutil.copy(LOADGEN, os.path.join(root, "usr/local/bin/ftraced-loadgen"))
+    shutil.copy(os.path.join(HERE, "checks.sh"), os.path.join(root, "usr/local/bin/checks.sh"))
+    # The test hook and a short watchdog, so a stuck worker is noticed within seconds.
+    dropin = os.path.join(root, "etc/systemd/system/ftraced.service.d")
+    os.makedirs(dropin)
+    with open(os.path.join(dropin, "test.conf"), "w") as f:
+        f.write("[Service]\nWatchdogSec=3s\nEnvironment=FTRACED_TEST_HOOKS=1\n")
+    with open(os.path.join(root, "etc/systemd/system/ftraced-checks.service"), "w") as f:
+        f.write("[Unit]\nAfter=multi-user.target\n[Service]\nType=exec\n"
+                "ExecStart=/usr/local/bin/checks.sh\n")
+    with open(os.path.join(root, "etc/hostname"), "w") as f:
+        f.write("ftraced-ci\n")
+    subprocess.run(["chroot", root, "systemctl", "enable", "-q", "ftraced.socket"], check=True)
+
+
+def boot(root, results):
+    """Boots the root until checks.sh calls `systemctl exit`; its status."""
+    with open(os.path.join(results, "console.log"), "wb") as console:
+        p = subprocess.run(
+            ["systemd-nspawn", "--quiet", "--boot", "--directory=" + root, "--register=no",
+             "--keep-unit", "--console=pipe", "--capability=CAP_SYSLOG",
+             "--bind=/sys/kernel/tracing", "--bind=%s:/results" % results,
+             "--", "systemd.wants=ftraced-checks.service"],
+            stdin=subprocess.DEVNULL, stdout=console, stderr=console, timeout=BOOT_TIMEOUT)
+    return p.returncode
+
+
+def verify(results):
+    """The host's view of the files checks.sh left."""
+    written = {}
+    for name in os.listdir(results):
+        m = re.match(r"written-(\d+)\.txt$", name)
+        if m:
+            with open(os.path.join(results, name)) as f:
+                written[int(m.group(1))] = int(re.search(r"written=(\d+)", f.read()).group(1))
+    assert written and all(n == 20000 for n in written.values()), written
+    markers = os.path.join(results, "markers.dat")
+    check_events(markers)
+    assert_complete_sequences(parse_markers(report(markers)), written)
+    print("PASS markers.dat: %d markers, gap-free on %d CPUs" % (sum(written.values()),
+                                                                 len(written)))
+
+    status = {}
+    with open(os.path.join(results, "daemon-status.txt")) as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            status[key] = value.strip()
+    for key in ("CapInh", "CapPrm", "CapEff", "CapAmb"):
+        assert int(status[key], 16) == 0, "%s = %s" % (key, status[key])
+    assert int(status["CapBnd"], 16) & ~(1 << CAP_SYSLOG) == 0, status["CapBnd"]
+    assert status["NoNewPrivs"] == "1", status
+    dump = subprocess.run(["trace-cmd", "dump", "--kallsyms", markers], capture_output=True,
+                          text=True).stdout.splitlines()
+    addresses = [int(line.split()[0], 16) for line in dump
+                 if len(line.split()) >= 3 and len(line.split()[0]) == 16]
+    assert len(addresses) > 1000 and sum(1 for a in addresses if a) > len(addresses) // 2, \
+        "kallsyms in the file have no real addresses"
+    print("PASS no capabilities in the unit, yet real kallsyms addresses")
+
+    stop = os.path.join(results, "stop.dat")
+    check_events(stop)
+    assert event_lines(report(stop)), "stop.dat holds no events"
+    recovered = [n for n in os.listdir(results) if n.endswith("-recovered.dat")]
+    assert len(recovered) == 1, os.listdir(results)
+    check_events(os.path.join(results, recovered[0]))
+    assert event_lines(report(os.path.join(results, recovered[0]))), "nothing was recovered"
+
+    print("PASS stop.dat and the recovered %s are complete files" % recovered[0])
+
+
+def main():
+    skip_unless_possible()
+    before = set(our_instances())
+    work = tempfile.mkdtemp(prefix="ftraced-nspawn-", dir="/var/tmp")
+    results = os.path.join(work, "results")
+    root = os.path.join(work, "root")
+    os.mkdir(results)
+    try:
+        base = base_root()
+        subprocess.run(["cp", "-a", "--reflink=auto", base, root], check=True)
+        install(root)
+        rc = boot(root, results)
+        log_path = os.path.join(results, "checks.log")
+        log = open(log_path).read() if os.path.exists(log_path) else "(no checks.log)"
+        print(log)
+        if rc != 0 or "FAIL" in log or "PASS" not in log:
+            for name in ("console.log", "journal.txt"):
+                path = os.path.join(results, name)
+                if os.path.exists(path):
+                    print("==== %s (last 150 lines)" % name)
+                    print("\n".join(open(path, errors="replace").read().splitlines()[-150:]))
+            print("FAIL: the container exited with %d" % rc)
+            return 1
+        verify(results)
+        return 0
+    finally:
+        for name in set(our_instances()) - before:
+            try:
+                os.rmdir(os.path.join(TRACING, "instances", name))
+            except OSError:
+                pass
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
