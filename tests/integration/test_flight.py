@@ -99,9 +99,11 @@ def test_trim_and_client_file():
         d.ctl("create", "tr", "--mode", "flight", "-e", "ftrace:print", "--flight-size", "1M")
         d.ctl("start", "tr")
         instance = d.ctl_json("status", "tr")["instance"]
-        # Uneven load at the same time: CPU 0 wraps, the others do not.
-        busy = start_markers(instance, [0], 1500000, tag="t")
-        light = start_markers(instance, CPUS[1:], 100000, rate=100000, tag="t")
+        # Uneven load at the same time: CPU 0 wraps (600k markers are some 3x its share of
+        # the ring), the others do not, and they go on for longer (3 s), so --trim's start
+        # (the time CPU 0 is complete from) falls inside their run even on a slow build.
+        busy = start_markers(instance, [0], 600000, tag="t")
+        light = start_markers(instance, CPUS[1:], 60000, rate=20000, tag="t")
         written = busy()
         written.update(light())
         out = os.path.join(d.dir, "trimmed.dat")

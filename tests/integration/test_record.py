@@ -264,6 +264,17 @@ def test_peer_credentials_checked_by_the_daemon():
         assert r.returncode == 4 and "belongs to another user" in r.stderr, r.stderr
         d.ctl("stop", session["name"])
         rec.communicate(timeout=60)
+        # Root's flight recorder: a member may list it, not snapshot, stop or destroy it.
+        d.ctl("create", "fl", "--mode", "flight", "--flight-size", "4M", "-e",
+              "sched:sched_switch")
+        d.ctl("start", "fl")
+        r = d.ctl("list", check=False, user=65534, gid=nogroup)
+        assert r.returncode == 0 and "fl" in r.stdout, r.stdout + r.stderr
+        for args in (["snapshot", "fl"], ["stop", "fl"], ["destroy", "fl"], ["start", "fl"]):
+            r = d.ctl(*args, check=False, user=65534, gid=nogroup)
+            assert r.returncode == 4 and "belongs to another user" in r.stderr, \
+                "%s: %s" % (args, r.stderr)
+        d.ctl("destroy", "fl")
         r = d.ctl("record", "-e", "sched:sched_switch", "-d", "100ms", "-o", out,
                   user=65534, gid=nogroup)
         assert os.stat(out).st_uid == 65534
