@@ -413,6 +413,27 @@ static int collect_ours(const char *name, void *userdata)
 }
 
 /**
+ * instance_check_writable() - can this process create instances at all?
+ *
+ * A unit with ProtectKernelTunables=yes mounts tracefs read-only, and
+ * ReadWritePaths= cannot undo that: better to say so at start-up than at
+ * the first session.
+ *
+ * Return: 0, -EROFS, -EACCES or another -errno.
+ */
+int instance_check_writable(void)
+{
+	_cleanup_free_ char *path = NULL;
+	const char *dir = tracefs_tracing_dir();
+
+	if (!dir)
+		return -ENOENT;
+	if (asprintf(&path, "%s/instances", dir) < 0)
+		return -ENOMEM;
+	return access(path, W_OK) < 0 ? negative_errno() : 0;
+}
+
+/**
  * instance_remove_orphans() - destroy the instances an earlier run left.
  * @tag: this daemon's tag
  *

@@ -35,6 +35,7 @@ int instance_open_cpu_raw(struct instance *i, unsigned cpu, int *ret_fd);
 int instance_open_cpu_stats(struct instance *i, unsigned cpu, int *ret_fd);
 int instance_read_cpu_stats(struct instance *i, unsigned cpu, struct cpu_counters *ret,
 			    char **ret_text);
+int instance_check_writable(void);
 int instance_remove_orphans(uint32_t tag);
 
 int cpu_counters_parse(const char *text, struct cpu_counters *ret);

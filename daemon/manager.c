@@ -191,7 +191,7 @@ static int check_output_fd(int fd, const char **ret_why)
 {
 	struct statfs sfs;
 	struct stat st;
-	int flags;
+	int flags, seals;
 
 	if (fstat(fd, &st) < 0)
 		return negative_errno();
@@ -210,6 +210,11 @@ static int check_output_fd(int fd, const char **ret_why)
 	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
 		*ret_why = "the output must be a regular file or a FIFO";
 		return -EBADF;
+	}
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals > 0 && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE | F_SEAL_GROW))) {
+		*ret_why = "the output is a memfd sealed against writing or growing";
+		return -EPERM;
 	}
 	if (fstatfs(fd, &sfs) < 0)
 		return negative_errno();
@@ -815,6 +820,16 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 		log_warning_errno(negative_errno(), "Cannot open /proc/kallsyms, files will have no "
 				  "symbols: %m");
 	metadata_set_kallsyms_fd(m->kallsyms_fd);
+	if (m->kallsyms_fd >= 0 && !metadata_kallsyms_has_addresses())
+		log_warning("/proc/kallsyms shows no addresses: ftraced was started without "
+			    "CAP_SYSLOG (a unit's CapabilityBoundingSet= without it, or "
+			    "ProtectKernelLogs=yes), so files will carry no symbol addresses");
+	r = instance_check_writable();
+	if (r == -EROFS)
+		return log_error_errno(r, "tracefs is read-only here: a unit with "
+				       "ProtectKernelTunables=yes? It must stay off for ftraced");
+	if (r < 0)
+		return log_error_errno(r, "Cannot create tracefs instances: %m");
 
 	r = sd_event_default(&m->event);
 	if (r < 0)

@@ -57,6 +57,31 @@ void metadata_set_kallsyms_fd(int fd)
 	kallsyms_fd = fd;
 }
 
+/**
+ * metadata_kallsyms_has_addresses() - does the kallsyms fd show real addresses?
+ *
+ * Without CAP_SYSLOG at open time (a unit whose bounding set lacks it, or
+ * ProtectKernelLogs=yes, which removes it) every address reads as zero.
+ *
+ * Return: true if the first symbols have non-zero addresses.
+ */
+bool metadata_kallsyms_has_addresses(void)
+{
+	char head[256];
+	ssize_t n;
+
+	if (kallsyms_fd < 0)
+		return false;
+	n = pread(kallsyms_fd, head, sizeof(head) - 1, 0);
+	if (n <= 0)
+		return false;
+	head[n] = '\0';
+	for (char *p = head; *p && *p != ' '; p++)
+		if (*p != '0')
+			return true;
+	return false;
+}
+
 /* Reads a whole file through @fd from its start; *ret is NUL-terminated. */
 static int read_whole_fd(int fd, char **ret, size_t *ret_size)
 {

@@ -42,6 +42,7 @@ struct global_meta {
 };
 
 void metadata_set_kallsyms_fd(int fd);
+bool metadata_kallsyms_has_addresses(void);
 int instance_meta_read(struct instance_meta *m, struct instance *i);
 void instance_meta_done(struct instance_meta *m);
 int global_meta_read(struct global_meta *m, const struct event_list *events);

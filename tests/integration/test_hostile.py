@@ -7,8 +7,10 @@ answering within 100 ms, and the daemon's descriptor count returns to what
 it was before."""
 
 import array
+import fcntl
 import grp
 import os
+import re
 import socket
 import stat
 import struct
@@ -18,7 +20,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Daemon, check_events, report, event_lines, run  # noqa: E402
+from harness import (Daemon, assert_complete_sequences, check_events,  # noqa: E402
+                     event_lines, markers, parse_markers, report, run)
+
+CPUS = list(range(os.cpu_count()))
 
 MAGIC = 0x43525446
 VERSION = 1
@@ -90,6 +95,17 @@ def status_seconds(d):
     return elapsed
 
 
+def rss_kib(d):
+    with open("/proc/%d/status" % d.proc.pid) as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+def sanitized(d):
+    """ASan's shadow memory makes RSS meaningless."""
+    with open("/proc/%d/maps" % d.proc.pid) as f:
+        return "libasan" in f.read()
+
+
 def fd_count(d):
     return len(os.listdir("/proc/%d/fd" % d.proc.pid))
 
@@ -139,6 +155,10 @@ def test_idle_connections_and_slow_loris():
     try:
         time.sleep(0.2)
         baseline = fd_count(d)
+        # A capture runs through all of it, undisturbed.
+        out = os.path.join(d.dir, "during.dat")
+        rec = d.record_background("-e", "ftrace:print", "-o", out)
+        session = d.wait_running()
         mine = [connect(d) for _ in range(200)]
         holders = [hold_connections(d, 200, uid) for uid in (65534, 65533, 65532, 65531)]
         # Slow loris: connected, says nothing. Flood: asks and asks, reads nothing.
@@ -158,6 +178,15 @@ def test_idle_connections_and_slow_loris():
         print("  slowest of 50 status requests: %.2f ms" % (worst * 1000))
         r = d.ctl("status")
         assert r.returncode == 0
+        assert fd_count(d) < baseline + 64 + 32, "%d fds" % fd_count(d)
+        rss = rss_kib(d)
+        assert sanitized(d) or rss < 64 * 1024, "RSS %d KiB" % rss
+        written = markers(session["instance"], CPUS, 5000)
+        d.ctl("stop", session["name"])
+        _, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 0, stderr
+        check_events(out)
+        assert_complete_sequences(parse_markers(report(out)), written)
         # The oldest idle connections made room: most of mine were closed with a reason.
         closed = 0
         for s in mine:
@@ -254,6 +283,9 @@ def test_output_fd_abuse():
         open(path, "w").close()
         cases.append(("read-only", os.open(path, os.O_RDONLY), 9, "not open for writing"))
         cases.append(("append", os.open(path, os.O_WRONLY | os.O_APPEND), 9, "O_APPEND"))
+        sealed = os.memfd_create("sealed", os.MFD_ALLOW_SEALING)
+        fcntl.fcntl(sealed, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE)
+        cases.append(("sealed memfd", sealed, 1, "sealed against writing"))
         # FUSE: a bindfs view of a directory of ours.
         src = os.path.join(d.dir, "fuse-src")
         fuse_dir = os.path.join(d.dir, "fuse")

@@ -82,5 +82,22 @@ rc=$?
 check "systemctl stop finished the record" '[ $rc = 0 ] && [ -s /results/stop.dat ]'
 check "service stopped cleanly" '[ "$(service Result)" = success ]'
 
+# What the unit must not set, each refused or reported with a clear message.
+dropins=/etc/systemd/system/ftraced.service.d
+printf '[Service]\nProtectKernelTunables=yes\n' >$dropins/negative.conf
+systemctl daemon-reload
+check "ProtectKernelTunables=yes: the daemon refuses to start" '! systemctl start ftraced.service'
+check "... and says why" \
+    'journalctl -b -u ftraced.service | grep -q "tracefs is read-only here: a unit with ProtectKernelTunables=yes"'
+printf '[Service]\nProtectKernelLogs=yes\n' >$dropins/negative.conf
+systemctl daemon-reload
+systemctl reset-failed ftraced.service
+check "ProtectKernelLogs=yes: the daemon runs" 'systemctl start ftraced.service'
+check "... and warns that symbols are lost" \
+    'journalctl -b -u ftraced.service | grep -q "/proc/kallsyms shows no addresses"'
+systemctl stop ftraced.service
+rm $dropins/negative.conf
+systemctl daemon-reload
+
 journalctl -b --no-pager >/results/journal.txt
 systemctl exit $fail
