@@ -671,7 +671,8 @@ static int on_watchdog(sd_event_source *source, uint64_t usec, void *userdata)
 	uint64_t age;
 	unsigned cpu;
 
-	if (capture_pool_stalled(m->pool, m->watchdog_usec / 2, &cpu, &age)) {
+	if (capture_pool_stalled(m->pool, MAX(m->watchdog_usec / 2, CAPTURE_STALL_USEC), &cpu,
+				 &age)) {
 		if (!m->watchdog_withheld)
 			log_error("The capture worker of CPU %u has made no progress for %" PRIu64
 				  " ms: no longer telling the watchdog that all is well", cpu,
