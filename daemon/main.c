@@ -93,6 +93,7 @@ static int parse_argv(int argc, char *argv[])
 int main(int argc, char *argv[])
 {
 	_cleanup_(manager_freep) struct manager *m = NULL;
+	const char *hooks = secure_getenv("FTRACED_TEST_HOOKS");
 	struct manager_config config;
 	int r;
 
@@ -114,8 +115,7 @@ int main(int argc, char *argv[])
 		.group = arg_group,
 		.sessions_dir = arg_sessions_dir,
 		/* Watchdog tests need a worker that stops; never set it in production. */
-		.test_hooks = secure_getenv("FTRACED_TEST_HOOKS") &&
-			      strcmp(secure_getenv("FTRACED_TEST_HOOKS"), "1") == 0,
+		.test_hooks = hooks && strcmp(hooks, "1") == 0,
 	};
 	r = manager_new(&config, &m);
 	if (r < 0)
