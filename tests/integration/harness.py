@@ -258,6 +258,41 @@ def assert_complete_sequences(seen, written):
                                                      missing[:5], dups, got == sorted(got)))
 
 
+def assert_real_kallsyms(path):
+    """The file's kallsyms: thousands of symbols, most at non-zero addresses (CAP_SYSLOG
+    was held when the daemon opened /proc/kallsyms)."""
+    dump = subprocess.run(["trace-cmd", "dump", "--kallsyms", path], capture_output=True,
+                          text=True).stdout.splitlines()
+    addresses = [int(line.split()[0], 16) for line in dump
+                 if len(line.split()) >= 3 and len(line.split()[0]) == 16]
+    assert len(addresses) > 1000, "kallsyms missing in " + path
+    assert sum(1 for a in addresses if a) > len(addresses) // 2, "kallsyms are zeros in " + path
+
+
+FIFO_READER = """
+import sys, time
+fifo, out, gate, block, pause = sys.argv[1], sys.argv[2], sys.argv[3] == "1", \\
+    int(sys.argv[4]), float(sys.argv[5])
+f = open(fifo, "rb")
+if gate:
+    sys.stdin.readline()
+with open(out, "wb") as o:
+    while True:
+        b = f.read(block)
+        if not b:
+            break
+        o.write(b)
+        time.sleep(pause)
+"""
+
+
+def fifo_reader(fifo, out, gate=False, block=65536, pause=0.0):
+    """A process that opens FIFO at once and copies it into OUT, BLOCK bytes at a time with
+    PAUSE seconds between reads; with GATE, it reads nothing until a line on its stdin."""
+    return subprocess.Popen([sys.executable, "-c", FIFO_READER, fifo, out, "1" if gate else "0",
+                             str(block), str(pause)], stdin=subprocess.PIPE, text=True)
+
+
 def run(tests):
     skip_unless_possible()
     before = our_instances()

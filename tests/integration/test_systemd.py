@@ -20,8 +20,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (FTRACED, FTRACECTL, assert_complete_sequences,  # noqa: E402
-                     check_events, event_lines, markers, our_instances, parse_markers, report,
-                     run)
+                     check_events, event_lines, fifo_reader, markers, our_instances,
+                     parse_markers, report, run)
 
 WATCHDOG_USEC = 1000000
 STALL_SECONDS = 2.0
@@ -191,13 +191,7 @@ def test_stop_asks_for_time_while_writing():
         os.mkfifo(fifo)
         out = os.path.join(a.dir, "slow.dat")
         # About 300 KiB/s: the file (kallsyms alone is over 1 MiB) takes seconds.
-        reader = subprocess.Popen([sys.executable, "-c",
-                                   "import sys, time\n"
-                                   "f = open(sys.argv[1], 'rb'); o = open(sys.argv[2], 'wb')\n"
-                                   "while True:\n"
-                                   "    b = f.read(16384)\n"
-                                   "    if not b: break\n"
-                                   "    o.write(b); time.sleep(0.05)\n", fifo, out])
+        reader = fifo_reader(fifo, out, block=16384, pause=0.05)
         rec = subprocess.Popen([FTRACECTL, "--socket", a.socket, "record", "--quiet",
                                 "-e", "ftrace:print", "-o", fifo],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
