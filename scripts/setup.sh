@@ -48,7 +48,10 @@ build() {
     local dir=$1
     shift
     if [ ! -f "$dir/build.ninja" ]; then
-        meson setup "$dir" "$@" >/dev/null || die "meson setup $dir failed"
+        local log
+        log=$(mktemp)
+        meson setup "$dir" "$@" >"$log" 2>&1 || { cat "$log"; rm -f "$log"; die "meson setup $dir failed"; }
+        rm -f "$log"
     fi
     ninja -C "$dir" >/dev/null || { ninja -C "$dir"; die "build in $dir failed"; }
 }

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The README's first command on a fresh Debian 12 machine: a minimal
+bookworm root (mmdebstrap, nothing but apt and its base) gets a copy of the
+source tree and runs `scripts/demo.sh` in a container with the host's
+tracefs bound in. demo.sh must install what it needs from Debian's archive,
+build, record and summarise; its demo.dat is then read here with trace-cmd.
+
+The bare root is bootstrapped once and kept in /var/tmp/ftraced-nspawn/;
+every run works on a fresh copy of it, so nothing installed by an earlier
+run can hide a missing install step."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from test_nspawn import CACHE, skip_unless_possible
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from harness import check_events, event_lines, our_instances, report, TRACING  # noqa: E402
+
+DEMO_TIMEOUT = 1500
+
+
+def bare_root():
+    """A minbase bookworm root, built on first use."""
+    root = os.path.join(CACHE, "bare-minbase")
+    if os.path.isdir(root):
+        return root
+    os.makedirs(CACHE, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="building-", dir=CACHE)
+    print("bootstrapping a bare Debian 12 root (once)", flush=True)
+    subprocess.run(["mmdebstrap", "--quiet", "--variant=minbase", "bookworm", tmp + "/root"],
+                   check=True, timeout=900)
+    os.rename(tmp + "/root", root)
+    os.rmdir(tmp)
+    return root
+
+
+def copy_tree(dest):
+    """The tracked files of the checkout (what a fresh clone has), else the whole tree."""
+    files = subprocess.run(["git", "-C", SOURCE, "ls-files", "-z"], capture_output=True)
+    if files.returncode != 0:
+        shutil.copytree(SOURCE, dest, ignore=shutil.ignore_patterns("build*", ".git"))
+        return
+    for rel in files.stdout.decode().split("\0"):
+        if not rel or not os.path.exists(os.path.join(SOURCE, rel)):
+            continue
+        os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+        shutil.copy2(os.path.join(SOURCE, rel), os.path.join(dest, rel), follow_symlinks=False)
+
+
+def main():
+    skip_unless_possible()
+    before = set(our_instances())
+    work = tempfile.mkdtemp(prefix="ftraced-demo-", dir="/var/tmp")
+    root = os.path.join(work, "root")
+    try:
+        subprocess.run(["cp", "-a", "--reflink=auto", bare_root(), root], check=True)
+        copy_tree(os.path.join(root, "src"))
+        for tool in ("meson", "gcc", "trace-cmd"):
+            assert not os.path.exists(os.path.join(root, "usr/bin", tool)), \
+                "the bare root already has " + tool
+        p = subprocess.run(
+            ["systemd-nspawn", "--quiet", "--directory=" + root, "--register=no",
+             "--keep-unit", "--console=pipe", "--capability=CAP_SYSLOG",
+             "--bind=/sys/kernel/tracing", "--chdir=/src", "--", "bash", "scripts/demo.sh"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            timeout=DEMO_TIMEOUT)
+        out = p.stdout.decode(errors="replace")
+        print(out[-6000:])
+        if p.returncode != 0:
+            print("FAIL: scripts/demo.sh exited with %d in a fresh root" % p.returncode)
+            return 1
+        demo = os.path.join(root, "src", "demo.dat")
+        check_events(demo)
+        events = event_lines(report(demo))
+        assert events, "demo.dat holds no events"
+        assert any(name.startswith("sched_") for _, name, _ in events), "no sched events in demo.dat"
+        assert "events:" in out and "by type:" in out, "demo.sh printed no summary"
+        print("PASS scripts/demo.sh in a fresh Debian 12 root: %d events in demo.dat"
+              % len(events))
+        print("1 passed, 0 failed")
+        return 0
+    finally:
+        for name in set(our_instances()) - before:
+            try:
+                os.rmdir(os.path.join(TRACING, "instances", name))
+            except OSError:
+                pass
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
