@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/rb-page.h"
-#include "daemon/v7-reader.h"
+#include "lib/rb-page.h"
+#include "lib/v7-format.h"
+#include "lib/v7-reader.h"
 
 #define GEN_CPUS_MAX 1024
 #define PRINT_BUF_OFFSET 16 /* common fields (8) + unsigned long ip (8) */
-#define FTRACE_EVENTS_SECTION 17
 
 struct generator {
 	unsigned long long count;
@@ -147,7 +147,7 @@ static int count_file(struct counter *c, const char *path)
 		return err;
 	}
 	c->print_id = -1;
-	if (v7_reader_section(r, FTRACE_EVENTS_SECTION, &formats, &n) == 0)
+	if (v7_reader_section(r, V7_SEC_FTRACE_EVENTS, &formats, &n) == 0)
 		v7_find_event_id(formats, n, /* per_system= */ false, "print", &c->print_id);
 	free(formats);
 	for (size_t i = 0; i < v7_reader_n_cpus(r) && err == 0; i++)

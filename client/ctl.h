@@ -5,9 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/ctl-proto.h"
-#include "daemon/parse-util.h"
 #include "ftraced/proto.h"
+#include "lib/ctl-proto.h"
+#include "lib/parse-util.h"
 
 /* Exit codes of ftracectl, documented in ftracectl(1). */
 enum {

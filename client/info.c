@@ -27,15 +27,12 @@
 
 #include "client/commands.h"
 #include "client/ctl.h"
-#include "daemon/v7-reader.h"
-#include "daemon/v7-verify.h"
 #include "ftraced/macro.h"
+#include "lib/v7-format.h"
+#include "lib/v7-reader.h"
+#include "lib/v7-verify.h"
 
 #define EVENT_IDS_MAX V7_EVENT_IDS_MAX
-#define SEC_HEADER_INFO 16
-#define SEC_FTRACE_EVENTS 17
-#define SEC_EVENT_FORMATS 18
-#define SEC_CMDLINES 21
 
 struct names {
 	char *name[EVENT_IDS_MAX];
@@ -153,12 +150,12 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 	names = calloc(1, sizeof(*names));
 	if (!by_id || !names)
 		return EXIT_FAILED;
-	for (int sec = SEC_FTRACE_EVENTS; sec <= SEC_EVENT_FORMATS; sec++) {
+	for (int sec = V7_SEC_FTRACE_EVENTS; sec <= V7_SEC_EVENT_FORMATS; sec++) {
 		uint8_t *body;
 		size_t n;
 
 		if (v7_reader_section(r, (uint16_t)sec, &body, &n) == 0) {
-			v7_formats_foreach(body, n, sec == SEC_EVENT_FORMATS, add_name, names);
+			v7_formats_foreach(body, n, sec == V7_SEC_EVENT_FORMATS, add_name, names);
 			free(body);
 		}
 	}

@@ -75,24 +75,6 @@
 #define ON_SEGMENT_TIMEOUT_USEC   (UINT64_C(60) * 1000 * 1000)
 
 /*
- * Every spool file starts with a header: u32 magic "FTSP", u32 version 1,
- * u64 the kernel's "read events" counter of that CPU when the spool began
- * receiving data (UINT64_MAX: unknown). Recovery uses it to tell whether
- * anything was lost in flight. The data follows at SPOOL_HDR_SIZE.
- */
-#define SPOOL_HDR_SIZE            16u
-#define SPOOL_MAGIC               UINT32_C(0x50535446) /* "FTSP" in file order */
-/* A chunk record, in spools, rings and v7 files alike: u32 csize, u32 usize, zstd frame. */
-#define CHUNK_HDR_SIZE            8u
-
-/*
- * A FIFO output whose reader takes nothing for this long fails its file
- * (what was captured stays in the spool for recovery). Shorter than the
- * unit's TimeoutStopSec, so a stuck reader cannot hold up a stop.
- */
-#define OUTPUT_STALL_MS           (30 * 1000)
-
-/*
  * Shutdown under systemd: while files are still being written (bytes keep
  * moving), ask for this much more time, every STOP_EXTEND_INTERVAL_USEC.
  */

@@ -52,9 +52,11 @@
 #include "daemon/bounds.h"
 #include "daemon/capture.h"
 #include "daemon/chunk-ring.h"
-#include "daemon/compress.h"
-#include "daemon/io-util.h"
 #include "daemon/log.h"
+#include "daemon/spool.h"
+#include "lib/chunk-record.h"
+#include "lib/compress.h"
+#include "lib/io-util.h"
 
 #define EPOLL_BATCH 16
 /* Splices per wake-up before other streams of the CPU get their turn. */
@@ -292,16 +294,10 @@ static int flush_pending(struct capture_worker *w, struct capture_stream *s)
 		int r;
 
 		if (s->zstd) {
-			size_t csize;
-
-			r = compress_frame(w->zc, s->level, raw, len, w->out + CHUNK_HDR_SIZE,
-					   w->out_cap - CHUNK_HDR_SIZE, &csize);
+			r = chunk_record_encode(w->zc, s->level, raw, len, w->out, w->out_cap, &n);
 			if (r < 0)
 				return r;
-			put_le32(w->out, (uint32_t)csize);
-			put_le32(w->out + 4, (uint32_t)len);
 			record = w->out;
-			n = CHUNK_HDR_SIZE + csize;
 		}
 		r = s->ring ? push_chunk(s, record, n, raw, len) : loop_write(s->spool_fd, record, n);
 		if (r < 0)
@@ -477,18 +473,7 @@ static uint64_t read_events(struct capture_stream *s)
  */
 static int write_spool_header(struct capture_stream *s, int spool_fd)
 {
-	uint8_t hdr[SPOOL_HDR_SIZE];
-	ssize_t k;
-
-	put_le32(hdr, SPOOL_MAGIC);
-	put_le32(hdr + 4, 1);
-	put_le64(hdr + 8, read_events(s));
-	k = pwrite(spool_fd, hdr, sizeof(hdr), 0);
-	if (k < 0)
-		return -errno;
-	if (k != sizeof(hdr))
-		return -ENOSPC;
-	return lseek(spool_fd, SPOOL_HDR_SIZE, SEEK_SET) < 0 ? -errno : 0;
+	return spool_write_header(spool_fd, read_events(s));
 }
 
 /*
@@ -711,7 +696,7 @@ static int worker_init(struct capture_worker *w, unsigned cpu)
 	/* One sub-buffer of the largest size, for the final drain in "none" mode. */
 	w->raw_cap = SUBBUF_KB_MAX * 1024u;
 	w->raw = malloc(w->raw_cap);
-	w->out_cap = CHUNK_HDR_SIZE + compress_bound(MAX(CHUNK_TARGET_BYTES, SUBBUF_KB_MAX * 1024u));
+	w->out_cap = chunk_record_bound(MAX(CHUNK_TARGET_BYTES, SUBBUF_KB_MAX * 1024u));
 	w->out = malloc(w->out_cap);
 	if (!w->raw || !w->out)
 		return -ENOMEM;

@@ -35,9 +35,9 @@
 #include <systemd/sd-daemon.h>
 
 #include "daemon/bounds.h"
-#include "daemon/ctl-proto.h"
 #include "daemon/ctl-server.h"
 #include "daemon/log.h"
+#include "lib/ctl-proto.h"
 
 #define PEER_GROUPS_MAX 256
 

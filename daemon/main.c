@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "config.h"
 #include "daemon/log.h"
 #include "daemon/manager.h"
+#include "daemon/recovery.h"
 
 #define DEFAULT_SOCKET "/run/ftraced/control"
 #define DEFAULT_STATE_DIR "/var/lib/ftraced"
@@ -24,6 +26,8 @@ static const char *arg_socket = DEFAULT_SOCKET;
 static const char *arg_state_dir = DEFAULT_STATE_DIR;
 static const char *arg_group = DEFAULT_GROUP;
 static const char *arg_sessions_dir = DEFAULT_SESSIONS_DIR;
+static const char *arg_recover;
+static bool arg_json;
 
 static void help(void)
 {
@@ -36,13 +40,16 @@ static void help(void)
 	       "  -g, --group NAME       group allowed to use the socket besides root\n"
 	       "                         (default " DEFAULT_GROUP "; \"\" for root only)\n"
 	       "  -l, --log-level LEVEL  err, warning, notice, info (default), debug\n"
+	       "      --recover DIR      rebuild the files of captures a crash interrupted in the\n"
+	       "                         state directory DIR, then exit (no daemon may use DIR)\n"
+	       "      --json             with --recover: print the counts as JSON\n"
 	       "  -h, --help             show this help\n"
 	       "      --version          show the version\n");
 }
 
 static int parse_argv(int argc, char *argv[])
 {
-	enum { ARG_VERSION = 0x100 };
+	enum { ARG_VERSION = 0x100, ARG_RECOVER, ARG_JSON };
 	static const struct option options[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "state-dir", required_argument, NULL, 'd' },
@@ -51,6 +58,8 @@ static int parse_argv(int argc, char *argv[])
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
+		{ "recover", required_argument, NULL, ARG_RECOVER },
+		{ "json", no_argument, NULL, ARG_JSON },
 		{}
 	};
 	int c, level;
@@ -78,6 +87,12 @@ static int parse_argv(int argc, char *argv[])
 		case 'h':
 			help();
 			return 0;
+		case ARG_RECOVER:
+			arg_recover = optarg;
+			break;
+		case ARG_JSON:
+			arg_json = true;
+			break;
 		case ARG_VERSION:
 			printf("ftraced " FTRACED_VERSION "\n");
 			return 0;
@@ -87,6 +102,8 @@ static int parse_argv(int argc, char *argv[])
 	}
 	if (optind < argc)
 		return log_error_errno(-EINVAL, "Unexpected argument '%s'", argv[optind]);
+	if (arg_json && !arg_recover)
+		return log_error_errno(-EINVAL, "--json goes with --recover");
 	return 1;
 }
 
@@ -103,6 +120,10 @@ int main(int argc, char *argv[])
 
 	/* libtracefs caches the tracing directory in a static: find it before any thread runs. */
 	tracefs_set_loglevel(log_get_max_level() >= LOG_DEBUG ? TEP_LOG_ALL : TEP_LOG_WARNING);
+	if (arg_recover) {
+		log_set_syslog_prefix(false);
+		return recovery_run_offline(arg_recover, arg_json) == 0 ? 0 : 1;
+	}
 	if (!tracefs_tracing_dir()) {
 		log_error("tracefs is not mounted: mount it on /sys/kernel/tracing "
 			  "(sys-kernel-tracing.mount, or 'mount -t tracefs nodev /sys/kernel/tracing')");

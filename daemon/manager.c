@@ -28,19 +28,19 @@
 
 #include "daemon/bounds.h"
 #include "daemon/capture.h"
-#include "daemon/session-file.h"
-#include "daemon/ctl-proto.h"
 #include "daemon/ctl-server.h"
 #include "daemon/instance.h"
-#include "daemon/io-util.h"
 #include "daemon/log.h"
 #include "daemon/manager.h"
 #include "daemon/metadata.h"
 #include "daemon/privileges.h"
 #include "daemon/recovery.h"
 #include "daemon/runner.h"
+#include "daemon/session-file.h"
 #include "daemon/session.h"
 #include "daemon/spool.h"
+#include "lib/ctl-proto.h"
+#include "lib/io-util.h"
 
 struct slot {
 	struct session *session;

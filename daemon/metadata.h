@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#include "daemon/v7-writer.h"
+#include "lib/v7-writer.h"
 
 struct instance;
 struct event_list;

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -40,20 +41,21 @@
 
 #include "config.h"
 #include "daemon/bounds.h"
-#include "daemon/compress.h"
 #include "daemon/event-list.h"
 #include "daemon/instance.h"
-#include "daemon/io-util.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
-#include "daemon/rb-page.h"
 #include "daemon/recovery.h"
-#include "daemon/v7-writer.h"
+#include "daemon/spool.h"
+#include "lib/chunk-record.h"
+#include "lib/compress.h"
+#include "lib/io-util.h"
+#include "lib/rb-page.h"
+#include "lib/v7-writer.h"
 
 #define RECIPE "recipe"
 #define RECIPE_MAX (64u * 1024u)
 #define SPOOL_DIR "spool"
-#define CHUNK_RAW_MAX (64u << 20)
 
 static int write_file_at(int dir_fd, const char *name, const char *data, size_t n)
 {
@@ -213,7 +215,7 @@ static void drain_orphan_cpu(struct tracefs_instance *t, unsigned cpu, int spool
 {
 	uint32_t page = p->imeta.subbuf_size;
 	size_t cap = MAX((size_t)page, (size_t)CHUNK_TARGET_BYTES), n = 0;
-	uint8_t *raw = malloc(cap), *out = malloc(CHUNK_HDR_SIZE + compress_bound(cap));
+	uint8_t *raw = malloc(cap), *out = malloc(chunk_record_bound(cap));
 	char path[64];
 	int fd;
 
@@ -235,14 +237,11 @@ static void drain_orphan_cpu(struct tracefs_instance *t, unsigned cpu, int spool
 			size_t csize = n;
 
 			if (p->zstd) {
-				if (compress_frame(c, p->level, raw, n, out + CHUNK_HDR_SIZE,
-						   compress_bound(cap), &csize) < 0)
+				if (chunk_record_encode(c, p->level, raw, n, out, chunk_record_bound(cap),
+							&csize) < 0)
 					break;
-				put_le32(out, (uint32_t)csize);
-				put_le32(out + 4, (uint32_t)n);
 			}
-			if (loop_write(spool_fd, p->zstd ? out : raw,
-				       p->zstd ? CHUNK_HDR_SIZE + csize : n) < 0)
+			if (loop_write(spool_fd, p->zstd ? out : raw, csize) < 0)
 				break;
 			n = 0;
 		}
@@ -282,97 +281,6 @@ static void drain_orphan(struct tracefs_instance *t, const struct parsed_recipe 
 	if (tracefs_instance_destroy(t) == 0)
 		log_notice("Recovery: drained and removed orphaned instance '%s'", p->instance);
 	tracefs_instance_free(t);
-}
-
-static int count_event(const struct rb_event *e, void *userdata)
-{
-	(*(uint64_t *)userdata)++;
-	return 0;
-}
-
-/* Events in @n bytes of whole pages; -1 if a page is damaged. */
-static int64_t count_events(const uint8_t *pages, size_t n, uint32_t page_size)
-{
-	uint64_t events = 0;
-
-	for (size_t off = 0; off + page_size <= n; off += page_size)
-		if (rb_page_foreach_event(pages + off, page_size, count_event, &events) < 0)
-			return -1;
-	return (int64_t)events;
-}
-
-/* What the intact part of a spool holds. */
-struct spool_scan {
-	uint64_t start_read; /* the kernel's read counter when it began, UINT64_MAX: unknown */
-	uint64_t bytes;      /* intact data after the header */
-	uint64_t chunks;
-	uint64_t events;
-};
-
-/*
- * Reads a spool up to its last intact record: whole chunk records that
- * decompress (checksum) into whole, well-formed pages, or whole pages.
- */
-static void scan_spool(int fd, const struct parsed_recipe *p, uint64_t data_offset,
-		       struct spool_scan *ret)
-{
-	uint64_t off = data_offset, size;
-	uint8_t hdr[SPOOL_HDR_SIZE], *in = NULL, *raw = NULL;
-	size_t in_cap = 0, raw_cap = 0;
-	uint32_t page = p->imeta.subbuf_size;
-	struct stat st;
-
-	*ret = (struct spool_scan){ .start_read = UINT64_MAX };
-	if (fstat(fd, &st) < 0)
-		return;
-	size = (uint64_t)st.st_size;
-	if (data_offset == SPOOL_HDR_SIZE && loop_pread_exact(fd, hdr, sizeof(hdr), 0) == 0 &&
-	    get_le32(hdr) == SPOOL_MAGIC)
-		ret->start_read = get_le64(hdr + 8);
-	while (off < size) {
-		uint32_t csize = page, usize = page;
-		int64_t events;
-		size_t got;
-
-		if (p->zstd) {
-			if (size - off < CHUNK_HDR_SIZE ||
-			    loop_pread_exact(fd, hdr, CHUNK_HDR_SIZE, off) < 0)
-				break;
-			csize = get_le32(hdr);
-			usize = get_le32(hdr + 4);
-			if (csize == 0 || csize > size - off - CHUNK_HDR_SIZE || usize == 0 ||
-			    usize > CHUNK_RAW_MAX || usize % page)
-				break;
-		} else if (size - off < page) {
-			break;
-		}
-		if (csize > in_cap || usize > raw_cap) {
-			free(in);
-			free(raw);
-			in_cap = MAX(in_cap, (size_t)csize);
-			raw_cap = MAX(raw_cap, (size_t)usize);
-			in = malloc(in_cap);
-			raw = malloc(raw_cap);
-			if (!in || !raw)
-				break;
-		}
-		if (p->zstd) {
-			if (loop_pread_exact(fd, in, csize, off + CHUNK_HDR_SIZE) < 0 ||
-			    decompress_frame(in, csize, raw, usize, &got) < 0 || got != usize)
-				break;
-		} else if (loop_pread_exact(fd, raw, page, off) < 0) {
-			break;
-		}
-		events = count_events(raw, usize, page);
-		if (events < 0)
-			break;
-		ret->events += (uint64_t)events;
-		off += p->zstd ? CHUNK_HDR_SIZE + csize : page;
-		ret->chunks += p->zstd;
-	}
-	free(in);
-	free(raw);
-	ret->bytes = off - data_offset;
 }
 
 /* "dir/name.dat" -> "dir/name<suffix>" */
@@ -516,7 +424,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, c
 		fds[cpu] = openat(spool_dir_fd, name_cpu, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 		if (fds[cpu] < 0)
 			continue;
-		scan_spool(fds[cpu], &p, SPOOL_HDR_SIZE, &scan[cpu]);
+		spool_scan(fds[cpu], SPOOL_HDR_SIZE, p.zstd, p.imeta.subbuf_size, &scan[cpu]);
 		if (ftruncate(fds[cpu], (off_t)(SPOOL_HDR_SIZE + scan[cpu].bytes)) < 0)
 			log_warning_errno(negative_errno(), "Recovery: cannot trim spool, ignoring: %m");
 		if (orphan) {
@@ -544,7 +452,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, c
 	for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
 		data[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = fds[cpu], .offset = SPOOL_HDR_SIZE };
 		if (fds[cpu] >= 0) {
-			scan_spool(fds[cpu], &p, SPOOL_HDR_SIZE, &scan[cpu]);
+			spool_scan(fds[cpu], SPOOL_HDR_SIZE, p.zstd, p.imeta.subbuf_size, &scan[cpu]);
 			data[cpu].size = scan[cpu].bytes;
 			data[cpu].n_chunks = (uint32_t)scan[cpu].chunks;
 		}
@@ -560,7 +468,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, c
 		for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
 			after[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = after_fds[cpu] };
 			if (after_fds[cpu] >= 0) {
-				scan_spool(after_fds[cpu], &p, 0, &scan[cpu]);
+				spool_scan(after_fds[cpu], 0, p.zstd, p.imeta.subbuf_size, &scan[cpu]);
 				after[cpu].size = scan[cpu].bytes;
 				after[cpu].n_chunks = (uint32_t)scan[cpu].chunks;
 			}
@@ -680,4 +588,59 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, unsigned
 void recovery_forget(int spool_dir_fd)
 {
 	unlinkat(spool_dir_fd, RECIPE, 0);
+}
+
+/**
+ * recovery_run_offline() - `ftraced --recover DIR`: what start-up does, without the daemon.
+ * @state_dir: a state directory no daemon is using
+ * @json: print the counts as JSON
+ *
+ * Recovery writes files as root, reads event formats from tracefs and
+ * drains orphaned instances, so it is the daemon's step; ftracectl recover
+ * runs it. The state directory's lock keeps it away from a running daemon,
+ * and a directory without spool/ is refused before anything is created in it.
+ *
+ * Return: 0 if every capture was recovered, 1 if some could not be, -errno otherwise
+ *         (after saying why on stderr).
+ */
+int recovery_run_offline(const char *state_dir, bool json)
+{
+	_cleanup_close_ int dir_fd = -EBADF, lock_fd = -EBADF;
+	_cleanup_free_ char *resolved = NULL;
+	unsigned recovered, failed;
+	char prefix[32];
+	struct stat st;
+	int r;
+
+	if (geteuid() != 0)
+		return log_error_errno(-EPERM, "Recovery needs root: it writes files in '%s' and "
+				       "removes tracefs instances", state_dir);
+	if (!tracefs_tracing_dir())
+		return log_error_errno(-ENOENT, "tracefs is not mounted (recovery reads event "
+				       "formats from it)");
+	dir_fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	resolved = realpath(state_dir, NULL);
+	if (dir_fd < 0 || !resolved)
+		return log_error_errno(-errno, "Cannot open '%s': %m", state_dir);
+	if (fstatat(dir_fd, "spool", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return log_error_errno(-ENOENT, "'%s' is not an ftraced state directory (it has no "
+				       "spool/ directory)", state_dir);
+	lock_fd = openat(dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lock_fd < 0)
+		return log_error_errno(-errno, "Cannot open '%s/lock': %m", state_dir);
+	if (flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			return log_error_errno(-EBUSY, "ftraced is running on '%s'; it recovers by "
+					       "itself when it starts", state_dir);
+		return log_error_errno(-errno, "Cannot lock '%s': %m", state_dir);
+	}
+	snprintf(prefix, sizeof(prefix), "ftraced-%08" PRIx32 "-", instance_tag(resolved));
+	r = recovery_recover_all(dir_fd, prefix, &recovered, &failed);
+	if (r < 0)
+		return log_error_errno(r, "Cannot read '%s/spool': %m", state_dir);
+	if (json)
+		printf("{\"recovered\": %u, \"failed\": %u}\n", recovered, failed);
+	else
+		printf("%u capture(s) recovered, %u could not be\n", recovered, failed);
+	return failed > 0 ? 1 : 0;
 }

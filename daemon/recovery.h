@@ -22,3 +22,4 @@ int recovery_write_recipe(int spool_dir_fd, const struct recipe *r);
 int recovery_recover_all(int state_dir_fd, const char *instance_prefix, unsigned *ret_files,
 			 unsigned *ret_failed);
 void recovery_forget(int spool_dir_fd);
+int recovery_run_offline(const char *state_dir, bool json);

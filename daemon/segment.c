@@ -34,15 +34,16 @@
 #include "config.h"
 #include "daemon/bounds.h"
 #include "daemon/chunk-ring.h"
-#include "daemon/compress.h"
 #include "daemon/instance.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
-#include "daemon/rb-page.h"
 #include "daemon/recovery.h"
 #include "daemon/segment.h"
 #include "daemon/spool.h"
-#include "daemon/v7-writer.h"
+#include "lib/chunk-record.h"
+#include "lib/compress.h"
+#include "lib/rb-page.h"
+#include "lib/v7-writer.h"
 
 struct segment_cpu {
 	struct cpu_counters start;
@@ -306,15 +307,11 @@ static struct chunk *make_chunk(struct segment *s, struct compressor *zc, const 
 		if (c)
 			memcpy(c->data, raw, n);
 	} else {
-		c = chunk_new(CHUNK_HDR_SIZE + compress_bound(n));
-		if (c && compress_frame(zc, s->env.level, raw, n, c->data + CHUNK_HDR_SIZE,
-					c->size - CHUNK_HDR_SIZE, &csize) < 0)
+		c = chunk_new(chunk_record_bound(n));
+		if (c && chunk_record_encode(zc, s->env.level, raw, n, c->data, c->size, &csize) < 0)
 			c = chunk_unref(c);
-		if (c) {
-			put_le32(c->data, (uint32_t)csize);
-			put_le32(c->data + 4, (uint32_t)n);
-			c->size = CHUNK_HDR_SIZE + (uint32_t)csize;
-		}
+		if (c)
+			c->size = (uint32_t)csize;
 	}
 	if (c) {
 		c->raw_size = (uint32_t)n;
@@ -350,16 +347,9 @@ static int trim_cpu(struct segment *s, struct segment_cpu *c, uint32_t page_size
 	if (!raw)
 		return -ENOMEM;
 	if (s->env.zstd) {
-		size_t got;
-
-		if (first->size < CHUNK_HDR_SIZE)
-			return -EBADMSG;
-		r = decompress_frame(first->data + CHUNK_HDR_SIZE, first->size - CHUNK_HDR_SIZE,
-				     raw, n_raw, &got);
+		r = chunk_record_decode(first->data, first->size, page_size, raw, n_raw);
 		if (r < 0)
 			return r;
-		if (got != n_raw)
-			return -EBADMSG;
 	} else {
 		memcpy(raw, first->data, n_raw);
 	}

@@ -24,8 +24,8 @@
 #include <string.h>
 
 #include "daemon/session-file.h"
-#include "daemon/ctl-proto.h"
-#include "daemon/parse-util.h"
+#include "lib/ctl-proto.h"
+#include "lib/parse-util.h"
 
 #define LINE_MAX_LEN 8192
 #define SESSION_FILE_KEYS_MAX 32 /* more than there are keys: an unknown one fails anyway */

@@ -54,7 +54,6 @@
 #include "daemon/bounds.h"
 #include "daemon/capture.h"
 #include "daemon/chunk-ring.h"
-#include "daemon/ctl-proto.h"
 #include "daemon/event-list.h"
 #include "daemon/instance.h"
 #include "daemon/log.h"
@@ -64,6 +63,7 @@
 #include "daemon/segment.h"
 #include "daemon/session.h"
 #include "daemon/trigger.h"
+#include "lib/ctl-proto.h"
 
 #define SESSIONS_DIR "sessions"
 #define SNAPSHOTS_DIR "snapshots"

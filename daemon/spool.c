@@ -24,6 +24,11 @@
 
 #include "daemon/log.h"
 #include "daemon/spool.h"
+#include "ftraced/macro.h"
+#include "lib/chunk-record.h"
+#include "lib/compress.h"
+#include "lib/io-util.h"
+#include "lib/rb-page.h"
 
 #define SPOOL_DIR "spool"
 
@@ -156,4 +161,116 @@ unsigned spool_report_stale(int state_dir_fd)
 	}
 	closedir(d);
 	return n;
+}
+
+/**
+ * spool_write_header() - start a spool: its header, then the data position.
+ * @fd: the spool, empty or being reused from its start
+ * @start_read: the kernel's "read events" counter of the CPU at the cut, or UINT64_MAX
+ *
+ * Return: 0 with the file offset at SPOOL_HDR_SIZE, -ENOSPC for a short write, or -errno.
+ */
+int spool_write_header(int fd, uint64_t start_read)
+{
+	uint8_t hdr[SPOOL_HDR_SIZE];
+	ssize_t k;
+
+	put_le32(hdr, SPOOL_MAGIC);
+	put_le32(hdr + 4, SPOOL_VERSION);
+	put_le64(hdr + 8, start_read);
+	k = pwrite(fd, hdr, sizeof(hdr), 0);
+	if (k < 0)
+		return -errno;
+	if (k != sizeof(hdr))
+		return -ENOSPC;
+	return lseek(fd, SPOOL_HDR_SIZE, SEEK_SET) < 0 ? -errno : 0;
+}
+
+static int count_event(const struct rb_event *e, void *userdata)
+{
+	(*(uint64_t *)userdata)++;
+	return 0;
+}
+
+/* Events in @n bytes of whole pages; -1 if a page is damaged. */
+static int64_t count_events(const uint8_t *pages, size_t n, uint32_t page_size)
+{
+	uint64_t events = 0;
+
+	for (size_t off = 0; off + page_size <= n; off += page_size)
+		if (rb_page_foreach_event(pages + off, page_size, count_event, &events) < 0)
+			return -1;
+	return (int64_t)events;
+}
+
+/**
+ * spool_scan() - read a spool up to its last intact record.
+ * @fd: the spool, or a file of chunk records without a header
+ * @data_offset: where the records start (SPOOL_HDR_SIZE after a header, else 0)
+ * @zstd: chunk records; false: whole raw sub-buffers
+ * @page_size: the capture's sub-buffer size
+ * @ret: what the intact part holds: whole chunk records that decompress
+ *       (checksum) into whole, well-formed pages, or whole pages
+ *
+ * Reads nothing beyond what each record header, bounded by chunk_record_check(),
+ * allows; a damaged or torn record ends the intact part.
+ */
+void spool_scan(int fd, uint64_t data_offset, bool zstd, uint32_t page_size,
+		struct spool_scan *ret)
+{
+	uint64_t off = data_offset, size;
+	uint8_t hdr[SPOOL_HDR_SIZE], *in = NULL, *raw = NULL;
+	size_t in_cap = 0, raw_cap = 0;
+	uint32_t page = page_size;
+	struct stat st;
+
+	*ret = (struct spool_scan){ .start_read = UINT64_MAX };
+	if (fstat(fd, &st) < 0)
+		return;
+	size = (uint64_t)st.st_size;
+	if (data_offset == SPOOL_HDR_SIZE && loop_pread_exact(fd, hdr, sizeof(hdr), 0) == 0 &&
+	    get_le32(hdr) == SPOOL_MAGIC)
+		ret->start_read = get_le64(hdr + 8);
+	while (off < size) {
+		uint32_t csize = page, usize = page;
+		int64_t events;
+		size_t got;
+
+		if (zstd) {
+			if (size - off < CHUNK_HDR_SIZE ||
+			    loop_pread_exact(fd, hdr, CHUNK_HDR_SIZE, off) < 0)
+				break;
+			if (chunk_record_check(hdr, size - off - CHUNK_HDR_SIZE, page, &csize,
+					       &usize) < 0)
+				break;
+		} else if (size - off < page) {
+			break;
+		}
+		if (csize > in_cap || usize > raw_cap) {
+			free(in);
+			free(raw);
+			in_cap = MAX(in_cap, (size_t)csize);
+			raw_cap = MAX(raw_cap, (size_t)usize);
+			in = malloc(in_cap);
+			raw = malloc(raw_cap);
+			if (!in || !raw)
+				break;
+		}
+		if (zstd) {
+			if (loop_pread_exact(fd, in, csize, off + CHUNK_HDR_SIZE) < 0 ||
+			    decompress_frame(in, csize, raw, usize, &got) < 0 || got != usize)
+				break;
+		} else if (loop_pread_exact(fd, raw, page, off) < 0) {
+			break;
+		}
+		events = count_events(raw, usize, page);
+		if (events < 0)
+			break;
+		ret->events += (uint64_t)events;
+		off += zstd ? CHUNK_HDR_SIZE + csize : page;
+		ret->chunks += zstd;
+	}
+	free(in);
+	free(raw);
+	ret->bytes = off - data_offset;
 }

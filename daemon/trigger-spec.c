@@ -19,9 +19,9 @@
 #include <string.h>
 
 #include "daemon/bounds.h"
-#include "daemon/parse-util.h"
 #include "daemon/trigger-spec.h"
 #include "ftraced/macro.h"
+#include "lib/parse-util.h"
 
 static const char *const keys[] = { "event", "filter", "post", "min-interval", "max", "signal" };
 

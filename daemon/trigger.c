@@ -22,8 +22,8 @@
 #include "daemon/instance.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
-#include "daemon/rb-page.h"
 #include "daemon/trigger.h"
+#include "lib/rb-page.h"
 
 #define TRIGGER_RESULT_MAX 256u
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/ctl-proto.h"
+#include "lib/ctl-proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

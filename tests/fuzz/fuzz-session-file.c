@@ -3,8 +3,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "daemon/ctl-proto.h"
 #include "daemon/session-file.h"
+#include "lib/ctl-proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "daemon/v7-verify.h"
+#include "lib/v7-verify.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -23,6 +23,8 @@ LOADGEN = os.environ.get("LOADGEN", "build/bench/ftraced-loadgen")
 COUNTER = os.environ.get("COUNTER", "build/bench/ftraced-count")
 TRACING = "/sys/kernel/tracing"
 SKIP = 77
+# `ftracectl recover` runs the daemon's recovery step: the daemon under test.
+os.environ.setdefault("FTRACED_BINARY", os.path.abspath(FTRACED))
 
 
 def skip_unless_possible():

@@ -409,6 +409,16 @@ def test_recover_by_hand():
         r = subprocess.run([FTRACECTL, "recover", d.state], capture_output=True, text=True)
         assert r.returncode == 1 and "ftraced is running" in r.stderr, r.stderr
         d.stop()
+        # Not a state directory: refused, and nothing is created in it.
+        empty = os.path.join(d.dir, "empty")
+        os.mkdir(empty)
+        r = subprocess.run([FTRACECTL, "recover", empty], capture_output=True, text=True)
+        assert r.returncode == 1 and "not an ftraced state directory" in r.stderr, r.stderr
+        assert os.listdir(empty) == [], os.listdir(empty)
+        # Not root: refused with the reason, before the directory is touched.
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            FTRACECTL, "recover", d.state], capture_output=True, text=True)
+        assert r.returncode == 1 and "needs root" in r.stderr, r.stderr
     finally:
         d.cleanup()
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/ctl-proto.h"
 #include "ftraced/macro.h"
+#include "lib/ctl-proto.h"
 
 static struct ctl_builder b;
 static struct ctl_request req;

@@ -10,9 +10,9 @@
 
 #include "daemon/bounds.h"
 #include "daemon/chunk-ring.h"
-#include "daemon/rb-page.h"
 #include "daemon/trigger-spec.h"
 #include "ftraced/macro.h"
+#include "lib/rb-page.h"
 
 static struct chunk *make_chunk(size_t size, uint64_t ts)
 {

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/ctl-proto.h"
 #include "daemon/session-file.h"
+#include "lib/ctl-proto.h"
 
 static struct ctl_builder b;
 static struct ctl_request req;

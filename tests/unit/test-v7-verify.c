@@ -15,9 +15,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "daemon/v7-verify.h"
-#include "daemon/v7-writer.h"
 #include "ftraced/macro.h"
+#include "lib/v7-verify.h"
+#include "lib/v7-writer.h"
 #include "tests/unit/v7-fixture.h"
 
 struct section {

@@ -22,11 +22,11 @@
 
 #include <trace-cmd.h>
 
-#include "daemon/compress.h"
-#include "daemon/rb-page.h"
-#include "daemon/v7-reader.h"
-#include "daemon/v7-writer.h"
 #include "ftraced/macro.h"
+#include "lib/compress.h"
+#include "lib/rb-page.h"
+#include "lib/v7-reader.h"
+#include "lib/v7-writer.h"
 #include "tests/unit/v7-fixture.h"
 
 struct pipe_reader {

@@ -8,8 +8,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "daemon/compress.h"
 #include "ftraced/macro.h"
+#include "lib/chunk-record.h"
+#include "lib/compress.h"
 #include "tests/unit/v7-fixture.h"
 
 const char header_event[] =
@@ -100,8 +101,8 @@ int make_spool(const struct cpu_pages *c, uint32_t page_size, bool zstd,
 		      unsigned pages_per_chunk, uint64_t *ret_size, uint32_t *ret_chunks)
 {
 	_cleanup_(compressor_freep) struct compressor *comp = NULL;
-	size_t bound = compress_bound((size_t)pages_per_chunk * page_size);
-	uint8_t *out = malloc(8 + bound);
+	size_t bound = chunk_record_bound((size_t)pages_per_chunk * page_size);
+	uint8_t *out = malloc(bound);
 	uint64_t size = 0;
 	uint32_t chunks = 0;
 	int fd;
@@ -114,14 +115,12 @@ int make_spool(const struct cpu_pages *c, uint32_t page_size, bool zstd,
 	} else {
 		assert(compressor_new(&comp) == 0);
 		for (size_t pg = 0; pg < c->n_pages; pg += pages_per_chunk) {
-			size_t n = MIN((size_t)pages_per_chunk, c->n_pages - pg) * page_size, csize;
+			size_t n = MIN((size_t)pages_per_chunk, c->n_pages - pg) * page_size, rsize;
 
-			assert(compress_frame(comp, 3, c->pages + pg * page_size, n, out + 8, bound,
-					      &csize) == 0);
-			put_le32(out, (uint32_t)csize);
-			put_le32(out + 4, (uint32_t)n);
-			assert(write(fd, out, 8 + csize) == (ssize_t)(8 + csize));
-			size += 8 + csize;
+			assert(chunk_record_encode(comp, 3, c->pages + pg * page_size, n, out, bound,
+						   &rsize) == 0);
+			assert(write(fd, out, rsize) == (ssize_t)rsize);
+			size += rsize;
 			chunks++;
 		}
 	}

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/v7-writer.h"
+#include "lib/v7-writer.h"
 
 /* Synthetic ring-buffer pages of our own test event, as the kernel lays them out. */
 #define EVENT_ID 1000

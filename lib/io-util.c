@@ -11,8 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "daemon/bounds.h"
-#include "daemon/io-util.h"
+#include "lib/io-util.h"
 
 /* Bytes written by every thread: shutdown asks for more time only while this grows. */
 static _Atomic uint64_t written_total;

@@ -14,14 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/rb-page.h"
-#include "daemon/v7-reader.h"
-#include "daemon/v7-verify.h"
 #include "ftraced/macro.h"
+#include "lib/rb-page.h"
+#include "lib/v7-format.h"
+#include "lib/v7-reader.h"
+#include "lib/v7-verify.h"
 
-#define SEC_STRINGS 15
-#define SEC_FIRST_META 16
-#define SEC_LAST_META 21
 
 struct walk {
 	const struct v7_reader_cpu *cpu;
@@ -127,7 +125,7 @@ int v7_verify(int fd, uint64_t *ret_events, uint64_t *ret_pages, char *problem,
 			 "and ftraced always write one last)");
 		return -EBADMSG;
 	}
-	for (uint16_t sec = SEC_STRINGS; sec <= SEC_LAST_META; sec++) {
+	for (uint16_t sec = V7_SEC_STRINGS; sec <= V7_SEC_LAST_META; sec++) {
 		uint8_t *body;
 		size_t n;
 

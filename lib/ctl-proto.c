@@ -14,8 +14,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "daemon/ctl-proto.h"
 #include "ftraced/macro.h"
+#include "lib/ctl-proto.h"
 
 /**
  * ctl_msg_parse() - check a packet's header against its length.

@@ -28,36 +28,15 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "daemon/compress.h"
-#include "daemon/io-util.h"
-#include "daemon/v7-writer.h"
 #include "ftraced/macro.h"
+#include "lib/compress.h"
+#include "lib/io-util.h"
+#include "lib/v7-format.h"
+#include "lib/v7-writer.h"
 
-#define V7_MAGIC "\x17\x08\x44tracing"
-#define V7_SECTION_HDR_SIZE 16u
-#define V7_FLAG_COMPRESSED 1u
-#define V7_BLOCK_HDR_SIZE 8u
 /* iovecs per writev() of in-memory data (IOV_MAX is 1024 on Linux). */
 #define BLOB_IOV_MAX 256
 #define WRITEBACK_KICK_BYTES (UINT64_C(8) << 20)
-
-enum {
-	V7_OPT_DONE = 0,
-	V7_OPT_CPUSTAT = 2,
-	V7_OPT_BUFFER = 3,
-	V7_OPT_TRACECLOCK = 4,
-	V7_OPT_UNAME = 5,
-	V7_OPT_CPUCOUNT = 8,
-	V7_OPT_VERSION = 9,
-	V7_OPT_TRACEID = 11,
-	V7_SEC_STRINGS = 15,
-	V7_SEC_HEADER_INFO = 16,
-	V7_SEC_FTRACE_EVENTS = 17,
-	V7_SEC_EVENT_FORMATS = 18,
-	V7_SEC_KALLSYMS = 19,
-	V7_SEC_PRINTK = 20,
-	V7_SEC_CMDLINES = 21,
-};
 
 /* A growable byte buffer whose first allocation failure sticks. */
 struct buf {
@@ -523,8 +502,8 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 		goto out;
 
 	/* File header. */
-	buf_put(&header, V7_MAGIC, sizeof(V7_MAGIC) - 1);
-	buf_put_str(&header, "7");
+	buf_put(&header, V7_MAGIC, V7_MAGIC_SIZE);
+	buf_put_str(&header, V7_VERSION_STRING);
 	buf_put(&header, "\0\x08", 2); /* little-endian, 8-byte long */
 	buf_put_u32(&header, f->page_size);
 	buf_put_str(&header, zstd ? "zstd" : "none");

@@ -13,7 +13,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-#include "daemon/compress.h"
+#include "lib/compress.h"
 
 struct compressor {
 	ZSTD_CCtx *cctx;

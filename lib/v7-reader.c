@@ -20,32 +20,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/compress.h"
-#include "daemon/io-util.h"
-#include "daemon/v7-reader.h"
+#include "lib/chunk-record.h"
+#include "lib/compress.h"
+#include "lib/io-util.h"
+#include "lib/v7-format.h"
+#include "lib/v7-reader.h"
 
-#define V7_SECTION_HDR_SIZE 16u
 #define V7_OPTIONS_MAX 64          /* OPTIONS sections in one chain */
 #define V7_CPUS_MAX 8192
 /* CPUSTAT texts kept: ours has up to three per CPU (end, start, flight recorder). */
 #define V7_CPUSTAT_MAX (4 * V7_CPUS_MAX)
 #define V7_SECTION_RAW_MAX (256u << 20)
-#define V7_CHUNK_RAW_MAX (64u << 20)
 #define V7_PAGE_SIZE_MAX (1u << 20)
-
-enum {
-	OPT_DONE = 0,
-	OPT_CPUSTAT = 2,
-	OPT_BUFFER = 3,
-	OPT_TRACECLOCK = 4,
-	OPT_UNAME = 5,
-	OPT_CPUCOUNT = 8,
-	OPT_VERSION = 9,
-	OPT_TRACEID = 11,
-	SEC_STRINGS = 15,
-	SEC_FIRST_META = 16,
-	SEC_LAST_META = 21,
-};
 
 struct v7_reader {
 	int fd;
@@ -63,7 +49,7 @@ struct v7_reader {
 	uint32_t page_size;
 	bool compressed;
 	char clock[64];
-	uint64_t section_offset[SEC_LAST_META + 1];
+	uint64_t section_offset[V7_SEC_LAST_META + 1];
 	size_t n_cpus;
 	struct v7_reader_cpu *cpus;
 };
@@ -146,7 +132,7 @@ static int walk_sections(struct v7_reader *r, uint64_t pos)
 			return err;
 		if (id > 22)
 			return fail(r, "unknown section id %u at %" PRIu64, id, pos);
-		if (id == SEC_STRINGS && !r->strings_seen) {
+		if (id == V7_SEC_STRINGS && !r->strings_seen) {
 			r->strings_seen = true;
 			r->strings_offset = pos;
 		}
@@ -167,7 +153,8 @@ static int read_header(struct v7_reader *r, uint64_t *ret_options, uint64_t *ret
 	err = loop_pread_exact(r->fd, h, n, 0);
 	if (err < 0)
 		return err;
-	if (memcmp(h, "\x17\x08\x44tracing", 10) != 0 || memcmp(h + 10, "7\0", 2) != 0)
+	if (memcmp(h, V7_MAGIC, V7_MAGIC_SIZE) != 0 ||
+	    memcmp(h + V7_MAGIC_SIZE, V7_VERSION_STRING, sizeof(V7_VERSION_STRING)) != 0)
 		return fail(r, "not a trace-cmd version 7 file");
 	if (h[12] != 0 || h[13] != 8) /* little-endian, 64-bit long: what we can read */
 		return fail_code(r, -EPROTONOSUPPORT, "big-endian or 32-bit files are not supported");
@@ -268,7 +255,7 @@ static int keep_option(struct v7_reader *r, uint16_t id, const uint8_t *p, uint3
 	char **slot = NULL, **grown;
 
 	switch (id) {
-	case OPT_CPUSTAT:
+	case V7_OPT_CPUSTAT:
 		if (r->n_cpustat >= V7_CPUSTAT_MAX)
 			return 0;
 		grown = realloc(r->cpustat, (r->n_cpustat + 1) * sizeof(*grown));
@@ -278,20 +265,20 @@ static int keep_option(struct v7_reader *r, uint16_t id, const uint8_t *p, uint3
 		slot = &r->cpustat[r->n_cpustat++];
 		*slot = NULL;
 		break;
-	case OPT_TRACECLOCK:
+	case V7_OPT_TRACECLOCK:
 		slot = &r->trace_clock;
 		break;
-	case OPT_UNAME:
+	case V7_OPT_UNAME:
 		slot = &r->uname;
 		break;
-	case OPT_VERSION:
+	case V7_OPT_VERSION:
 		slot = &r->version;
 		break;
-	case OPT_CPUCOUNT:
+	case V7_OPT_CPUCOUNT:
 		if (n == 4)
 			r->cpu_count = get_le32(p);
 		return 0;
-	case OPT_TRACEID:
+	case V7_OPT_TRACEID:
 		if (n == 8)
 			r->trace_id = get_le64(p);
 		return 0;
@@ -317,7 +304,7 @@ static int read_options(struct v7_reader *r, uint64_t off)
 		err = read_section_header(r, off, &section_id, &flags, &size);
 		if (err < 0)
 			return err;
-		if (section_id != OPT_DONE || flags != 0 || size > V7_SECTION_RAW_MAX)
+		if (section_id != V7_OPT_DONE || flags != 0 || size > V7_SECTION_RAW_MAX)
 			return fail(r, "options chain points at section %u at %" PRIu64 ", not an OPTIONS section", section_id, off);
 		body = malloc(MAX(size, (uint64_t)1));
 		if (!body)
@@ -338,18 +325,18 @@ static int read_options(struct v7_reader *r, uint64_t off)
 				err = fail(r, "option %u at %" PRIu64 " runs past its section", id, off);
 				break;
 			}
-			if (id == OPT_DONE) {
+			if (id == V7_OPT_DONE) {
 				if (n != 8)
 					err = fail(r, "DONE option with a payload of %u bytes", n);
 				else
 					next = get_le64(body + pos);
 				break;
 			}
-			if (id == OPT_BUFFER)
+			if (id == V7_OPT_BUFFER)
 				err = parse_buffer_option(r, body + pos, n);
-			else if (id >= OPT_CPUSTAT && id <= OPT_TRACEID)
+			else if (id >= V7_OPT_CPUSTAT && id <= V7_OPT_TRACEID)
 				err = keep_option(r, id, body + pos, n);
-			else if (id >= SEC_FIRST_META && id <= SEC_LAST_META && n == 8)
+			else if (id >= V7_SEC_FIRST_META && id <= V7_SEC_LAST_META && n == 8)
 				r->section_offset[id] = get_le64(body + pos);
 			pos += n;
 		}
@@ -393,7 +380,7 @@ int v7_reader_open(int fd, struct v7_reader **ret, char *error, size_t n_error)
 		err = options == 0 ? 0 : read_options(r, options);
 	if (err >= 0 && options == 0)
 		err = fail(r, "the header's options offset is 0 (the file was never finished)");
-	if (err >= 0 && r->section_offset[SEC_FIRST_META] == 0)
+	if (err >= 0 && r->section_offset[V7_SEC_FIRST_META] == 0)
 		err = fail(r, "no HEADER_INFO section: no reader can open it");
 	if (err < 0) {
 		if (error)
@@ -508,9 +495,9 @@ int v7_reader_section(struct v7_reader *r, uint16_t id, uint8_t **ret, size_t *r
 	size_t usize, got;
 	int err;
 
-	if (id != SEC_STRINGS && (id < SEC_FIRST_META || id > SEC_LAST_META))
+	if (id != V7_SEC_STRINGS && (id < V7_SEC_FIRST_META || id > V7_SEC_LAST_META))
 		return -EINVAL;
-	off = id == SEC_STRINGS ? r->strings_offset : r->section_offset[id];
+	off = id == V7_SEC_STRINGS ? r->strings_offset : r->section_offset[id];
 	if (off == 0)
 		return -ENOENT;
 	err = read_section_header(r, off, &found_id, &flags, &size);
@@ -573,7 +560,7 @@ static int foreach_raw_page(struct v7_reader *r, const struct v7_reader_cpu *c, 
 static int foreach_chunk_page(struct v7_reader *r, const struct v7_reader_cpu *c, v7_page_fn fn,
 			      void *userdata)
 {
-	uint8_t *in = NULL, *out = NULL, word[8];
+	uint8_t *in = NULL, *out = NULL, word[CHUNK_HDR_SIZE];
 	uint64_t off = c->offset, end = c->offset + c->size;
 	size_t in_cap = 0, out_cap = 0;
 	uint32_t count;
@@ -596,19 +583,17 @@ static int foreach_chunk_page(struct v7_reader *r, const struct v7_reader_cpu *c
 		uint32_t csize, usize;
 		size_t got;
 
-		if (end - off < 8) {
+		if (end - off < CHUNK_HDR_SIZE) {
 			err = fail(r, "CPU %u: chunk %u runs past the CPU data", c->cpu, k);
 			break;
 		}
-		err = loop_pread_exact(r->fd, word, 8, off);
+		err = loop_pread_exact(r->fd, word, CHUNK_HDR_SIZE, off);
 		if (err < 0)
 			break;
-		csize = get_le32(word);
-		usize = get_le32(word + 4);
-		off += 8;
-		if (csize > end - off || usize == 0 || usize > V7_CHUNK_RAW_MAX ||
-		    usize % c->page_size) {
-			err = fail(r, "CPU %u: chunk %u has bad sizes (%u -> %u)", c->cpu, k, csize, usize);
+		off += CHUNK_HDR_SIZE;
+		if (chunk_record_check(word, end - off, c->page_size, &csize, &usize) < 0) {
+			err = fail(r, "CPU %u: chunk %u has bad sizes (%u -> %u)", c->cpu, k,
+				   get_le32(word), get_le32(word + 4));
 			break;
 		}
 		if (csize > in_cap || usize > out_cap) {

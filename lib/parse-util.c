@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/parse-util.h"
 #include "ftraced/macro.h"
+#include "lib/parse-util.h"
 
 /**
  * parse_duration_ms() - "10s", "500ms", "2m", "1h", "7d", "1.5s" or a bare number of seconds.

@@ -4,9 +4,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/v7-format.h"
+
 struct v7_reader;
 
-#define V7_EVENT_IDS_MAX 65536
 
 /* What walking one CPU region found. */
 struct v7_cpu_summary {

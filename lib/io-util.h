@@ -6,6 +6,14 @@
 
 struct iovec;
 
+/*
+ * A FIFO output whose reader takes nothing for this long fails its file
+ * (what was captured stays in the spool for recovery). Shorter than the
+ * unit's TimeoutStopSec, so a stuck reader cannot hold up a stop.
+ */
+#define OUTPUT_STALL_MS (30 * 1000)
+
+
 void io_count_written(uint64_t n);
 uint64_t io_written_total(void);
 int wait_writable(int fd);

@@ -14,8 +14,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "daemon/rb-page.h"
 #include "ftraced/macro.h"
+#include "lib/rb-page.h"
 
 #define PAGE_HDR_SIZE 16u
 #define COMMIT_SIZE_MASK ((1u << 27) - 1)
