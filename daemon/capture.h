@@ -22,6 +22,7 @@ struct capture_stream_config {
 	bool zstd;
 	int level;
 	uint64_t notify_bytes; /* 0: no progress notifications */
+	_Atomic uint64_t *progress; /* borrowed: stored bytes are added here too; may be NULL */
 };
 
 /* Where the last rotation cut a stream: totals stored before the new spool took over. */

@@ -80,16 +80,70 @@ int instance_new(uint32_t tag, uint64_t id, struct instance **ret)
  */
 struct instance *instance_free(struct instance *i)
 {
+	char name[sizeof(i->name)];
+	int r;
+
 	if (!i)
 		return NULL;
+	snprintf(name, sizeof(name), "%s", i->name);
+	r = instance_destroy(i);
+	if (r < 0)
+		log_warning_errno(r, "Removing instance '%s' failed: %m", name);
+	return NULL;
+}
+
+/**
+ * instance_destroy() - remove the instance from tracefs and free it.
+ * @i: instance or NULL
+ *
+ * Return: 0, or -errno of the removal (the object is freed either way).
+ */
+int instance_destroy(struct instance *i)
+{
+	int r = 0;
+
+	if (!i)
+		return 0;
 	if (i->tfs) {
 		if (tracefs_instance_destroy(i->tfs) < 0)
-			log_warning_errno(negative_errno(), "Removing instance '%s' failed: %m",
-					  i->name);
+			r = negative_errno();
 		tracefs_instance_free(i->tfs);
 	}
 	free(i);
-	return NULL;
+	return r;
+}
+
+/**
+ * instance_adopt_orphan() - take over an instance an earlier run of the daemon left.
+ * @name: its name, as a crash recipe recorded it (not trusted)
+ * @prefix: what our own instances' names start with ("ftraced-<tag>-")
+ * @ret: the instance, tracing turned off; freeing it removes it
+ *
+ * Crash recovery drains what its ring buffers still hold, then frees it.
+ *
+ * Return: 0, -ENOENT if there is no such instance of ours, or -errno.
+ */
+int instance_adopt_orphan(const char *name, const char *prefix, struct instance **ret)
+{
+	struct instance *i;
+
+	if (strncmp(name, prefix, strlen(prefix)) != 0 || strlen(name) >= sizeof(i->name) ||
+	    !tracefs_instance_exists(name))
+		return -ENOENT;
+	i = calloc(1, sizeof(*i));
+	if (!i)
+		return -ENOMEM;
+	snprintf(i->name, sizeof(i->name), "%s", name);
+	i->tfs = tracefs_instance_alloc(NULL, name);
+	if (!i->tfs) {
+		free(i);
+		return negative_errno();
+	}
+	if (tracefs_trace_off(i->tfs) < 0)
+		log_warning_errno(negative_errno(), "Cannot turn tracing off in orphaned instance "
+				  "'%s', draining anyway: %m", name);
+	*ret = i;
+	return 0;
 }
 
 const char *instance_name(const struct instance *i)
@@ -470,4 +524,81 @@ int instance_remove_orphans(uint32_t tag)
 	}
 	free(l.names);
 	return l.error < 0 ? l.error : n;
+}
+
+/* Says what the kernel did not accept in a filter, from its error_log line if any. */
+static void filter_error(const struct event_id *e, const char *kernel_error, int r, char *error,
+			 size_t n_error)
+{
+	const char *msg = strerror(-r);
+
+	if (kernel_error) {
+		/* error_log lines start with a timestamp: keep what follows. */
+		msg = strchr(kernel_error, ']');
+		msg = msg ? msg + 1 : kernel_error;
+		msg += strspn(msg, " ");
+	}
+	snprintf(error, n_error, "filter rejected by the kernel for %s:%s: %s", e->system,
+		 e->event, msg);
+}
+
+/**
+ * instance_configure() - a new instance as a session asks for it.
+ * @i: the instance, tracing off
+ * @p: buffer and sub-buffer size, clock, events and their filter
+ * @error: receives a message for the client on failure, naming what the kernel refused
+ * @n_error: its size
+ *
+ * Return: 0, or -errno with @error set (-EOPNOTSUPP: the kernel cannot do
+ * what was asked, such as change the sub-buffer size or filter ftrace:*).
+ */
+int instance_configure(struct instance *i, const struct instance_setup *p, char *error,
+		       size_t n_error)
+{
+	int r;
+
+	r = instance_set_buffer(i, p->buffer_kb, p->subbuf_kb);
+	if (r == -EOPNOTSUPP) {
+		snprintf(error, n_error, "this kernel cannot change the sub-buffer size");
+		return r;
+	}
+	if (r < 0) {
+		snprintf(error, n_error, "cannot set buffer size %u KiB (sub-buffer %u KiB): %s",
+			 p->buffer_kb, p->subbuf_kb, strerror(-r));
+		return r;
+	}
+	if (p->clock) {
+		r = instance_set_clock(i, p->clock);
+		if (r < 0) {
+			_cleanup_free_ char *list = NULL;
+
+			instance_read(i, "trace_clock", &list, NULL);
+			if (list)
+				list[strcspn(list, "\n")] = '\0';
+			snprintf(error, n_error, "unknown clock '%s' (available: %s)", p->clock,
+				 list ?: "?");
+			return r;
+		}
+	}
+	for (size_t k = 0; k < p->events->n; k++) {
+		const struct event_id *e = &p->events->events[k];
+		_cleanup_free_ char *kernel_error = NULL;
+
+		r = instance_enable_event(i, e, p->filter, &kernel_error);
+		if (r == -EOPNOTSUPP) {
+			snprintf(error, n_error, "%s:%s cannot be filtered (ftrace:* events have no "
+				 "filter)", e->system, e->event);
+			return r;
+		}
+		if (r < 0 && p->filter) {
+			filter_error(e, kernel_error, r, error, n_error);
+			return r;
+		}
+		if (r < 0) {
+			snprintf(error, n_error, "cannot enable %s:%s: %s", e->system, e->event,
+				 strerror(-r));
+			return r;
+		}
+	}
+	return 0;
 }

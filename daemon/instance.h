@@ -2,12 +2,14 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ftraced/macro.h"
 
 struct instance;
 struct event_id;
+struct event_list;
 
 /* One CPU's counters from per_cpu/cpuN/stats. */
 struct cpu_counters {
@@ -17,12 +19,25 @@ struct cpu_counters {
 	uint64_t read;
 };
 
+/* What a session asks of its new instance. */
+struct instance_setup {
+	uint32_t buffer_kb;              /* per CPU */
+	uint32_t subbuf_kb;              /* 0: the kernel's default */
+	const char *clock;               /* NULL: the default */
+	const char *filter;              /* for every event; NULL: none */
+	const struct event_list *events;
+};
+
 uint32_t instance_tag(const char *state_dir);
 int instance_new(uint32_t tag, uint64_t id, struct instance **ret);
+int instance_adopt_orphan(const char *name, const char *prefix, struct instance **ret);
 struct instance *instance_free(struct instance *i);
+int instance_destroy(struct instance *i);
 DEFINE_CLEANUP(struct instance *, instance_free)
 
 const char *instance_name(const struct instance *i);
+int instance_configure(struct instance *i, const struct instance_setup *p, char *error,
+		       size_t n_error);
 int instance_set_buffer(struct instance *i, uint32_t buffer_kb, uint32_t subbuf_kb);
 int instance_set_clock(struct instance *i, const char *clock);
 int instance_enable_event(struct instance *i, const struct event_id *e, const char *filter,

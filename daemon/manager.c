@@ -14,6 +14,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@
 #include "daemon/metadata.h"
 #include "daemon/privileges.h"
 #include "daemon/recovery.h"
+#include "daemon/kallsyms.h"
 #include "daemon/runner.h"
 #include "daemon/session-file.h"
 #include "daemon/session.h"
@@ -55,12 +57,14 @@ struct manager {
 	int state_dir_fd;
 	int lock_fd;
 	uint32_t instance_tag;
-	int kallsyms_fd;
+	struct kallsyms *kallsyms;
+	struct runner *runner;
 	uint32_t next_id;
 	bool exiting;
 	uint64_t watchdog_usec;    /* WatchdogSec= of the unit, or 0 */
 	bool watchdog_withheld;    /* a worker is stuck: no WATCHDOG=1 until it moves again */
-	uint64_t written_at_extend; /* io_written_total() when time was last asked for */
+	_Atomic uint64_t written;   /* bytes written to spools and files, by every thread */
+	uint64_t written_at_extend; /* written when time was last asked for */
 	sd_event_source *extend_timer;
 	struct slot slots[SESSION_MAX];
 	struct ctl_builder reply;
@@ -247,6 +251,9 @@ static struct session_env session_env_of(struct manager *m)
 		.pool = m->pool,
 		.state_dir_fd = m->state_dir_fd,
 		.instance_tag = m->instance_tag,
+		.kallsyms = m->kallsyms,
+		.runner = m->runner,
+		.written = &m->written,
 		.on_done = on_session_done,
 		.on_stopped = on_session_stopped,
 		.on_snapshot = on_snapshot,
@@ -703,7 +710,7 @@ static int on_test_stall(sd_event_source *source, const struct signalfd_siginfo 
 static int on_extend(sd_event_source *source, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
-	uint64_t written = io_written_total(), age;
+	uint64_t written = atomic_load_explicit(&m->written, memory_order_relaxed), age;
 	unsigned cpu;
 
 	if (written != m->written_at_extend && !capture_pool_stalled(m->pool, STOP_EXTEND_USEC,
@@ -724,7 +731,7 @@ static int on_signal(sd_event_source *source, const struct signalfd_siginfo *si,
 	log_info("Received %s, finishing %u session(s) and exiting", strsignal((int)si->ssi_signo),
 		 n_sessions(m, 0, false));
 	sd_notifyf(false, "STOPPING=1\nEXTEND_TIMEOUT_USEC=%" PRIu64, STOP_EXTEND_USEC);
-	m->written_at_extend = io_written_total();
+	m->written_at_extend = atomic_load_explicit(&m->written, memory_order_relaxed);
 	r = sd_event_add_time_relative(m->event, &m->extend_timer, CLOCK_MONOTONIC,
 				       STOP_EXTEND_INTERVAL_USEC, 0, on_extend, m);
 	if (r < 0)
@@ -816,12 +823,12 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	m->state_dir_fd = -EBADF;
 	m->lock_fd = -EBADF;
 	h.userdata = m;
-	m->kallsyms_fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
-	if (m->kallsyms_fd < 0)
-		log_warning_errno(negative_errno(), "Cannot open /proc/kallsyms, files will have no "
-				  "symbols: %m");
-	metadata_set_kallsyms_fd(m->kallsyms_fd);
-	if (m->kallsyms_fd >= 0 && !metadata_kallsyms_has_addresses())
+	r = kallsyms_open(&m->kallsyms);
+	if (!m->kallsyms)
+		return log_error_errno(r, "Out of memory");
+	if (r < 0)
+		log_warning_errno(r, "Cannot open /proc/kallsyms, files will have no symbols: %m");
+	else if (!kallsyms_has_addresses(m->kallsyms))
 		log_warning("/proc/kallsyms shows no addresses: ftraced was started without "
 			    "CAP_SYSLOG (a unit's CapabilityBoundingSet= without it, or "
 			    "ProtectKernelLogs=yes), so files will carry no symbol addresses");
@@ -835,6 +842,9 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	r = sd_event_default(&m->event);
 	if (r < 0)
 		return log_error_errno(r, "Cannot create the event loop: %m");
+	r = runner_new(m->event, &m->runner);
+	if (r < 0)
+		return log_error_errno(r, "Out of memory");
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -866,7 +876,7 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 		unsigned n, failed;
 
 		snprintf(prefix, sizeof(prefix), "ftraced-%08" PRIx32 "-", m->instance_tag);
-		r = recovery_recover_all(m->state_dir_fd, prefix, &n, &failed);
+		r = recovery_recover_all(m->state_dir_fd, prefix, m->kallsyms, &n, &failed);
 		if (r < 0)
 			log_warning_errno(r, "Recovering interrupted captures failed, ignoring: %m");
 		else if (n > 0)
@@ -934,11 +944,11 @@ struct manager *manager_free(struct manager *m)
 	for (size_t i = 0; i < SESSION_MAX; i++)
 		m->slots[i].session = session_free(m->slots[i].session);
 	m->pool = capture_pool_free(m->pool);
-	runner_kill_all();
+	m->runner = runner_free(m->runner);
 	sd_event_unref(m->event);
 	safe_close(m->state_dir_fd);
 	safe_close(m->lock_fd);
-	safe_close(m->kallsyms_fd);
+	m->kallsyms = kallsyms_free(m->kallsyms);
 	free(m);
 	return NULL;
 }

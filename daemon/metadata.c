@@ -10,14 +10,7 @@
  * saved_tgids has no section or option that trace-cmd 3.1.6 reads, so it
  * is not stored.
  *
- * /proc/kallsyms is read through one fd opened at start-up while the
- * daemon still held CAP_SYSLOG (the kernel decides at open() whether
- * addresses are shown). It may be read from several assembler threads,
- * hence the lock around its file position. The kernel takes ~80 ms to
- * generate it, most of a snapshot's latency, so the last copy is kept
- * and reused while /proc/modules is unchanged and the copy is younger
- * than KALLSYMS_CACHE_USEC (symbols of BPF programs loaded since may be
- * missing from a file for that long).
+ * Symbols come from a struct kallsyms (kallsyms.c) that the caller owns.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,179 +27,9 @@
 #include "daemon/bounds.h"
 #include "daemon/event-list.h"
 #include "daemon/instance.h"
+#include "daemon/kallsyms.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
-
-static int kallsyms_fd = -EBADF;
-static pthread_mutex_t kallsyms_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Under kallsyms_lock: the last kallsyms read, and /proc/modules then. */
-static struct {
-	char *text;
-	size_t n_text;
-	char *modules;
-	size_t n_modules;
-	uint64_t read_usec;
-} kallsyms_cache;
-
-/**
- * metadata_set_kallsyms_fd() - the /proc/kallsyms fd to read symbols from.
- * @fd: opened with CAP_SYSLOG held; owned by the caller for the process lifetime
- */
-void metadata_set_kallsyms_fd(int fd)
-{
-	kallsyms_fd = fd;
-}
-
-/**
- * metadata_kallsyms_has_addresses() - does the kallsyms fd show real addresses?
- *
- * Without CAP_SYSLOG at open time (a unit whose bounding set lacks it, or
- * ProtectKernelLogs=yes, which removes it) every address reads as zero.
- *
- * Return: true if the first symbols have non-zero addresses.
- */
-bool metadata_kallsyms_has_addresses(void)
-{
-	char head[256];
-	ssize_t n;
-
-	if (kallsyms_fd < 0)
-		return false;
-	n = pread(kallsyms_fd, head, sizeof(head) - 1, 0);
-	if (n <= 0)
-		return false;
-	head[n] = '\0';
-	for (char *p = head; *p && *p != ' '; p++)
-		if (*p != '0')
-			return true;
-	return false;
-}
-
-/* Reads a whole file through @fd from its start; *ret is NUL-terminated. */
-static int read_whole_fd(int fd, char **ret, size_t *ret_size)
-{
-	size_t n = 0, cap = 0;
-	char *buf = NULL;
-	int r = 0;
-
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		r = negative_errno();
-	while (r >= 0) {
-		ssize_t k;
-
-		if (n + 65536 > cap) {
-			char *p;
-
-			if (cap >= METADATA_FILE_MAX) {
-				r = -EFBIG;
-				break;
-			}
-			cap = MAX(cap * 2, (size_t)1 << 16);
-			p = realloc(buf, cap);
-			if (!p) {
-				r = -ENOMEM;
-				break;
-			}
-			buf = p;
-		}
-		k = read(fd, buf + n, cap - n - 1);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			r = negative_errno();
-		} else if (k == 0) {
-			break;
-		} else {
-			n += (size_t)k;
-		}
-	}
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	if (buf)
-		buf[n] = '\0';
-	*ret = buf;
-	*ret_size = n;
-	return 0;
-}
-
-static uint64_t monotonic_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static int read_modules(char **ret, size_t *ret_size)
-{
-	int fd = open("/proc/modules", O_RDONLY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return negative_errno();
-	r = read_whole_fd(fd, ret, ret_size);
-	close(fd);
-	return r;
-}
-
-static int read_kallsyms(char **ret, size_t *ret_size)
-{
-	char *modules = NULL, *text = NULL;
-	size_t n_modules = 0, n_text = 0;
-	uint64_t now = monotonic_usec();
-	int r;
-
-	*ret = NULL;
-	*ret_size = 0;
-	if (kallsyms_fd < 0)
-		return 0;
-	pthread_mutex_lock(&kallsyms_lock);
-	r = read_modules(&modules, &n_modules);
-	if (r == -ENOENT) {
-		modules = strdup(""); /* a kernel without modules: they never change */
-	} else if (r < 0) {
-		free(modules);
-		modules = NULL; /* no way to tell: never reuse */
-	}
-	if (kallsyms_cache.text && modules && kallsyms_cache.modules &&
-	    now - kallsyms_cache.read_usec < KALLSYMS_CACHE_USEC &&
-	    n_modules == kallsyms_cache.n_modules &&
-	    memcmp(modules, kallsyms_cache.modules, n_modules) == 0) {
-		text = malloc(kallsyms_cache.n_text + 1);
-		r = text ? 0 : -ENOMEM;
-		if (text) {
-			memcpy(text, kallsyms_cache.text, kallsyms_cache.n_text + 1);
-			n_text = kallsyms_cache.n_text;
-		}
-		free(modules);
-		pthread_mutex_unlock(&kallsyms_lock);
-		*ret = text;
-		*ret_size = n_text;
-		return r;
-	}
-	r = read_whole_fd(kallsyms_fd, &text, &n_text);
-	if (r >= 0 && text) {
-		char *copy = malloc(n_text + 1);
-
-		free(kallsyms_cache.text);
-		free(kallsyms_cache.modules);
-		kallsyms_cache.text = copy;
-		kallsyms_cache.n_text = copy ? n_text : 0;
-		if (copy)
-			memcpy(copy, text, n_text + 1);
-		kallsyms_cache.modules = TAKE_PTR(modules);
-		kallsyms_cache.n_modules = n_modules;
-		kallsyms_cache.read_usec = now;
-	}
-	free(modules);
-	pthread_mutex_unlock(&kallsyms_lock);
-	if (r < 0)
-		return r;
-	*ret = text;
-	*ret_size = n_text;
-	return 0;
-}
 
 static int read_top(const char *file, char **ret, size_t *ret_size)
 {
@@ -280,11 +103,13 @@ static int add_format(struct v7_blob **blobs, size_t *n, const char *system, con
  * global_meta_read() - read formats, symbols, comms and uname.
  * @m: metadata, zero-initialised
  * @events: the session's events (sorted by system), which must outlive @m
+ * @ks: where symbols come from (NULL: none)
  *
  * Return: 0 or -errno. A missing kallsyms or printk_formats is not an
  * error (both sections may be empty).
  */
-int global_meta_read(struct global_meta *m, const struct event_list *events)
+int global_meta_read(struct global_meta *m, const struct event_list *events,
+		     struct kallsyms *ks)
 {
 	struct utsname u;
 	char **ftrace;
@@ -324,7 +149,7 @@ int global_meta_read(struct global_meta *m, const struct event_list *events)
 		k++;
 	}
 
-	r = read_kallsyms(&m->kallsyms, &m->n_kallsyms);
+	r = kallsyms_read(ks, &m->kallsyms, &m->n_kallsyms);
 	if (r < 0)
 		log_warning_errno(r, "Reading /proc/kallsyms failed, writing no symbols: %m");
 	r = read_top("printk_formats", &m->printk, &m->n_printk);

@@ -7,6 +7,7 @@
 
 struct instance;
 struct event_list;
+struct kallsyms;
 
 /*
  * What a v7 file says about the kernel besides the ring-buffer data, in two
@@ -41,11 +42,10 @@ struct global_meta {
 	char uname[512];
 };
 
-void metadata_set_kallsyms_fd(int fd);
-bool metadata_kallsyms_has_addresses(void);
 int instance_meta_read(struct instance_meta *m, struct instance *i);
 void instance_meta_done(struct instance_meta *m);
-int global_meta_read(struct global_meta *m, const struct event_list *events);
+int global_meta_read(struct global_meta *m, const struct event_list *events,
+		     struct kallsyms *ks);
 void global_meta_done(struct global_meta *m);
 void metadata_to_v7(const struct instance_meta *im, const struct global_meta *gm,
 		    struct v7_file *f);

@@ -43,6 +43,7 @@
 #include "daemon/bounds.h"
 #include "daemon/event-list.h"
 #include "daemon/instance.h"
+#include "daemon/kallsyms.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
 #include "daemon/recovery.h"
@@ -210,18 +211,15 @@ static int parse_recipe(int dir_fd, struct parsed_recipe *p)
 }
 
 /* Appends what the orphaned instance still holds for one CPU to its spool. */
-static void drain_orphan_cpu(struct tracefs_instance *t, unsigned cpu, int spool_fd,
+static void drain_orphan_cpu(struct instance *orphan, unsigned cpu, int spool_fd,
 			     const struct parsed_recipe *p, struct compressor *c)
 {
 	uint32_t page = p->imeta.subbuf_size;
 	size_t cap = MAX((size_t)page, (size_t)CHUNK_TARGET_BYTES), n = 0;
 	uint8_t *raw = malloc(cap), *out = malloc(chunk_record_bound(cap));
-	char path[64];
-	int fd;
+	int fd = -EBADF;
 
-	snprintf(path, sizeof(path), "per_cpu/cpu%u/trace_pipe_raw", cpu);
-	fd = tracefs_instance_file_open(t, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 || !raw || !out)
+	if (instance_open_cpu_raw(orphan, cpu, &fd) < 0 || !raw || !out)
 		goto out;
 	if (lseek(spool_fd, 0, SEEK_END) < 0)
 		goto out;
@@ -252,35 +250,25 @@ out:
 	free(out);
 }
 
-/* The orphaned instance of a spool, if it is still there and ours; tracing turned off. */
-static struct tracefs_instance *open_orphan(const struct parsed_recipe *p, const char *prefix)
-{
-	struct tracefs_instance *t;
-
-	if (strncmp(p->instance, prefix, strlen(prefix)) != 0 ||
-	    !tracefs_instance_exists(p->instance))
-		return NULL;
-	t = tracefs_instance_alloc(NULL, p->instance);
-	if (t)
-		tracefs_trace_off(t);
-	return t;
-}
-
 /*
  * What the orphaned instance's ring buffers still hold, never read, goes to
  * @fds (appended). Then the instance goes.
  */
-static void drain_orphan(struct tracefs_instance *t, const struct parsed_recipe *p, int *fds)
+static void drain_orphan(struct instance *orphan, const struct parsed_recipe *p, int *fds)
 {
 	_cleanup_(compressor_freep) struct compressor *c = NULL;
+	int r;
 
 	if (compressor_new(&c) >= 0)
 		for (unsigned cpu = 0; cpu < p->n_cpus; cpu++)
 			if (fds[cpu] >= 0)
-				drain_orphan_cpu(t, cpu, fds[cpu], p, c);
-	if (tracefs_instance_destroy(t) == 0)
+				drain_orphan_cpu(orphan, cpu, fds[cpu], p, c);
+	r = instance_destroy(orphan);
+	if (r < 0)
+		log_warning_errno(r, "Recovery: drained orphaned instance '%s', but removing it "
+				  "failed: %m", p->instance);
+	else
 		log_notice("Recovery: drained and removed orphaned instance '%s'", p->instance);
-	tracefs_instance_free(t);
 }
 
 /* "dir/name.dat" -> "dir/name<suffix>" */
@@ -329,7 +317,7 @@ static int open_parent(int state_dir_fd, const char *path, const char **ret_name
 
 /* Writes one recovered file from per-CPU data regions, into place atomically. */
 static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, const char *path,
-			   const struct v7_cpu_data *data)
+			   const struct v7_cpu_data *data, struct kallsyms *ks)
 {
 	struct global_meta gm = {};
 	int dir_fd, fd = -EBADF, r;
@@ -342,7 +330,7 @@ static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, cons
 		return dir_fd;
 	snprintf(tmp, sizeof(tmp), ".%.200s.tmp", name);
 	fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
-	r = fd < 0 ? negative_errno() : global_meta_read(&gm, &p->events);
+	r = fd < 0 ? negative_errno() : global_meta_read(&gm, &p->events, ks);
 	if (r >= 0) {
 		f = (struct v7_file){
 			.compression = p->zstd ? V7_COMPRESSION_ZSTD : V7_COMPRESSION_NONE,
@@ -371,23 +359,19 @@ static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, cons
 	return r;
 }
 
-static uint64_t orphan_read_events(struct tracefs_instance *t, unsigned cpu)
+static uint64_t orphan_read_events(struct instance *orphan, unsigned cpu)
 {
-	_cleanup_free_ char *text = NULL;
 	struct cpu_counters c;
-	char path[64];
 
-	snprintf(path, sizeof(path), "per_cpu/cpu%u/stats", cpu);
-	text = tracefs_instance_file_read(t, path, NULL);
-	return text && cpu_counters_parse(text, &c) == 0 ? c.read : UINT64_MAX;
+	return instance_read_cpu_stats(orphan, cpu, &c, NULL) == 0 ? c.read : UINT64_MAX;
 }
 
-static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, char *out,
-		       size_t n_out)
+static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
+		       struct kallsyms *ks, char *out, size_t n_out)
 {
 	struct parsed_recipe p = {};
 	struct v7_cpu_data *data = NULL, *after = NULL;
-	struct tracefs_instance *orphan = NULL;
+	struct instance *orphan = NULL;
 	int *fds = NULL, *after_fds = NULL, r;
 	struct spool_scan *scan = NULL;
 	uint64_t total = 0, lost = 0;
@@ -414,7 +398,8 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, c
 		r = -ENOMEM;
 		goto out;
 	}
-	orphan = open_orphan(&p, prefix);
+	if (instance_adopt_orphan(p.instance, prefix, &orphan) < 0)
+		orphan = NULL;
 	/* Cut each spool after its last intact record; count what it holds. */
 	for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
 		char name_cpu[32];
@@ -460,7 +445,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, c
 	}
 	r = recovered_name(p.target, "-recovered.dat", out, n_out);
 	if (r >= 0)
-		r = write_recovered(state_dir_fd, &p, out, data);
+		r = write_recovered(state_dir_fd, &p, out, data, ks);
 	if (r < 0)
 		goto out;
 	log_notice("Recovered '%s' (%" PRIu64 " bytes of captured data)", out, total);
@@ -478,12 +463,11 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, c
 			    p.target);
 		if (recovered_name(p.target, "-recovered_tail.dat", after_path,
 				   sizeof(after_path)) >= 0 &&
-		    write_recovered(state_dir_fd, &p, after_path, after) >= 0)
+		    write_recovered(state_dir_fd, &p, after_path, after, ks) >= 0)
 			log_notice("Recovered '%s'", after_path);
 	}
 out:
-	if (orphan)
-		tracefs_instance_free(orphan);
+	instance_free(orphan);
 	for (unsigned cpu = 0; fds && cpu < p.n_cpus; cpu++) {
 		safe_close(fds[cpu]);
 		safe_close(after_fds[cpu]);
@@ -517,6 +501,7 @@ static void remove_spool(int spool_fd, int dir_fd, const char *name)
  * recovery_recover_all() - rebuild a file from every stale spool, then remove it.
  * @state_dir_fd: the state directory, locked by the caller
  * @instance_prefix: orphaned instances named with it may be drained ("ftraced-<tag>-")
+ * @ks: symbols for the files (NULL: none)
  * @ret_files: how many files were recovered
  * @ret_failed: how many spools could not be (kept, and logged)
  *
@@ -525,8 +510,8 @@ static void remove_spool(int spool_fd, int dir_fd, const char *name)
  *
  * Return: 0, or -errno if the spool directory cannot be read.
  */
-int recovery_recover_all(int state_dir_fd, const char *instance_prefix, unsigned *ret_files,
-			 unsigned *ret_failed)
+int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct kallsyms *ks,
+			 unsigned *ret_files, unsigned *ret_failed)
 {
 	struct dirent *de;
 	int spool_fd;
@@ -551,7 +536,7 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, unsigned
 		dir_fd = openat(spool_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (dir_fd < 0)
 			continue;
-		r = recover_one(state_dir_fd, dir_fd, instance_prefix, out, sizeof(out));
+		r = recover_one(state_dir_fd, dir_fd, instance_prefix, ks, out, sizeof(out));
 		if (r == -EEXIST) {
 			log_info("Removing spool '%s': its file is complete", de->d_name);
 			remove_spool(spool_fd, dir_fd, de->d_name);
@@ -605,6 +590,7 @@ void recovery_forget(int spool_dir_fd)
  */
 int recovery_run_offline(const char *state_dir, bool json)
 {
+	_cleanup_(kallsyms_freep) struct kallsyms *ks = NULL;
 	_cleanup_close_ int dir_fd = -EBADF, lock_fd = -EBADF;
 	_cleanup_free_ char *resolved = NULL;
 	unsigned recovered, failed;
@@ -635,7 +621,9 @@ int recovery_run_offline(const char *state_dir, bool json)
 		return log_error_errno(-errno, "Cannot lock '%s': %m", state_dir);
 	}
 	snprintf(prefix, sizeof(prefix), "ftraced-%08" PRIx32 "-", instance_tag(resolved));
-	r = recovery_recover_all(dir_fd, prefix, &recovered, &failed);
+	if (kallsyms_open(&ks) < 0 && !ks)
+		return log_error_errno(-ENOMEM, "Out of memory");
+	r = recovery_recover_all(dir_fd, prefix, ks, &recovered, &failed);
 	if (r < 0)
 		return log_error_errno(r, "Cannot read '%s/spool': %m", state_dir);
 	if (json)

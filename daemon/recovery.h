@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 struct event_list;
+struct kallsyms;
 struct instance_meta;
 
 /* What a spool needs besides its data to become a file again. */
@@ -19,7 +20,7 @@ struct recipe {
 };
 
 int recovery_write_recipe(int spool_dir_fd, const struct recipe *r);
-int recovery_recover_all(int state_dir_fd, const char *instance_prefix, unsigned *ret_files,
-			 unsigned *ret_failed);
+int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct kallsyms *ks,
+			 unsigned *ret_files, unsigned *ret_failed);
 void recovery_forget(int spool_dir_fd);
 int recovery_run_offline(const char *state_dir, bool json);

@@ -27,15 +27,19 @@
 #include "daemon/runner.h"
 
 struct run {
+	struct runner *runner;
 	struct run *next;
 	sd_event_source *child;
 	sd_event_source *timer;
 	char *what;
 };
 
-/* Running commands; main thread only. */
-static struct run *runs;
-static unsigned n_running;
+/* The commands running for one daemon; owned by its manager. */
+struct runner {
+	sd_event *event;
+	struct run *runs;
+	unsigned n_running;
+};
 
 /**
  * command_split() - split a command line into words.
@@ -97,7 +101,7 @@ int command_split(const char *line, char *buf, size_t n_buf, char **argv, size_t
 
 static void run_free(struct run *r)
 {
-	for (struct run **p = &runs; *p; p = &(*p)->next)
+	for (struct run **p = &r->runner->runs; *p; p = &(*p)->next)
 		if (*p == r) {
 			*p = r->next;
 			break;
@@ -106,8 +110,8 @@ static void run_free(struct run *r)
 	sd_event_source_disable_unref(r->child);
 	sd_event_source_disable_unref(r->timer);
 	free(r->what);
+	r->runner->n_running--;
 	free(r);
-	n_running--;
 }
 
 static int on_child(sd_event_source *source, const siginfo_t *si, void *userdata)
@@ -153,8 +157,42 @@ _Noreturn static void exec_child(char **argv, const sigset_t *empty)
 }
 
 /**
+ * runner_new() - no command running yet.
+ * @e: the event loop that reaps children and enforces deadlines
+ * @ret: the runner
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int runner_new(sd_event *e, struct runner **ret)
+{
+	struct runner *rn = calloc(1, sizeof(*rn));
+
+	if (!rn)
+		return -ENOMEM;
+	rn->event = e;
+	*ret = rn;
+	return 0;
+}
+
+/**
+ * runner_free() - kill and forget every command still running (at exit).
+ * @rn: runner or NULL
+ *
+ * Return: NULL.
+ */
+struct runner *runner_free(struct runner *rn)
+{
+	if (!rn)
+		return NULL;
+	while (rn->runs)
+		run_free(rn->runs);
+	free(rn);
+	return NULL;
+}
+
+/**
  * runner_spawn() - run @command with @path appended, without waiting for it.
- * @e: event loop
+ * @rn: runner
  * @command: the command line (see command_split()); the program needs a full path
  * @path: appended as the last argument
  * @timeout_usec: killed after this long
@@ -162,7 +200,7 @@ _Noreturn static void exec_child(char **argv, const sigset_t *empty)
  * Return: 0, -EINVAL for a malformed command, -EAGAIN if too many run
  * already, or -errno.
  */
-int runner_spawn(sd_event *e, const char *command, const char *path, uint64_t timeout_usec)
+int runner_spawn(struct runner *rn, const char *command, const char *path, uint64_t timeout_usec)
 {
 	char *argv[COMMAND_ARGS_MAX + 2], *buf;
 	size_t n_buf = strlen(command) + 1;
@@ -171,7 +209,7 @@ int runner_spawn(sd_event *e, const char *command, const char *path, uint64_t ti
 	pid_t pid;
 	int n, err;
 
-	if (n_running >= RUNNER_MAX)
+	if (rn->n_running >= RUNNER_MAX)
 		return -EAGAIN;
 	buf = malloc(n_buf);
 	r = calloc(1, sizeof(*r));
@@ -190,9 +228,10 @@ int runner_spawn(sd_event *e, const char *command, const char *path, uint64_t ti
 	argv[n + 1] = NULL;
 	if (asprintf(&r->what, "on-segment '%s'", argv[0]) < 0)
 		r->what = NULL;
-	r->next = runs;
-	runs = r;
-	n_running++;
+	r->runner = rn;
+	r->next = rn->runs;
+	rn->runs = r;
+	rn->n_running++;
 	sigemptyset(&empty);
 	pid = fork();
 	if (pid < 0) {
@@ -204,9 +243,9 @@ int runner_spawn(sd_event *e, const char *command, const char *path, uint64_t ti
 	if (pid == 0)
 		exec_child(argv, &empty);
 	free(buf);
-	err = sd_event_add_child(e, &r->child, pid, WEXITED, on_child, r);
+	err = sd_event_add_child(rn->event, &r->child, pid, WEXITED, on_child, r);
 	if (err >= 0)
-		err = sd_event_add_time_relative(e, &r->timer, CLOCK_MONOTONIC, timeout_usec, 1000,
+		err = sd_event_add_time_relative(rn->event, &r->timer, CLOCK_MONOTONIC, timeout_usec, 1000,
 						 on_timeout, r);
 	if (err < 0) {
 		/* Not watched: do not leave it running unsupervised. */
@@ -218,13 +257,4 @@ int runner_spawn(sd_event *e, const char *command, const char *path, uint64_t ti
 	}
 	sd_event_source_set_child_process_own(r->child, true);
 	return 0;
-}
-
-/**
- * runner_kill_all() - kill and forget every command still running (at exit).
- */
-void runner_kill_all(void)
-{
-	while (runs)
-		run_free(runs);
 }

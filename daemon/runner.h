@@ -6,8 +6,14 @@
 
 #include <systemd/sd-event.h>
 
+#include "ftraced/macro.h"
+
 #define COMMAND_ARGS_MAX 64
 
+struct runner;
+
 int command_split(const char *line, char *buf, size_t n_buf, char **argv, size_t n_argv);
-int runner_spawn(sd_event *e, const char *command, const char *path, uint64_t timeout_usec);
-void runner_kill_all(void);
+int runner_new(sd_event *e, struct runner **ret);
+struct runner *runner_free(struct runner *rn);
+DEFINE_CLEANUP(struct runner *, runner_free)
+int runner_spawn(struct runner *rn, const char *command, const char *path, uint64_t timeout_usec);

@@ -19,6 +19,8 @@ struct segment_env {
 	const struct instance_meta *imeta;
 	const struct event_list *events;
 	const char *instance_name;
+	struct kallsyms *kallsyms; /* symbols for the files, thread-safe; NULL: none */
+	_Atomic uint64_t *written; /* bytes written to files are added here; may be NULL */
 	unsigned n_cpus;
 	bool zstd;
 	int level;

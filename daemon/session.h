@@ -11,6 +11,8 @@
 #include "ftraced/proto.h"
 
 struct capture_pool;
+struct kallsyms;
+struct runner;
 struct ctl_builder;
 struct ctl_request;
 struct session;
@@ -42,6 +44,9 @@ struct session_env {
 	struct capture_pool *pool;
 	int state_dir_fd;
 	uint32_t instance_tag;
+	struct kallsyms *kallsyms;   /* symbols for every file */
+	struct runner *runner;       /* runs on-segment commands */
+	_Atomic uint64_t *written;   /* every byte written to spools and files is added here */
 	session_done_fn on_done;     /* may free the session */
 	session_done_fn on_stopped;  /* continuous: stopped, last segment on disk */
 	session_snapshot_fn on_snapshot;

@@ -7,33 +7,10 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <stdatomic.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "lib/io-util.h"
-
-/* Bytes written by every thread: shutdown asks for more time only while this grows. */
-static _Atomic uint64_t written_total;
-
-/**
- * io_count_written() - account bytes written outside loop_writev() (splice, sendfile).
- * @n: bytes
- */
-void io_count_written(uint64_t n)
-{
-	atomic_fetch_add_explicit(&written_total, n, memory_order_relaxed);
-}
-
-/**
- * io_written_total() - bytes written to spools and outputs since start, by all threads.
- *
- * Return: the count; only its growth means anything.
- */
-uint64_t io_written_total(void)
-{
-	return atomic_load_explicit(&written_total, memory_order_relaxed);
-}
 
 /**
  * wait_writable() - wait until a non-blocking fd (a FIFO's reader) takes more.
@@ -91,7 +68,6 @@ int loop_writev(int fd, struct iovec *iov, size_t n)
 		}
 		if (k == 0)
 			return -EIO;
-		io_count_written((uint64_t)k);
 		while (n > 0 && (size_t)k >= iov->iov_len) {
 			k -= (ssize_t)iov->iov_len;
 			iov++;

@@ -14,8 +14,6 @@ struct iovec;
 #define OUTPUT_STALL_MS (30 * 1000)
 
 
-void io_count_written(uint64_t n);
-uint64_t io_written_total(void);
 int wait_writable(int fd);
 int loop_write(int fd, const void *buf, size_t n);
 int loop_writev(int fd, struct iovec *iov, size_t n);

@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,22 +239,36 @@ static void body_event_formats(struct buf *b, const struct v7_file *f)
 	}
 }
 
-static int write_all(int fd, const void *p, size_t n, uint64_t *pos)
+/* Where the output is, and who else counts the bytes (the daemon, to see progress). */
+struct out {
+	int fd;
+	uint64_t pos;
+	_Atomic uint64_t *progress;
+};
+
+static void advance(struct out *o, uint64_t n)
 {
-	int r = loop_write(fd, p, n);
+	o->pos += n;
+	if (o->progress)
+		atomic_fetch_add_explicit(o->progress, n, memory_order_relaxed);
+}
+
+static int write_all(struct out *o, const void *p, size_t n)
+{
+	int r = loop_write(o->fd, p, n);
 
 	if (r >= 0)
-		*pos += n;
+		advance(o, n);
 	return r;
 }
 
-static int write_zeros(int fd, uint64_t n, uint64_t *pos)
+static int write_zeros(struct out *o, uint64_t n)
 {
 	static const uint8_t zeros[4096];
 
 	while (n > 0) {
 		size_t k = (size_t)MIN(n, (uint64_t)sizeof(zeros));
-		int r = write_all(fd, zeros, k, pos);
+		int r = write_all(o, zeros, k);
 
 		if (r < 0)
 			return r;
@@ -267,7 +282,7 @@ static int write_zeros(int fd, uint64_t n, uint64_t *pos)
  * copies first (copy_file_range shares extents or at least avoids user
  * space; sendfile works for any output), then plain pread/write.
  */
-static int copy_region(int out_fd, int in_fd, uint64_t offset, uint64_t n, uint64_t *pos)
+static int copy_region(struct out *o, int in_fd, uint64_t offset, uint64_t n)
 {
 	bool try_cfr = true, try_sendfile = true;
 	off_t off = (off_t)offset;
@@ -279,14 +294,14 @@ static int copy_region(int out_fd, int in_fd, uint64_t offset, uint64_t n, uint6
 		ssize_t k;
 
 		if (try_cfr) {
-			k = copy_file_range(in_fd, &off, out_fd, NULL, want, 0);
+			k = copy_file_range(in_fd, &off, o->fd, NULL, want, 0);
 			if (k < 0 && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP ||
 				      errno == ENOSYS || errno == EBADF)) {
 				try_cfr = false;
 				continue;
 			}
 		} else if (try_sendfile) {
-			k = sendfile(out_fd, in_fd, &off, want);
+			k = sendfile(o->fd, in_fd, &off, want);
 			if (k < 0 && (errno == EINVAL || errno == ENOSYS)) {
 				try_sendfile = false;
 				continue;
@@ -299,7 +314,7 @@ static int copy_region(int out_fd, int in_fd, uint64_t offset, uint64_t n, uint6
 			}
 			k = pread(in_fd, bounce, MIN(want, (size_t)(1u << 16)), off);
 			if (k > 0) {
-				r = loop_write(out_fd, bounce, (size_t)k);
+				r = loop_write(o->fd, bounce, (size_t)k);
 				if (r < 0)
 					break;
 				off += k;
@@ -309,7 +324,7 @@ static int copy_region(int out_fd, int in_fd, uint64_t offset, uint64_t n, uint6
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN) { /* a FIFO, non-blocking: its reader is behind */
-				r = wait_writable(out_fd);
+				r = wait_writable(o->fd);
 				if (r < 0)
 					break;
 				continue;
@@ -321,10 +336,8 @@ static int copy_region(int out_fd, int in_fd, uint64_t offset, uint64_t n, uint6
 			r = -ENODATA; /* the spool is shorter than its accounting says */
 			break;
 		}
-		if (try_cfr || try_sendfile)
-			io_count_written((uint64_t)k);
 		n -= (uint64_t)k;
-		*pos += (uint64_t)k;
+		advance(o, (uint64_t)k);
 	}
 	free(bounce);
 	return r;
@@ -336,10 +349,10 @@ static int copy_region(int out_fd, int in_fd, uint64_t offset, uint64_t n, uint6
  * we write and the caller's final fsync() has less left to wait for (a
  * snapshot of 64 MiB: 50 ms of fsync otherwise). Pipes ignore the hint.
  */
-static int write_blobs(int fd, const struct v7_blob *blobs, size_t n, uint64_t *pos)
+static int write_blobs(struct out *o, const struct v7_blob *blobs, size_t n)
 {
 	struct iovec iov[BLOB_IOV_MAX];
-	off_t kicked = lseek(fd, 0, SEEK_CUR);
+	off_t kicked = lseek(o->fd, 0, SEEK_CUR);
 
 	for (size_t i = 0; i < n;) {
 		size_t k = 0, bytes = 0;
@@ -350,15 +363,15 @@ static int write_blobs(int fd, const struct v7_blob *blobs, size_t n, uint64_t *
 						 .iov_len = blobs[i].size };
 			bytes += blobs[i].size;
 		}
-		r = loop_writev(fd, iov, k);
+		r = loop_writev(o->fd, iov, k);
 		if (r < 0)
 			return r;
-		*pos += bytes;
+		advance(o, bytes);
 		if (kicked >= 0) {
-			off_t now = lseek(fd, 0, SEEK_CUR);
+			off_t now = lseek(o->fd, 0, SEEK_CUR);
 
 			if (now - kicked >= (off_t)WRITEBACK_KICK_BYTES) {
-				(void)sync_file_range(fd, kicked, now - kicked, SYNC_FILE_RANGE_WRITE);
+				(void)sync_file_range(o->fd, kicked, now - kicked, SYNC_FILE_RANGE_WRITE);
 				kicked = now;
 			}
 		}
@@ -366,7 +379,7 @@ static int write_blobs(int fd, const struct v7_blob *blobs, size_t n, uint64_t *
 	return 0;
 }
 
-static int write_section(int fd, const struct section *s, uint64_t *pos)
+static int write_section(struct out *o, const struct section *s)
 {
 	uint8_t hdr[V7_SECTION_HDR_SIZE];
 	int r;
@@ -375,11 +388,11 @@ static int write_section(int fd, const struct section *s, uint64_t *pos)
 	put_le16(hdr + 2, s->flags);
 	put_le32(hdr + 4, (uint32_t)s->desc);
 	put_le64(hdr + 8, section_size(s));
-	r = write_all(fd, hdr, sizeof(hdr), pos);
+	r = write_all(o, hdr, sizeof(hdr));
 	if (r >= 0)
-		r = write_all(fd, s->body.p, s->body.n, pos);
+		r = write_all(o, s->body.p, s->body.n);
 	if (r >= 0)
-		r = write_all(fd, s->tail.data, s->tail.size, pos);
+		r = write_all(o, s->tail.data, s->tail.size);
 	return r;
 }
 
@@ -429,7 +442,8 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 	struct strings strings = {};
 	struct buf raw = {}, header = {};
 	uint64_t meta_off[_M_MAX], *data_off = NULL;
-	uint64_t pos = 0, opt1_off, fly_off, opt2_off, written = 0;
+	struct out o = { .fd = fd, .progress = f->progress };
+	uint64_t pos = 0, opt1_off, fly_off, opt2_off;
 	int32_t desc_options, desc_fly, desc_options2, desc_strings;
 	bool zstd = f->compression == V7_COMPRESSION_ZSTD;
 	uint32_t n_entries = 0;
@@ -596,11 +610,11 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 		goto out;
 
 	/* Everything is sized: write it front to back. */
-	r = write_all(fd, header.p, header.n, &written);
+	r = write_all(&o, header.p, header.n);
 	for (int i = 0; i < _M_MAX && r >= 0; i++)
-		r = write_section(fd, &meta[i], &written);
+		r = write_section(&o, &meta[i]);
 	if (r >= 0)
-		r = write_section(fd, &opt1, &written);
+		r = write_section(&o, &opt1);
 	if (r >= 0) {
 		uint8_t hdr[V7_SECTION_HDR_SIZE];
 
@@ -608,33 +622,33 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 		put_le16(hdr + 2, fly.flags);
 		put_le32(hdr + 4, (uint32_t)fly.desc);
 		put_le64(hdr + 8, fly.body.n);
-		r = write_all(fd, hdr, sizeof(hdr), &written);
+		r = write_all(&o, hdr, sizeof(hdr));
 	}
 	for (size_t i = 0; i < f->n_data && r >= 0; i++) {
 		const struct v7_cpu_data *d = &f->data[i];
 
 		if (d->size == 0)
 			continue;
-		r = write_zeros(fd, data_off[i] - written, &written);
+		r = write_zeros(&o, data_off[i] - o.pos);
 		if (r >= 0 && zstd) {
 			uint8_t count[4];
 
 			put_le32(count, d->n_chunks);
-			r = write_all(fd, count, sizeof(count), &written);
+			r = write_all(&o, count, sizeof(count));
 		}
 		if (r >= 0 && d->n_blobs > 0)
-			r = write_blobs(fd, d->blobs, d->n_blobs, &written);
+			r = write_blobs(&o, d->blobs, d->n_blobs);
 		else if (r >= 0)
-			r = copy_region(fd, d->fd, d->offset, d->size, &written);
+			r = copy_region(&o, d->fd, d->offset, d->size);
 	}
-	if (r >= 0 && written != opt2_off)
+	if (r >= 0 && o.pos != opt2_off)
 		r = -EIO; /* our own layout arithmetic disagrees with what went out */
 	if (r >= 0)
-		r = write_section(fd, &opt2, &written);
+		r = write_section(&o, &opt2);
 	if (r >= 0)
-		r = write_section(fd, &strs, &written);
+		r = write_section(&o, &strs);
 	if (r >= 0 && ret_size)
-		*ret_size = written;
+		*ret_size = o.pos;
 out:
 	for (int i = 0; i < _M_MAX; i++)
 		buf_free(&meta[i].body);

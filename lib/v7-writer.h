@@ -63,6 +63,8 @@ struct v7_file {
 
 	size_t n_data;
 	const struct v7_cpu_data *data;
+
+	_Atomic uint64_t *progress; /* bytes written are added here as they go; may be NULL */
 };
 
 int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size);

@@ -39,6 +39,13 @@ static inline void freep(void *p)
 }
 #define _cleanup_free_ _cleanup_(freep)
 
+/* free() in the destructor idiom: p = mfree(p); */
+static inline void *mfree(void *p)
+{
+	free(p);
+	return NULL;
+}
+
 static inline int safe_close(int fd)
 {
 	if (fd >= 0) {

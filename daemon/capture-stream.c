@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * One CPU's capture stream of one session: the data path from the
+ * kernel's trace_pipe_raw to a spool file or a flight recorder's ring.
+ *
+ * splice() trace_pipe_raw -> the stream's pipe, in whole sub-buffers, then
+ *   - "none": splice() pipe -> spool file, raw pages;
+ *   - "zstd": read() the pipe into the stream's pending batch (about
+ *     512 KiB) and, when it is full, compress it as chunks of whole
+ *     sub-buffers (about 128 KiB), each an independent zstd frame with a
+ *     checksum, appended to the spool as a chunk record (chunk-record.c) -
+ *     exactly what a v7 file holds, so the file is later assembled by
+ *     copying the spool as it is. Raw pages never reach the disk and
+ *     nothing is compressed twice.
+ *
+ * Flight recorder (memory backend): the stream has a chunk ring instead of
+ * a spool. Sub-buffers always go through the pending batch and each chunk
+ * (compressed, or raw with "none") is pushed to the ring, which evicts the
+ * oldest. A flush drains the kernel and pushes what is pending, then
+ * publishes a cut like a rotation.
+ *
+ * A rotation (segments of a continuous session) compresses what is
+ * pending into the current spool, publishes the cut (totals stored so far)
+ * and switches to the next spool. Sub-buffers are consumed from the kernel
+ * exactly once, so every event lands in exactly one segment.
+ *
+ * Threads: the session creates and frees a stream; between its hand-over
+ * to a worker (capture.c) and `finished`, only that worker calls the
+ * functions below that move data. Progress is published through atomic
+ * counters and the session's notify eventfd. Nothing here needs a kernel:
+ * any pipe can stand in for trace_pipe_raw (tests/unit/test-capture-stream.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/bounds.h"
+#include "daemon/capture-stream.h"
+#include "daemon/chunk-ring.h"
+#include "daemon/log.h"
+#include "daemon/spool.h"
+#include "lib/chunk-record.h"
+#include "lib/compress.h"
+#include "lib/io-util.h"
+
+/* A rotation drains what the kernel holds, but not for ever on a busy CPU. */
+#define ROTATE_SPLICES_MAX 64
+#define ROTATE_READS_MAX 64
+
+struct capture_stream {
+	unsigned cpu;
+	int trace_fd;
+	int stats_fd;
+	int pipe_fd[2];
+	size_t pipe_size;
+	int spool_fd;
+	struct chunk_ring *ring;
+	int notify_fd;
+	uint32_t subbuf_size;
+	uint32_t chunk_bytes; /* a whole number of sub-buffers */
+	uint32_t batch_bytes; /* a whole number of chunks */
+	bool zstd;
+	int level;
+
+	uint64_t notify_bytes;
+	_Atomic uint64_t *progress; /* borrowed: every stored byte is added here too */
+
+	/* Worker-only while the stream is in the pool. */
+	bool dead;          /* an error stopped reading */
+	uint64_t next_notify;
+	uint8_t *pending;   /* zstd or ring: sub-buffers not stored yet, up to batch_bytes */
+	size_t n_pending;
+
+	_Atomic uint64_t bytes_raw;
+	_Atomic uint64_t bytes_stored;
+	_Atomic uint64_t chunks;
+	_Atomic int error;
+	_Atomic bool finished;
+	/* The last cut; written before cut_generation is released. */
+	uint64_t cut_bytes_stored;
+	uint64_t cut_chunks;
+	_Atomic uint32_t cut_generation;
+};
+
+/**
+ * capture_stream_new() - prepare one CPU's stream of one session.
+ * @c: configuration; @c->trace_fd is taken over even on failure
+ * @ret: the stream, not yet reading
+ *
+ * Return: 0, -EINVAL for a sub-buffer larger than a pipe can hold, or -errno.
+ */
+int capture_stream_new(const struct capture_stream_config *c, struct capture_stream **ret)
+{
+	struct capture_stream *s;
+	int size;
+
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		safe_close(c->trace_fd);
+		safe_close(c->stats_fd);
+		return -ENOMEM;
+	}
+	*s = (struct capture_stream){
+		.cpu = c->cpu,
+		.trace_fd = c->trace_fd,
+		.stats_fd = c->stats_fd,
+		.pipe_fd = { -EBADF, -EBADF },
+		.spool_fd = c->spool_fd,
+		.ring = c->ring,
+		.notify_fd = c->notify_fd,
+		.subbuf_size = c->subbuf_size,
+		.zstd = c->zstd,
+		.level = c->level,
+		.notify_bytes = c->notify_bytes,
+		.progress = c->progress,
+		.next_notify = c->notify_bytes,
+	};
+	if (c->subbuf_size == 0 || c->subbuf_size > CAPTURE_PIPE_BYTES) {
+		capture_stream_free(s);
+		return -EINVAL;
+	}
+	s->chunk_bytes = MAX(1u, CHUNK_TARGET_BYTES / c->subbuf_size) * c->subbuf_size;
+	s->batch_bytes = MAX(1u, CAPTURE_BATCH_BYTES / s->chunk_bytes) * s->chunk_bytes;
+	if (s->zstd || s->ring) {
+		s->pending = malloc(s->batch_bytes);
+		if (!s->pending) {
+			capture_stream_free(s);
+			return -ENOMEM;
+		}
+	}
+	if (pipe2(s->pipe_fd, O_CLOEXEC | O_NONBLOCK) < 0) {
+		int r = negative_errno();
+
+		capture_stream_free(s);
+		return r;
+	}
+	/* A bigger pipe moves more sub-buffers per splice(); the default may not even hold one. */
+	size = fcntl(s->pipe_fd[1], F_SETPIPE_SZ, (int)CAPTURE_PIPE_BYTES);
+	if (size < 0)
+		size = fcntl(s->pipe_fd[1], F_GETPIPE_SZ);
+	if (size < (int)c->subbuf_size) {
+		capture_stream_free(s);
+		return -ENOBUFS;
+	}
+	s->pipe_size = (size_t)size / c->subbuf_size * c->subbuf_size;
+	*ret = s;
+	return 0;
+}
+
+/**
+ * capture_stream_free() - free a stream that is not (or no longer) in a worker.
+ * @s: stream or NULL
+ *
+ * Return: NULL.
+ */
+struct capture_stream *capture_stream_free(struct capture_stream *s)
+{
+	if (!s)
+		return NULL;
+	safe_close(s->trace_fd);
+	safe_close(s->stats_fd);
+	close_pair(s->pipe_fd);
+	free(s->pending);
+	free(s);
+	return NULL;
+}
+
+/**
+ * capture_stream_cut() - where the last rotation cut the stream.
+ * @s: stream
+ * @ret: the cut; generation 0 means there was none yet
+ */
+void capture_stream_cut(const struct capture_stream *s, struct capture_cut *ret)
+{
+	uint32_t gen = atomic_load_explicit(&s->cut_generation, memory_order_acquire);
+
+	*ret = (struct capture_cut){
+		.generation = gen,
+		.bytes_stored = s->cut_bytes_stored,
+		.chunks = s->cut_chunks,
+	};
+}
+
+void capture_stream_counters(const struct capture_stream *s, struct capture_counters *ret)
+{
+	*ret = (struct capture_counters){
+		.bytes_raw = atomic_load_explicit(&s->bytes_raw, memory_order_relaxed),
+		.bytes_stored = atomic_load_explicit(&s->bytes_stored, memory_order_relaxed),
+		.chunks = atomic_load_explicit(&s->chunks, memory_order_relaxed),
+		.error = atomic_load_explicit(&s->error, memory_order_relaxed),
+		.finished = atomic_load_explicit(&s->finished, memory_order_acquire),
+	};
+}
+
+static void notify(struct capture_stream *s)
+{
+	uint64_t one = 1;
+
+	(void)!write(s->notify_fd, &one, sizeof(one));
+}
+
+/* Counts bytes and chunks that reached the spool; tells the session every notify_bytes. */
+static void account_stored(struct capture_stream *s, uint64_t bytes, uint64_t chunks)
+{
+	uint64_t total;
+
+	total = atomic_fetch_add_explicit(&s->bytes_stored, bytes, memory_order_relaxed) + bytes;
+	if (s->progress)
+		atomic_fetch_add_explicit(s->progress, bytes, memory_order_relaxed);
+	if (chunks)
+		atomic_fetch_add_explicit(&s->chunks, chunks, memory_order_relaxed);
+	if (s->notify_bytes && total >= s->next_notify) {
+		s->next_notify = total + s->notify_bytes;
+		notify(s);
+	}
+}
+
+/* Into the flight recorder's ring: a chunk record (or raw sub-buffers) and its time span. */
+static int push_chunk(struct capture_stream *s, const uint8_t *record, size_t n,
+		      const uint8_t *raw, size_t n_raw)
+{
+	struct chunk *c = chunk_new(n);
+
+	if (!c)
+		return -ENOMEM;
+	memcpy(c->data, record, n);
+	c->raw_size = (uint32_t)n_raw;
+	c->first_ts = get_le64(raw);
+	c->last_ts = get_le64(raw + n_raw - s->subbuf_size);
+	return chunk_ring_push(s->ring, c);
+}
+
+/*
+ * Stores the stream's pending sub-buffers chunk by chunk: each is framed as
+ * a v7 chunk record (zstd) or left raw (ring without compression), then
+ * appended to the spool or pushed to the ring.
+ */
+static int flush_pending(struct capture_scratch *w, struct capture_stream *s)
+{
+	for (size_t off = 0; off < s->n_pending; off += s->chunk_bytes) {
+		size_t len = MIN((size_t)s->chunk_bytes, s->n_pending - off), n = len;
+		const uint8_t *raw = s->pending + off, *record = raw;
+		int r;
+
+		if (s->zstd) {
+			r = chunk_record_encode(w->zc, s->level, raw, len, w->out, w->out_cap, &n);
+			if (r < 0)
+				return r;
+			record = w->out;
+		}
+		r = s->ring ? push_chunk(s, record, n, raw, len) : loop_write(s->spool_fd, record, n);
+		if (r < 0)
+			return r;
+		account_stored(s, n, 1);
+	}
+	s->n_pending = 0;
+	return 0;
+}
+
+/*
+ * Moves @n bytes of whole sub-buffers from the stream's pipe to its spool.
+ * zstd: straight into the pending batch, compressed each time it is full
+ * (a wake-up may bring only a few sub-buffers; see CAPTURE_BATCH_BYTES).
+ * none: spliced on, never copied.
+ */
+static int store_from_pipe(struct capture_scratch *w, struct capture_stream *s, size_t n)
+{
+	int r;
+
+	if (s->zstd || s->ring) {
+		for (size_t left = n; left > 0;) {
+			size_t want = MIN(left, (size_t)s->batch_bytes - s->n_pending);
+
+			r = loop_read_exact(s->pipe_fd[0], s->pending + s->n_pending, want);
+			if (r < 0)
+				return r;
+			s->n_pending += want;
+			left -= want;
+			if (s->n_pending == s->batch_bytes) {
+				r = flush_pending(w, s);
+				if (r < 0)
+					return r;
+			}
+		}
+		atomic_fetch_add_explicit(&s->bytes_raw, n, memory_order_relaxed);
+		return 0;
+	}
+	for (size_t left = n; left > 0;) {
+		ssize_t k = splice(s->pipe_fd[0], NULL, s->spool_fd, NULL, left, SPLICE_F_MOVE);
+
+		if (k <= 0) {
+			size_t whole;
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			r = k < 0 ? -errno : -EIO;
+			/*
+			 * A full disk can stop us half-way: the whole sub-buffers that
+			 * made it are good data; a torn one past them is never copied.
+			 */
+			whole = (n - left) / s->subbuf_size * s->subbuf_size;
+			atomic_fetch_add_explicit(&s->bytes_raw, whole, memory_order_relaxed);
+			account_stored(s, whole, 0);
+			return r;
+		}
+		left -= (size_t)k;
+	}
+	atomic_fetch_add_explicit(&s->bytes_raw, n, memory_order_relaxed);
+	account_stored(s, n, 0);
+	return 0;
+}
+
+/*
+ * Splices full sub-buffers until the kernel has none left (returns 0) or
+ * the turn is over (returns 1).
+ */
+static int drain_full_pages(struct capture_scratch *w, struct capture_stream *s,
+			    unsigned max_turns)
+{
+	for (unsigned i = 0; max_turns == 0 || i < max_turns; i++) {
+		ssize_t n = splice(s->trace_fd, NULL, s->pipe_fd[1], NULL, s->pipe_size,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		int r;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return 0;
+			return -errno;
+		}
+		if (n == 0)
+			return 0;
+		if ((size_t)n % s->subbuf_size != 0)
+			return -EPROTO; /* splice moves whole sub-buffers; anything else is a bug */
+		r = store_from_pipe(w, s, (size_t)n);
+		if (r < 0)
+			return r;
+	}
+	return 1;
+}
+
+/* read() one sub-buffer into @buf, padding a short one; 0 when nothing is left. */
+static ssize_t read_partial(struct capture_stream *s, uint8_t *buf)
+{
+	for (;;) {
+		ssize_t k = read(s->trace_fd, buf, s->subbuf_size);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		if (k > 0)
+			memset(buf + k, 0, s->subbuf_size - (size_t)k);
+		return k;
+	}
+}
+
+/*
+ * Splice refuses a partly filled sub-buffer; read() hands it over (as a
+ * whole sub-buffer whose commit field says how much is valid) - after
+ * tracing was turned off, or while it is on (a rotation's cut: the events
+ * read are consumed, later ones stay for the next read). At most @max_reads
+ * sub-buffers, so a busy CPU cannot keep the worker here. Then what is
+ * pending is compressed.
+ */
+static int drain_partial_pages(struct capture_scratch *w, struct capture_stream *s,
+			       unsigned max_reads)
+{
+	unsigned reads = 0;
+	ssize_t k = 0;
+	int r;
+
+	if (s->zstd || s->ring) {
+		while (reads++ < max_reads) {
+			if (s->n_pending + s->subbuf_size > s->batch_bytes) {
+				r = flush_pending(w, s);
+				if (r < 0)
+					return r;
+			}
+			k = read_partial(s, s->pending + s->n_pending);
+			if (k <= 0)
+				break;
+			s->n_pending += s->subbuf_size;
+			atomic_fetch_add_explicit(&s->bytes_raw, s->subbuf_size,
+						  memory_order_relaxed);
+		}
+		return k < 0 ? (int)k : flush_pending(w, s);
+	}
+	while (reads++ < max_reads && (k = read_partial(s, w->raw)) > 0) {
+		r = loop_write(s->spool_fd, w->raw, s->subbuf_size);
+		if (r < 0)
+			return r;
+		atomic_fetch_add_explicit(&s->bytes_raw, s->subbuf_size, memory_order_relaxed);
+		account_stored(s, s->subbuf_size, 0);
+	}
+	return k < 0 ? (int)k : 0;
+}
+
+/* The kernel's count of events handed to readers on this CPU so far. */
+static uint64_t read_events(struct capture_stream *s)
+{
+	char buf[1024];
+	const char *p;
+	ssize_t n;
+
+	if (s->stats_fd < 0)
+		return UINT64_MAX;
+	n = pread(s->stats_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return UINT64_MAX;
+	buf[n] = '\0';
+	p = strstr(buf, "read events:");
+	return p ? strtoull(p + strlen("read events:"), NULL, 10) : UINT64_MAX;
+}
+
+/*
+ * A spool begins with its header: what the kernel had handed out on this
+ * CPU before this spool took over. Called by the worker at the exact cut,
+ * so everything consumed later is in this spool (unless lost in flight,
+ * which is what recovery checks with it).
+ */
+static int write_spool_header(struct capture_stream *s, int spool_fd)
+{
+	return spool_write_header(spool_fd, read_events(s));
+}
+
+/**
+ * capture_stream_fail() - stop reading a stream after an error, and tell its session.
+ * @s: stream
+ * @error: -errno (a full spool file system, say)
+ *
+ * What the spool holds stays valid: the counters only ever cover complete
+ * chunk records. The worker stops polling the stream's trace fd.
+ */
+void capture_stream_fail(struct capture_stream *s, int error)
+{
+	int expected = 0;
+
+	atomic_compare_exchange_strong(&s->error, &expected, error);
+	log_error_errno(error, "CPU %u: capture stopped: %m", s->cpu);
+	s->dead = true;
+	notify(s);
+}
+
+/**
+ * capture_stream_rotate() - cut the stream, and continue into @spool_fd.
+ * @s: stream
+ * @w: the worker's scratch
+ * @spool_fd: the next spool (borrowed); -EBADF for a ring (a flush)
+ *
+ * What the kernel holds now (it wakes us only when its buffer is half
+ * full, so at a low rate that can be everything since the last cut) and
+ * what is pending go to the current spool, then the next spool takes
+ * over. The cut is published and the session notified.
+ */
+void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, int spool_fd)
+{
+	int r;
+
+	if (!s->dead) {
+		r = drain_full_pages(w, s, ROTATE_SPLICES_MAX);
+		if (r >= 0)
+			r = drain_partial_pages(w, s, ROTATE_READS_MAX);
+		if (r < 0)
+			capture_stream_fail(s, r);
+	}
+	s->cut_bytes_stored = atomic_load_explicit(&s->bytes_stored, memory_order_relaxed);
+	s->cut_chunks = atomic_load_explicit(&s->chunks, memory_order_relaxed);
+	if (!s->ring) {
+		if (!s->dead) {
+			r = write_spool_header(s, spool_fd);
+			if (r < 0)
+				capture_stream_fail(s, r);
+		}
+		s->spool_fd = spool_fd;
+	}
+	atomic_fetch_add_explicit(&s->cut_generation, 1, memory_order_release);
+	notify(s);
+}
+
+/**
+ * capture_stream_finish() - the final drain: everything the kernel holds, then finished.
+ * @s: stream, no longer polled
+ * @w: the worker's scratch
+ *
+ * After this the session may free the stream.
+ */
+void capture_stream_finish(struct capture_stream *s, struct capture_scratch *w)
+{
+	int r = 0;
+
+	if (!s->dead) {
+		r = drain_full_pages(w, s, /* max_turns= */ 0);
+		if (r >= 0)
+			r = drain_partial_pages(w, s, UINT_MAX);
+		if (r < 0)
+			capture_stream_fail(s, r);
+	}
+	atomic_store_explicit(&s->finished, true, memory_order_release);
+	notify(s);
+}
+
+/**
+ * capture_stream_drain() - move whole sub-buffers the kernel holds into the spool or ring.
+ * @s: stream being read
+ * @w: the worker's scratch
+ * @max_turns: splices at most (0: until the kernel has none left)
+ *
+ * Return: 0 when the kernel has no whole sub-buffer left, 1 when the turn
+ * is over first, or -errno (the caller fails the stream).
+ */
+int capture_stream_drain(struct capture_stream *s, struct capture_scratch *w, unsigned max_turns)
+{
+	return drain_full_pages(w, s, max_turns);
+}
+
+/**
+ * capture_stream_begin() - a stream starts reading: its spool's header at the exact start.
+ * @s: stream, just handed to its worker
+ *
+ * Return: 0 or -errno (the caller fails the stream).
+ */
+int capture_stream_begin(struct capture_stream *s)
+{
+	return s->ring ? 0 : write_spool_header(s, s->spool_fd);
+}
+
+int capture_stream_trace_fd(const struct capture_stream *s)
+{
+	return s->trace_fd;
+}
+
+unsigned capture_stream_cpu(const struct capture_stream *s)
+{
+	return s->cpu;
+}
+
+bool capture_stream_has_ring(const struct capture_stream *s)
+{
+	return s->ring;
+}
+
+bool capture_stream_dead(const struct capture_stream *s)
+{
+	return s->dead;
+}
+
+/**
+ * capture_scratch_init() - a worker's buffers and zstd context.
+ * @w: scratch to fill in
+ *
+ * Return: 0 or -ENOMEM (capture_scratch_deinit() then cleans up).
+ */
+int capture_scratch_init(struct capture_scratch *w)
+{
+	int r;
+
+	*w = (struct capture_scratch){};
+	r = compressor_new(&w->zc);
+	if (r < 0)
+		return r;
+	/* One sub-buffer of the largest size, for the final drain in "none" mode. */
+	w->raw_cap = SUBBUF_KB_MAX * 1024u;
+	w->raw = malloc(w->raw_cap);
+	w->out_cap = chunk_record_bound(MAX(CHUNK_TARGET_BYTES, SUBBUF_KB_MAX * 1024u));
+	w->out = malloc(w->out_cap);
+	return w->raw && w->out ? 0 : -ENOMEM;
+}
+
+/**
+ * capture_scratch_deinit() - free what capture_scratch_init() made; idempotent.
+ * @w: scratch
+ */
+void capture_scratch_deinit(struct capture_scratch *w)
+{
+	w->zc = compressor_free(w->zc);
+	w->raw = mfree(w->raw);
+	w->out = mfree(w->out);
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ftraced/macro.h"
+
+struct kallsyms;
+
+int kallsyms_open(struct kallsyms **ret);
+struct kallsyms *kallsyms_free(struct kallsyms *k);
+DEFINE_CLEANUP(struct kallsyms *, kallsyms_free)
+bool kallsyms_has_addresses(const struct kallsyms *k);
+int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size);

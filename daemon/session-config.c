@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A session's configuration from a parsed request: the one place that
+ * knows which attributes a request may carry for each mode, what each
+ * defaults to, and which values bounds.h allows. The request's syntax was
+ * checked by the protocol parser; this checks meaning that needs no kernel
+ * state (whether events exist, clocks and filters are accepted, is for the
+ * session to find out from tracefs).
+ *
+ * Pure: no I/O, no logging; memory available is passed in, so it is unit
+ * tested with any machine in mind. Main thread.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/bounds.h"
+#include "daemon/runner.h"
+#include "daemon/session-config.h"
+#include "ftraced/macro.h"
+#include "lib/ctl-proto.h"
+
+/* Sizes, levels and times: the checks that apply to every mode. */
+static int check_common(const struct ctl_request *req, unsigned n_cpus, uint64_t avail_kb,
+			char *error, size_t n_error)
+{
+	uint32_t buffer_kb = req->buffer_kb ?: BUFFER_KB_DEFAULT;
+
+	if (buffer_kb < BUFFER_KB_MIN || buffer_kb > BUFFER_KB_MAX) {
+		snprintf(error, n_error, "buffer size %u KiB per CPU is outside %u..%u KiB",
+			 buffer_kb, BUFFER_KB_MIN, BUFFER_KB_MAX);
+		return -EINVAL;
+	}
+	if (avail_kb > 0 && (uint64_t)buffer_kb * n_cpus > avail_kb / 100 * BUFFER_MEM_PERCENT_MAX) {
+		snprintf(error, n_error,
+			 "buffer size %u KiB x %u CPUs exceeds %u%% of available memory (%" PRIu64
+			 " KiB)", buffer_kb, n_cpus, BUFFER_MEM_PERCENT_MAX, avail_kb);
+		return -ENOMEM;
+	}
+	if (req->subbuf_kb != 0 &&
+	    (req->subbuf_kb < SUBBUF_KB_MIN || req->subbuf_kb > SUBBUF_KB_MAX ||
+	     (req->subbuf_kb & (req->subbuf_kb - 1)) != 0)) {
+		snprintf(error, n_error,
+			 "sub-buffer size %u KiB is not a power of two between %u and %u KiB",
+			 req->subbuf_kb, SUBBUF_KB_MIN, SUBBUF_KB_MAX);
+		return -EINVAL;
+	}
+	if (req->subbuf_kb > buffer_kb) {
+		snprintf(error, n_error, "sub-buffer size %u KiB is larger than the buffer (%u KiB)",
+			 req->subbuf_kb, buffer_kb);
+		return -EINVAL;
+	}
+	if (ctl_request_has(req, FTRACED_ATTR_LEVEL) &&
+	    (req->level < ZSTD_LEVEL_MIN || req->level > ZSTD_LEVEL_MAX)) {
+		snprintf(error, n_error, "zstd level %d is outside %d..%d", req->level,
+			 ZSTD_LEVEL_MIN, ZSTD_LEVEL_MAX);
+		return -EINVAL;
+	}
+	if (ctl_request_has(req, FTRACED_ATTR_DURATION_MS) &&
+	    (req->duration_ms == 0 || req->duration_ms > DURATION_MS_MAX)) {
+		snprintf(error, n_error, "duration must be between 1 ms and 30 days");
+		return -EINVAL;
+	}
+	if (ctl_request_has(req, FTRACED_ATTR_SEGMENT_SIZE) &&
+	    (req->segment_size < SEGMENT_SIZE_MIN || req->segment_size > SEGMENT_SIZE_MAX)) {
+		snprintf(error, n_error, "segment size must be between %u KiB and %llu GiB",
+			 SEGMENT_SIZE_MIN / 1024, (unsigned long long)(SEGMENT_SIZE_MAX >> 30));
+		return -EINVAL;
+	}
+	if (ctl_request_has(req, FTRACED_ATTR_SEGMENT_TIME_MS) &&
+	    (req->segment_time_ms < SEGMENT_TIME_MS_MIN || req->segment_time_ms > DURATION_MS_MAX)) {
+		snprintf(error, n_error, "segment time must be between %u ms and 30 days",
+			 SEGMENT_TIME_MS_MIN);
+		return -EINVAL;
+	}
+	if (ctl_request_has(req, FTRACED_ATTR_MAX_FILES) && req->max_files == 0) {
+		snprintf(error, n_error, "--max-files must be at least 1");
+		return -EINVAL;
+	}
+	if ((ctl_request_has(req, FTRACED_ATTR_MAX_TOTAL) && req->max_total == 0) ||
+	    (ctl_request_has(req, FTRACED_ATTR_MAX_AGE_MS) && req->max_age_ms == 0)) {
+		snprintf(error, n_error, "--max-total and --max-age must be greater than 0");
+		return -EINVAL;
+	}
+	if (ctl_request_has(req, FTRACED_ATTR_KEEP_FREE_PERCENT) &&
+	    (req->keep_free_percent == 0 || req->keep_free_percent > 99)) {
+		snprintf(error, n_error, "--keep-free percentage must be between 1 and 99");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The flight recorder's own options. */
+static int flight_options(const struct ctl_request *req, unsigned n_cpus, uint64_t avail_kb,
+			  struct session_config *c, char *error, size_t n_error)
+{
+	uint64_t avail = avail_kb * 1024, chunk_max;
+
+	c->backend = ctl_request_has(req, FTRACED_ATTR_FLIGHT_BACKEND) ? req->flight_backend :
+		FTRACED_FLIGHT_MEMORY;
+	if (ctl_request_has(req, FTRACED_ATTR_SEGMENT_SIZE) ||
+	    ctl_request_has(req, FTRACED_ATTR_SEGMENT_TIME_MS)) {
+		snprintf(error, n_error, "--segment-size and --segment-time are for continuous "
+			 "sessions");
+		return -EINVAL;
+	}
+	if (c->backend == FTRACED_FLIGHT_KERNEL) {
+		if (ctl_request_has(req, FTRACED_ATTR_FLIGHT_SIZE)) {
+			snprintf(error, n_error, "the kernel backend keeps its history in the "
+				 "kernel's ring: size it with --buffer-size (per CPU), not "
+				 "--flight-size");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	c->flight_size = ctl_request_has(req, FTRACED_ATTR_FLIGHT_SIZE) ? req->flight_size :
+		FLIGHT_SIZE_DEFAULT;
+	/* A ring must hold several of its largest chunks, or it keeps next to nothing. */
+	chunk_max = MAX(CHUNK_TARGET_BYTES, req->subbuf_kb * 1024u);
+	if (c->flight_size / n_cpus < 4 * chunk_max || c->flight_size < FLIGHT_SIZE_MIN) {
+		snprintf(error, n_error, "--flight-size must be at least %" PRIu64 " KiB (and 4 "
+			 "chunks of %" PRIu64 " KiB per CPU)", FLIGHT_SIZE_MIN / 1024,
+			 chunk_max / 1024);
+		return -EINVAL;
+	}
+	if (avail > 0 && c->flight_size > avail / 100 * FLIGHT_MEM_PERCENT_MAX) {
+		snprintf(error, n_error, "--flight-size %" PRIu64 " KiB exceeds %u%% of available "
+			 "memory (%" PRIu64 " KiB)", c->flight_size / 1024, FLIGHT_MEM_PERCENT_MAX,
+			 avail / 1024);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* What continuous sessions and flight recorders share: files in the state directory. */
+static int file_options(const struct ctl_request *req, uid_t owner, struct session_config *c,
+			char *error, size_t n_error)
+{
+	if (c->mode == FTRACED_MODE_CONTINUOUS) {
+		c->segment_size = ctl_request_has(req, FTRACED_ATTR_SEGMENT_SIZE) ?
+			req->segment_size : ctl_request_has(req, FTRACED_ATTR_SEGMENT_TIME_MS) ?
+			0 : SEGMENT_SIZE_DEFAULT;
+		c->segment_time_ms = req->segment_time_ms;
+	}
+	c->retention = (struct retention_limits){
+		.max_total = req->max_total,
+		.max_files = req->max_files,
+		.max_age_usec = req->max_age_ms * 1000,
+		.keep_free = req->keep_free,
+		.keep_free_percent = req->keep_free_percent,
+	};
+	if (ctl_request_has(req, FTRACED_ATTR_ON_SEGMENT)) {
+		char *argv[COMMAND_ARGS_MAX + 1];
+		char words[FTRACED_COMMAND_MAX + 1];
+		int r;
+
+		/* It runs as the daemon's user: only root may choose it. */
+		if (owner != 0) {
+			snprintf(error, n_error, "only root may set --on-segment");
+			return -EPERM;
+		}
+		r = command_split(req->on_segment, words, sizeof(words), argv, ELEMENTSOF(argv));
+		if (r < 0 || argv[0][0] != '/') {
+			snprintf(error, n_error, "--on-segment needs a program with a full path, then "
+				 "its arguments (quotes allowed, no shell)");
+			return -EINVAL;
+		}
+		c->on_segment = strdup(req->on_segment);
+		if (!c->on_segment) {
+			snprintf(error, n_error, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Copies @n strings of @size bytes each; NULL (and 0) for none. */
+static void *copy_strings(const void *src, unsigned n, size_t size)
+{
+	void *p;
+
+	if (n == 0)
+		return NULL;
+	p = calloc(n, size);
+	if (p)
+		memcpy(p, src, (size_t)n * size);
+	return p;
+}
+
+/**
+ * session_config_from_request() - the configuration a RECORD or CREATE request asks for.
+ * @req: the parsed request
+ * @owner: uid of the client
+ * @n_cpus: CPUs the session captures (sizes are per CPU)
+ * @mem_available_kb: MemAvailable now; 0 if unknown (memory is then not checked)
+ * @ret: the configuration, on success; free with session_config_done()
+ * @error: receives a message for the client on failure
+ * @n_error: its size
+ *
+ * Return: 0, or -errno with @error set (-ENOMEM may leave it empty).
+ */
+int session_config_from_request(const struct ctl_request *req, uid_t owner, unsigned n_cpus,
+				uint64_t mem_available_kb, struct session_config *ret,
+				char *error, size_t n_error)
+{
+	_cleanup_(session_config_done) struct session_config c = {};
+	int r;
+
+	if (n_cpus == 0)
+		return -EINVAL;
+	c.mode = req->type == FTRACED_MSG_RECORD ? FTRACED_MODE_RECORD : req->mode;
+	r = check_common(req, n_cpus, mem_available_kb, error, n_error);
+	if (r < 0)
+		return r;
+	if (c.mode == FTRACED_MODE_FLIGHT) {
+		r = flight_options(req, n_cpus, mem_available_kb, &c, error, n_error);
+		if (r < 0)
+			return r;
+	} else if (req->n_triggers > 0 || ctl_request_has(req, FTRACED_ATTR_FLIGHT_SIZE) ||
+		   ctl_request_has(req, FTRACED_ATTR_FLIGHT_BACKEND)) {
+		snprintf(error, n_error, "flight recorder options need --mode flight");
+		return -EINVAL;
+	}
+	if (c.mode == FTRACED_MODE_CONTINUOUS || c.mode == FTRACED_MODE_FLIGHT) {
+		r = file_options(req, owner, &c, error, n_error);
+		if (r < 0)
+			return r;
+	} else if (c.mode != FTRACED_MODE_RECORD) {
+		snprintf(error, n_error, "this mode is not supported yet");
+		return -EOPNOTSUPP;
+	}
+
+	c.buffer_kb = req->buffer_kb ?: BUFFER_KB_DEFAULT;
+	c.subbuf_kb = req->subbuf_kb;
+	c.zstd = req->compression == FTRACED_COMPRESSION_ZSTD;
+	c.level = ctl_request_has(req, FTRACED_ATTR_LEVEL) ? req->level : ZSTD_LEVEL_DEFAULT;
+	c.duration_ms = req->duration_ms;
+	c.n_events = req->n_events;
+	c.events = copy_strings(req->events, req->n_events, sizeof(*c.events));
+	c.n_triggers = req->n_triggers;
+	c.triggers = copy_strings(req->triggers, req->n_triggers, sizeof(*c.triggers));
+	if (ctl_request_has(req, FTRACED_ATTR_FILTER))
+		c.filter = strdup(req->filter);
+	if (ctl_request_has(req, FTRACED_ATTR_CLOCK))
+		c.clock = strdup(req->clock);
+	if ((c.n_events > 0 && !c.events) || (c.n_triggers > 0 && !c.triggers) ||
+	    (ctl_request_has(req, FTRACED_ATTR_FILTER) && !c.filter) ||
+	    (ctl_request_has(req, FTRACED_ATTR_CLOCK) && !c.clock)) {
+		snprintf(error, n_error, "out of memory");
+		return -ENOMEM;
+	}
+	*ret = c;
+	c = (struct session_config){};
+	return 0;
+}
+
+/**
+ * session_config_done() - free what a configuration holds; it is then empty.
+ * @c: configuration, filled or zeroed
+ */
+void session_config_done(struct session_config *c)
+{
+	free(c->events);
+	free(c->triggers);
+	free(c->filter);
+	free(c->clock);
+	free(c->on_segment);
+	*c = (struct session_config){};
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon/retention.h"
+#include "ftraced/proto.h"
+
+struct ctl_request;
+
+/*
+ * What a session was asked to do, with every default filled in and every
+ * value inside bounds.h. Built from a RECORD or CREATE request (session
+ * files become requests first); the session keeps it for its lifetime.
+ */
+struct session_config {
+	enum ftraced_mode mode;
+	unsigned n_events;
+	char (*events)[FTRACED_EVENT_SPEC_MAX + 1]; /* the specs as given: SYSTEM[:EVENT|:*] */
+	char *filter;          /* for every event; NULL: none */
+	char *clock;           /* NULL: the instance's default */
+	uint32_t buffer_kb;    /* per CPU */
+	uint32_t subbuf_kb;    /* 0: the kernel's default */
+	bool zstd;
+	int level;
+	uint64_t duration_ms;  /* 0: until stopped */
+
+	/* continuous */
+	uint64_t segment_size; /* 0: by time only */
+	uint64_t segment_time_ms;
+	struct retention_limits retention; /* continuous and flight (its snapshots) */
+	char *on_segment;      /* command line, root only; NULL: none */
+
+	/* flight */
+	enum ftraced_flight_backend backend;
+	uint64_t flight_size;  /* memory backend: the history's budget, all CPUs */
+	unsigned n_triggers;
+	char (*triggers)[FTRACED_TRIGGER_MAX + 1];
+};
+
+int session_config_from_request(const struct ctl_request *req, uid_t owner, unsigned n_cpus,
+				uint64_t mem_available_kb, struct session_config *ret,
+				char *error, size_t n_error);
+void session_config_done(struct session_config *c);

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/*
+ * The session object as session.c (lifecycle, rotation, status) and
+ * flight.c (the flight recorder's history, snapshots and triggers) share
+ * it. Nothing else includes this: the rest of the daemon sees session.h.
+ */
+#include <stdarg.h>
+
+#include "daemon/event-list.h"
+#include "daemon/instance.h"
+#include "daemon/metadata.h"
+#include "daemon/publish.h"
+#include "daemon/segment.h"
+#include "daemon/session-config.h"
+#include "daemon/session.h"
+#include "daemon/stream-set.h"
+
+#define SESSIONS_DIR "sessions"
+/* sd-event's default accuracy (0) lets a timer fire up to 250 ms late. */
+#define TIMER_ACCURACY_USEC 1000
+
+struct flight;
+
+struct session {
+	struct session_env env;
+	uint32_t id;
+	char name[FTRACED_NAME_MAX + 1];
+	uid_t owner;
+	enum session_state state;
+	struct session_config config;
+	struct event_list events;       /* the config's specs, expanded */
+
+	struct instance *instance;
+	struct instance_meta imeta;
+	struct stream_set cpus;
+
+	struct segment_env segment_env;
+	struct segment *current;        /* receiving data */
+	struct segment *next;           /* during a rotation: what the workers switch to */
+	uint32_t cut_generation;        /* the rotation being waited for, 0 = none */
+	uint32_t next_seq;
+	struct publisher publisher;     /* closed segments and snapshots on their way out */
+
+	int out_fd;                     /* record: the client's file, until it is published */
+	int dir_fd;                     /* continuous, flight: STATE_DIR/sessions/<name> */
+	uint64_t file_bytes;
+
+	int event_fd;                   /* workers and assemblers report here */
+	sd_event_source *event_source;
+	sd_event_source *timer_source;
+	sd_event_source *segment_timer;
+
+	uint64_t start_usec;
+	uint64_t stop_usec;
+	bool destroy_requested;
+	bool stopped_reported;
+	int error;                      /* fatal: no file */
+	char error_message[256];
+	int cut_short;                  /* capture stopped early; files hold what came before */
+	char cut_message[256];
+
+	struct flight *flight;          /* flight recorders only */
+};
+
+uint64_t session_now_usec(void);
+void session_utc_stamp(char *buf, size_t size);
+void session_wake(struct session *s);
+void session_set_error(struct session *s, int error, const char *fmt, ...) _printf_(3, 4);
+void session_stream_params(const struct session *s, struct stream_params *ret);
+int session_begin_running(struct session *s);

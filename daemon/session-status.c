@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A session's status record, as `ftracectl status` and `list` show it:
+ * its configuration, where it is in its lifecycle, and per CPU what the
+ * workers stored and what the kernel counted (read, overrun, dropped) since
+ * capture started and since the open segment began. The flight recorder
+ * adds its own part (flight.c). Reads the session; changes nothing.
+ * Main thread only.
+ */
+#include "daemon/flight.h"
+#include "daemon/session-internal.h"
+#include "lib/ctl-proto.h"
+
+static uint64_t delta(uint64_t now, uint64_t then)
+{
+	return now >= then ? now - then : 0;
+}
+
+/* A continuous session's segment, size and budget. */
+static void describe_continuous(struct session *s, struct ctl_builder *b)
+{
+	const struct session_config *c = &s->config;
+
+	if (s->current)
+		ctl_put_u32(b, FTRACED_ATTR_SEGMENT_SEQ, segment_seq(s->current));
+	ctl_put_u32(b, FTRACED_ATTR_SEGMENTS_KEPT, s->publisher.usage.n_files);
+	ctl_put_u64(b, FTRACED_ATTR_DISK_BYTES, s->publisher.usage.bytes);
+	if (c->segment_size)
+		ctl_put_u64(b, FTRACED_ATTR_SEGMENT_SIZE, c->segment_size);
+	if (c->segment_time_ms)
+		ctl_put_u64(b, FTRACED_ATTR_SEGMENT_TIME_MS, c->segment_time_ms);
+	if (c->retention.max_total)
+		ctl_put_u64(b, FTRACED_ATTR_MAX_TOTAL, c->retention.max_total);
+	if (c->retention.max_files)
+		ctl_put_u32(b, FTRACED_ATTR_MAX_FILES, c->retention.max_files);
+	if (c->retention.max_age_usec)
+		ctl_put_u64(b, FTRACED_ATTR_MAX_AGE_MS, c->retention.max_age_usec / 1000);
+	if (c->retention.keep_free)
+		ctl_put_u64(b, FTRACED_ATTR_KEEP_FREE, c->retention.keep_free);
+	if (c->retention.keep_free_percent)
+		ctl_put_u32(b, FTRACED_ATTR_KEEP_FREE_PERCENT, c->retention.keep_free_percent);
+}
+
+/* One CPU's counters: since capture started, and since the open segment began. */
+static void describe_cpu(struct session *s, unsigned cpu, struct ctl_builder *b)
+{
+	bool running = s->state == SESSION_RUNNING;
+	struct cpu_stream *cs = &s->cpus.cpus[cpu];
+	struct ftraced_cpu_stats total = { .cpu = cpu }, seg;
+	struct capture_counters c = cs->final;
+	struct cpu_counters now = cs->cut;
+	const struct cpu_counters *seg_start = s->current && running ?
+		segment_start_counters(s->current, cpu) : NULL;
+
+	if (cs->stream)
+		capture_stream_counters(cs->stream, &c);
+	if (running && s->instance)
+		instance_read_cpu_stats(s->instance, cpu, &now, NULL);
+	if (s->state != SESSION_CREATED) {
+		total = (struct ftraced_cpu_stats){
+			.cpu = cpu,
+			.bytes_raw = c.bytes_raw,
+			.bytes_stored = c.bytes_stored,
+			.chunks = c.chunks,
+			.entries = now.entries,
+			.overrun = delta(now.overrun, cs->start.overrun),
+			.dropped = delta(now.dropped, cs->start.dropped),
+			.read = delta(now.read, cs->start.read),
+		};
+	}
+	ctl_put_cpu_stats(b, FTRACED_ATTR_CPU, &total);
+	if (s->config.mode != FTRACED_MODE_CONTINUOUS || !seg_start)
+		return;
+	seg = (struct ftraced_cpu_stats){
+		.cpu = cpu,
+		.bytes_stored = c.bytes_stored - cs->base_bytes,
+		.chunks = c.chunks - cs->base_chunks,
+		.entries = now.entries,
+		.overrun = delta(now.overrun, seg_start->overrun),
+		.dropped = delta(now.dropped, seg_start->dropped),
+		.read = delta(now.read, seg_start->read),
+	};
+	ctl_put_cpu_stats(b, FTRACED_ATTR_CPU_SEGMENT, &seg);
+}
+
+/**
+ * session_describe() - append one session record to a reply.
+ * @s: session
+ * @b: reply being built
+ *
+ * Kernel counters are deltas since capture started (ATTR_CPU) and since
+ * the open segment began (ATTR_CPU_SEGMENT, continuous sessions).
+ */
+void session_describe(struct session *s, struct ctl_builder *b)
+{
+	uint64_t end = s->state == SESSION_RUNNING ? session_now_usec() : s->stop_usec;
+
+	ctl_put(b, FTRACED_ATTR_SESSION_BEGIN, NULL, 0);
+	ctl_put_string(b, FTRACED_ATTR_SESSION, s->name);
+	ctl_put_string(b, FTRACED_ATTR_STATE, session_state_to_string(s->state));
+	ctl_put_u32(b, FTRACED_ATTR_MODE, s->config.mode);
+	ctl_put_u32(b, FTRACED_ATTR_OWNER_UID, (uint32_t)s->owner);
+	ctl_put_u32(b, FTRACED_ATTR_COMPRESSION,
+		    s->config.zstd ? FTRACED_COMPRESSION_ZSTD : FTRACED_COMPRESSION_NONE);
+	ctl_put_u32(b, FTRACED_ATTR_SUBBUF_SIZE, s->imeta.subbuf_size);
+	if (s->instance)
+		ctl_put_string(b, FTRACED_ATTR_INSTANCE, instance_name(s->instance));
+	for (unsigned k = 0; k < s->config.n_events; k++)
+		ctl_put_string(b, FTRACED_ATTR_EVENT, s->config.events[k]);
+	ctl_put_u64(b, FTRACED_ATTR_ELAPSED_MS, s->start_usec ? (end - s->start_usec) / 1000 : 0);
+	if (s->config.mode == FTRACED_MODE_RECORD && s->state == SESSION_DONE)
+		ctl_put_u64(b, FTRACED_ATTR_FILE_BYTES, s->file_bytes);
+	if (s->config.mode == FTRACED_MODE_CONTINUOUS)
+		describe_continuous(s, b);
+	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++)
+		describe_cpu(s, cpu, b);
+	if (s->flight)
+		flight_describe(s, b);
+	if (s->error < 0) {
+		ctl_put_u32(b, FTRACED_ATTR_ERRNO, (uint32_t)-s->error);
+		ctl_put_string(b, FTRACED_ATTR_MESSAGE, s->error_message);
+	} else if (s->cut_short < 0) {
+		ctl_put_u32(b, FTRACED_ATTR_ERRNO, (uint32_t)-s->cut_short);
+		ctl_put_string(b, FTRACED_ATTR_MESSAGE, s->cut_message);
+	}
+}

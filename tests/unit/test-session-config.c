@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A session's configuration from a request: defaults per mode, every
+ * bound of bounds.h refused with its message, options of one mode refused
+ * in another, and memory checked against what is passed in (no /proc).
+ */
+#undef NDEBUG
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/bounds.h"
+#include "daemon/session-config.h"
+#include "lib/ctl-proto.h"
+
+#define CPUS 4
+#define PLENTY_KB (UINT64_C(64) << 20) /* 64 GiB available */
+
+static char error[256];
+
+static struct ctl_request request(uint16_t type, enum ftraced_mode mode)
+{
+	struct ctl_request req = { .type = type, .mode = mode, .n_events = 2 };
+
+	snprintf(req.events[0], sizeof(req.events[0]), "sched:sched_switch");
+	snprintf(req.events[1], sizeof(req.events[1]), "irq");
+	return req;
+}
+
+static void set(struct ctl_request *req, enum ftraced_attr a)
+{
+	req->present |= UINT64_C(1) << a;
+}
+
+static int build(const struct ctl_request *req, uid_t owner, uint64_t avail_kb,
+		 struct session_config *c)
+{
+	error[0] = '\0';
+	return session_config_from_request(req, owner, CPUS, avail_kb, c, error, sizeof(error));
+}
+
+static void expect_refused(const struct ctl_request *req, uid_t owner, uint64_t avail_kb,
+			   int expected, const char *words)
+{
+	struct session_config c = { .level = 12345 };
+
+	assert(build(req, owner, avail_kb, &c) == expected);
+	assert(c.level == 12345); /* untouched on failure */
+	if (!strstr(error, words)) {
+		fprintf(stderr, "expected '%s' in '%s'\n", words, error);
+		assert(false);
+	}
+}
+
+static void test_record_defaults(void)
+{
+	struct ctl_request req = request(FTRACED_MSG_RECORD, FTRACED_MODE_CONTINUOUS);
+	struct session_config c;
+
+	assert(build(&req, 1000, PLENTY_KB, &c) == 0);
+	assert(c.mode == FTRACED_MODE_RECORD); /* RECORD is a record, whatever mode says */
+	assert(c.buffer_kb == BUFFER_KB_DEFAULT && c.subbuf_kb == 0);
+	assert(c.zstd && c.level == ZSTD_LEVEL_DEFAULT && c.duration_ms == 0);
+	assert(c.n_events == 2 && strcmp(c.events[1], "irq") == 0);
+	assert(!c.filter && !c.clock && !c.on_segment && c.n_triggers == 0);
+	assert(c.segment_size == 0 && c.retention.max_files == 0);
+	session_config_done(&c);
+	assert(!c.events && c.n_events == 0);
+	session_config_done(&c); /* idempotent */
+
+	req.compression = FTRACED_COMPRESSION_NONE;
+	req.level = -3;
+	set(&req, FTRACED_ATTR_LEVEL);
+	snprintf(req.filter, sizeof(req.filter), "prev_pid != 0");
+	set(&req, FTRACED_ATTR_FILTER);
+	snprintf(req.clock, sizeof(req.clock), "mono");
+	set(&req, FTRACED_ATTR_CLOCK);
+	assert(build(&req, 0, PLENTY_KB, &c) == 0);
+	assert(!c.zstd && c.level == -3);
+	assert(strcmp(c.filter, "prev_pid != 0") == 0 && strcmp(c.clock, "mono") == 0);
+	session_config_done(&c);
+}
+
+static void test_sizes(void)
+{
+	struct ctl_request req = request(FTRACED_MSG_RECORD, 0);
+
+	req.buffer_kb = BUFFER_KB_MAX + 1;
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "outside");
+	req.buffer_kb = 1024;
+	/* 4 CPUs x 1 MiB is more than 10% of 20 MiB. */
+	expect_refused(&req, 0, 20 * 1024, -ENOMEM, "of available memory");
+	req.subbuf_kb = 12;
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "not a power of two");
+	req.subbuf_kb = 2048;
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "not a power of two");
+	req.buffer_kb = 8;
+	req.subbuf_kb = 16;
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "larger than the buffer");
+	req.subbuf_kb = 0;
+	req.level = ZSTD_LEVEL_MAX + 1;
+	set(&req, FTRACED_ATTR_LEVEL);
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "zstd level");
+	req.level = 1;
+	set(&req, FTRACED_ATTR_DURATION_MS);
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "duration");
+}
+
+static void test_continuous(void)
+{
+	struct ctl_request req = request(FTRACED_MSG_CREATE, FTRACED_MODE_CONTINUOUS);
+	struct session_config c;
+
+	assert(build(&req, 1000, PLENTY_KB, &c) == 0);
+	assert(c.segment_size == SEGMENT_SIZE_DEFAULT && c.segment_time_ms == 0);
+	session_config_done(&c);
+
+	/* By time only: no size. */
+	req.segment_time_ms = 60000;
+	set(&req, FTRACED_ATTR_SEGMENT_TIME_MS);
+	req.max_age_ms = 3600000;
+	set(&req, FTRACED_ATTR_MAX_AGE_MS);
+	assert(build(&req, 1000, PLENTY_KB, &c) == 0);
+	assert(c.segment_size == 0 && c.segment_time_ms == 60000);
+	assert(c.retention.max_age_usec == UINT64_C(3600000) * 1000);
+	session_config_done(&c);
+
+	req.segment_size = SEGMENT_SIZE_MIN - 1;
+	set(&req, FTRACED_ATTR_SEGMENT_SIZE);
+	expect_refused(&req, 1000, PLENTY_KB, -EINVAL, "segment size");
+	req.segment_size = SEGMENT_SIZE_MIN;
+	set(&req, FTRACED_ATTR_MAX_FILES);
+	expect_refused(&req, 1000, PLENTY_KB, -EINVAL, "--max-files");
+	req.max_files = 3;
+	set(&req, FTRACED_ATTR_KEEP_FREE_PERCENT);
+	req.keep_free_percent = 100;
+	expect_refused(&req, 1000, PLENTY_KB, -EINVAL, "--keep-free");
+	req.keep_free_percent = 10;
+
+	/* --on-segment: root only, a full path, no shell. */
+	snprintf(req.on_segment, sizeof(req.on_segment), "/usr/bin/true 'a b'");
+	set(&req, FTRACED_ATTR_ON_SEGMENT);
+	expect_refused(&req, 1000, PLENTY_KB, -EPERM, "only root");
+	assert(build(&req, 0, PLENTY_KB, &c) == 0);
+	assert(strcmp(c.on_segment, "/usr/bin/true 'a b'") == 0 && c.retention.max_files == 3);
+	session_config_done(&c);
+	snprintf(req.on_segment, sizeof(req.on_segment), "true");
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "full path");
+
+	/* Flight options need --mode flight. */
+	req = request(FTRACED_MSG_CREATE, FTRACED_MODE_CONTINUOUS);
+	req.flight_size = 8 << 20;
+	set(&req, FTRACED_ATTR_FLIGHT_SIZE);
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "need --mode flight");
+	req = request(FTRACED_MSG_RECORD, 0);
+	req.n_triggers = 1;
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "need --mode flight");
+}
+
+static void test_flight(void)
+{
+	struct ctl_request req = request(FTRACED_MSG_CREATE, FTRACED_MODE_FLIGHT);
+	struct session_config c;
+
+	assert(build(&req, 1000, PLENTY_KB, &c) == 0);
+	assert(c.backend == FTRACED_FLIGHT_MEMORY && c.flight_size == FLIGHT_SIZE_DEFAULT);
+	assert(c.segment_size == 0);
+	session_config_done(&c);
+
+	req.n_triggers = 2;
+	snprintf(req.triggers[0], sizeof(req.triggers[0]), "oom");
+	snprintf(req.triggers[1], sizeof(req.triggers[1]), "signal=SIGSEGV,post=2s");
+	assert(build(&req, 1000, PLENTY_KB, &c) == 0);
+	assert(c.n_triggers == 2 && strcmp(c.triggers[1], "signal=SIGSEGV,post=2s") == 0);
+	session_config_done(&c);
+
+	/* Four chunks per CPU at least, and at most 25% of memory. */
+	req.flight_size = 4 * CPUS * CHUNK_TARGET_BYTES - 1;
+	set(&req, FTRACED_ATTR_FLIGHT_SIZE);
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "--flight-size must be at least");
+	req.flight_size = 256 << 20;
+	expect_refused(&req, 0, 512 * 1024, -ENOMEM, "of available memory");
+	assert(build(&req, 0, 0, &c) == 0); /* MemAvailable unknown: not checked */
+	session_config_done(&c);
+
+	req.flight_backend = FTRACED_FLIGHT_KERNEL;
+	set(&req, FTRACED_ATTR_FLIGHT_BACKEND);
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "--buffer-size");
+	req.present &= ~(UINT64_C(1) << FTRACED_ATTR_FLIGHT_SIZE);
+	assert(build(&req, 0, PLENTY_KB, &c) == 0);
+	assert(c.backend == FTRACED_FLIGHT_KERNEL && c.flight_size == 0);
+	session_config_done(&c);
+
+	set(&req, FTRACED_ATTR_SEGMENT_TIME_MS);
+	req.segment_time_ms = 1000;
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "for continuous sessions");
+}
+
+int main(void)
+{
+	test_record_defaults();
+	test_sizes();
+	test_continuous();
+	test_flight();
+	return 0;
+}
