@@ -23,6 +23,9 @@ LOADGEN = os.environ.get("LOADGEN", "build/bench/ftraced-loadgen")
 COUNTER = os.environ.get("COUNTER", "build/bench/ftraced-count")
 TRACING = "/sys/kernel/tracing"
 SKIP = 77
+CPUS = list(range(os.cpu_count()))
+PROTO_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include",
+                       "ftraced", "proto.h")
 # `ftracectl recover` runs the daemon's recovery step: the daemon under test.
 os.environ.setdefault("FTRACED_BINARY", os.path.abspath(FTRACED))
 
@@ -295,7 +298,45 @@ def fifo_reader(fifo, out, gate=False, block=65536, pause=0.0):
                              str(block), str(pause)], stdin=subprocess.PIPE, text=True)
 
 
-def run(tests):
+def proto_constants():
+    """The wire protocol's constants as include/ftraced/proto.h defines them: its #defines
+    with a number, and every enum member (counting on from the last explicit value).
+    Names lose their FTRACED_ prefix: MSG_STATUS, ATTR_SESSION, PROTO_MAGIC, ..."""
+    text = open(PROTO_H).read()
+    out = {}
+    for name, value in re.findall(r"^#define FTRACED_(\w+)[ \t]+([^/\n]+)", text, re.M):
+        # Numbers and products of numbers: (64u * 1024u), UINT32_C(0x43525446).
+        expr = re.sub(r"UINT(?:32|64)_C\(([^)]*)\)", r"\1", value.strip())
+        expr = re.sub(r"\b(0x[0-9a-fA-F]+|\d+)u\b", r"\1", expr)
+        if re.fullmatch(r"[\s()*0-9a-fA-Fx]+", expr):
+            out[name] = eval(expr, {"__builtins__": {}})  # only digits, x, *, ()
+    for body in re.findall(r"enum \w+ \{(.*?)\};", text, re.S):
+        value = -1
+        for m in re.finditer(r"^\s*(_?FTRACED_\w+)(?:\s*=\s*(\d+))?,", body, re.M):
+            value = int(m.group(2)) if m.group(2) else value + 1
+            out[m.group(1).lstrip("_").replace("FTRACED_", "", 1)] = value
+    return out
+
+
+def count_markers(files, tag="t"):
+    """ftraced-count's JSON for FILES read as one capture: per generator CPU, the numbered
+    markers (tag TAG) that arrived, were duplicated or are missing."""
+    if isinstance(files, str):
+        files = [files]
+    out = subprocess.run([COUNTER, "-t", tag] + list(files), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def run(tests=None):
+    """Runs TESTS, or every test_* function of the calling script in the order they are
+    defined; prints 'N passed, M failed'."""
+    if tests is None:
+        main = sys.modules["__main__"]
+        tests = sorted((f for name, f in vars(main).items()
+                        if name.startswith("test_") and callable(f)
+                        and getattr(f, "__module__", None) == "__main__"),
+                       key=lambda f: f.__code__.co_firstlineno)
     skip_unless_possible()
     before = our_instances()
     passed = failed = 0

@@ -6,7 +6,6 @@ by time and by size across many segment boundaries with numbered markers
 all of them together by trace-cmd report), retention limits, restart, and
 shutdown while recording."""
 
-import json
 import os
 import signal
 import subprocess
@@ -14,11 +13,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (daemon, start_markers, COUNTER, Daemon, assert_complete_sequences, check_events,  # noqa: E402
+from harness import (daemon, start_markers, count_markers, CPUS, Daemon, assert_complete_sequences, check_events,  # noqa: E402
                      event_lines, loadgen, loadgen_result, our_instances, parse_markers,
                      report, run)
 
-CPUS = list(range(os.cpu_count()))
 
 
 def segments(d, name):
@@ -32,12 +30,6 @@ def markers_for(instance, seconds, rate_per_cpu, tag="t"):
     return start_markers(instance, CPUS, int(seconds * rate_per_cpu), rate_per_cpu, tag)
 
 
-def count(files, tag="t"):
-    out = subprocess.run([COUNTER, "-t", tag] + files, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
-
-
 def check_segments(files, written):
     """Each segment readable alone; all together: every marker once, in order."""
     total = 0
@@ -45,9 +37,9 @@ def check_segments(files, written):
         check_events(f)
         lines = report(f)
         n = len(event_lines(lines))
-        assert n == count([f])["events"], "%s: report and our reader disagree" % f
+        assert n == count_markers([f])["events"], "%s: report and our reader disagree" % f
         total += n
-    together = count(files)
+    together = count_markers(files)
     for cpu, n in written.items():
         g = together["generators"][str(cpu)]
         assert (g["distinct"], g["duplicates"], g["max"] + 1, g["in_order"]) == \
@@ -99,7 +91,7 @@ def test_restart_continues():
             assert d.ctl_json("status", "again")["state"] == "stopped"
             files = segments(d, "again")
             for cpu, n in r.items():
-                g = count(files, tag="r%d" % round_)["generators"][str(cpu)]
+                g = count_markers(files, tag="r%d" % round_)["generators"][str(cpu)]
                 assert (g["distinct"], g["duplicates"], g["in_order"]) == (n, 0, True), g
                 written[cpu] += n
         names = [os.path.basename(f) for f in segments(d, "again")]
@@ -261,8 +253,8 @@ def test_kill9_loop_recovers_everything():
             files = sorted(f for f in segments(d, "k"))
             tails = [f for f in files if f.endswith("_tail.dat") and f not in seen_tails]
             seen_tails.update(tails)
-            every = count(files, tag="k%d" % i)["generators"]
-            main = count([f for f in files if not f.endswith("_tail.dat")],
+            every = count_markers(files, tag="k%d" % i)["generators"]
+            main = count_markers([f for f in files if not f.endswith("_tail.dat")],
                          tag="k%d" % i)["generators"]
             for cpu, n in written.items():
                 empty = {"distinct": 0, "max": -1, "in_order": True, "duplicates": 0}
@@ -381,17 +373,4 @@ def test_sigterm_finishes_segments():
 
 
 if __name__ == "__main__":
-    sys.exit(run([
-        test_rotation_by_time,
-        test_rotation_by_size,
-        test_restart_continues,
-        test_retention_max_files_and_total,
-        test_retention_max_age,
-        test_retention_keep_free,
-        test_status_and_errors,
-        test_on_segment_command,
-        test_kill9_loop_recovers_everything,
-        test_sessions_from_files,
-        test_disk_full,
-        test_sigterm_finishes_segments,
-    ]))
+    sys.exit(run())

@@ -14,22 +14,15 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (daemon, Daemon, markers, start_markers, check_events, COUNTER, FTRACECTL,  # noqa: E402
+from harness import (daemon, Daemon, markers, start_markers, check_events, count_markers, CPUS,
+                     FTRACECTL, TRACING,  # noqa: E402
                      event_lines, report, run)
 
-CPUS = list(range(os.cpu_count()))
-TRACING = "/sys/kernel/tracing"
-
-
-def count(path, tag):
-    out = subprocess.run([COUNTER, "-t", tag, path], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
 
 
 def assert_gap_free(path, tag, cpus):
     """Each CPU's markers in @path: some, in order, no duplicate, no gap."""
-    c = count(path, tag)
+    c = count_markers(path, tag)
     for cpu in cpus:
         g = c["generators"].get(str(cpu))
         assert g, "CPU %d: no markers %s in %s" % (cpu, tag, path)
@@ -63,7 +56,7 @@ def info(path):
 
 def check_report_count(path):
     n = len(event_lines(report(path)))
-    assert n == count(path, "t")["events"], "%s: trace-cmd report and our reader disagree" % path
+    assert n == count_markers(path, "t")["events"], "%s: trace-cmd report and our reader disagree" % path
 
 
 def test_memory_suffix_and_recording_goes_on():
@@ -119,7 +112,7 @@ def test_trim_and_client_file():
                 assert c["first_ts"] >= start, "CPU %d starts before %d: %s" % (
                     c["cpu"], start, c)
         # The light CPUs lost nothing themselves: only --trim cut their beginning.
-        gens = count(out, "t")["generators"]
+        gens = count_markers(out, "t")["generators"]
         assert all(gens[str(cpu)]["min"] > 0 for cpu in CPUS[1:]), gens
         d.ctl("destroy", "tr")
 
@@ -312,12 +305,4 @@ def test_bad_requests():
 
 
 if __name__ == "__main__":
-    sys.exit(run([
-        test_memory_suffix_and_recording_goes_on,
-        test_trim_and_client_file,
-        test_kernel_backend,
-        test_trigger_post_and_rate_limit,
-        test_concurrent_snapshots_on_two_sessions,
-        test_flight_session_file,
-        test_bad_requests,
-    ]))
+    sys.exit(run())

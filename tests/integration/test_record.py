@@ -7,7 +7,6 @@ nothing, and no ftraced-* instance is left behind."""
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,12 +14,11 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (daemon, FTRACECTL, FTRACED, Daemon, assert_complete_sequences,  # noqa: E402
+from harness import (CPUS, daemon, FTRACECTL, FTRACED, Daemon, assert_complete_sequences,  # noqa: E402
                      assert_real_kallsyms,
                      check_events, event_lines, loadgen, loadgen_result, markers,
                      our_instances, parse_markers, report, run)
 
-CPUS = list(range(os.cpu_count()))
 
 
 def record_markers(d, count, rate, *options):
@@ -424,22 +422,4 @@ def test_recover_by_hand():
 
 
 if __name__ == "__main__":
-    sys.exit(run([
-        test_markers_zstd,
-        test_markers_none_subbuf_8k,
-        test_markers_zstd_subbuf_16k,
-        test_markers_flat_out_json,
-        test_info_and_verify_offline,
-        test_syscall_filtered_by_pid,
-        test_duration_and_sigint,
-        test_client_killed_file_still_finished,
-        test_list_and_status,
-        test_errors_are_specific,
-        test_daemon_survives_and_second_daemon_refused,
-        test_peer_credentials_checked_by_the_daemon,
-        test_spool_full_keeps_what_was_captured,
-        test_daemons_leave_each_other_alone,
-        test_crash_recovered_on_restart,
-        test_recover_by_hand,
-        test_no_capabilities_after_start,
-    ]))
+    sys.exit(run())
