@@ -20,8 +20,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <linux/magic.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -31,12 +29,13 @@
 #include "daemon/capture.h"
 #include "daemon/ctl-server.h"
 #include "daemon/instance.h"
+#include "daemon/kallsyms.h"
 #include "daemon/log.h"
 #include "daemon/manager.h"
 #include "daemon/metadata.h"
+#include "daemon/output-fd.h"
 #include "daemon/privileges.h"
 #include "daemon/recovery.h"
-#include "daemon/kallsyms.h"
 #include "daemon/runner.h"
 #include "daemon/session-file.h"
 #include "daemon/session.h"
@@ -185,64 +184,6 @@ static void on_snapshot(struct session *s, void *waiter, int result, const char 
 	ctl_conn_send(c, &m->reply);
 }
 
-/*
- * The output fd must be a regular file or FIFO, writable, without O_APPEND,
- * and not on FUSE (its server could stall our writes, or be the writer's own
- * client). A FIFO is made non-blocking, so a reader that stops reading fails
- * the file after OUTPUT_STALL_MS instead of holding a thread for ever.
- */
-static int check_output_fd(int fd, const char **ret_why)
-{
-	struct statfs sfs;
-	struct stat st;
-	int flags, seals;
-
-	if (fstat(fd, &st) < 0)
-		return negative_errno();
-	if (S_ISDIR(st.st_mode)) {
-		*ret_why = "the output is a directory";
-		return -EISDIR;
-	}
-	if (S_ISSOCK(st.st_mode)) {
-		*ret_why = "the output is a socket: give a regular file or a FIFO";
-		return -ENOTSUP;
-	}
-	if (S_ISCHR(st.st_mode) && isatty(fd)) {
-		*ret_why = "the output is a terminal: give a regular file or a FIFO";
-		return -ENOTTY;
-	}
-	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
-		*ret_why = "the output must be a regular file or a FIFO";
-		return -EBADF;
-	}
-	seals = fcntl(fd, F_GET_SEALS);
-	if (seals > 0 && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE | F_SEAL_GROW))) {
-		*ret_why = "the output is a memfd sealed against writing or growing";
-		return -EPERM;
-	}
-	if (fstatfs(fd, &sfs) < 0)
-		return negative_errno();
-	if (sfs.f_type == FUSE_SUPER_MAGIC) {
-		*ret_why = "the output is on a FUSE file system, which ftraced does not write to";
-		return -EXDEV;
-	}
-	flags = fcntl(fd, F_GETFL);
-	if (flags < 0)
-		return negative_errno();
-	if ((flags & O_ACCMODE) != O_WRONLY && (flags & O_ACCMODE) != O_RDWR) {
-		*ret_why = "the output file is not open for writing";
-		return -EBADF;
-	}
-	if (flags & O_APPEND) {
-		*ret_why = "the output file must not be opened with O_APPEND";
-		return -EBADF;
-	}
-	if (S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK) &&
-	    fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
-		return negative_errno();
-	return 0;
-}
-
 /* What every session gets from the manager. */
 static struct session_env session_env_of(struct manager *m)
 {
@@ -385,7 +326,6 @@ static void handle_new(struct manager *m, struct ctl_conn *c, const struct ctl_r
 		       int fd)
 {
 	char error[FTRACED_MESSAGE_MAX] = "", name[FTRACED_NAME_MAX + 1];
-	const char *why = "invalid output file descriptor";
 	bool record = req->type == FTRACED_MSG_RECORD;
 	struct session_env env = session_env_of(m);
 	struct session *s;
@@ -404,10 +344,10 @@ static void handle_new(struct manager *m, struct ctl_conn *c, const struct ctl_r
 		return;
 	}
 	if (record) {
-		r = check_output_fd(fd, &why);
+		r = output_fd_check(fd, error, sizeof(error));
 		if (r < 0) {
 			safe_close(fd);
-			ctl_conn_send_error(c, r, "%s", why);
+			ctl_conn_send_error(c, r, "%s", error);
 			return;
 		}
 	}
@@ -555,15 +495,14 @@ static void handle_snapshot(struct manager *m, struct ctl_conn *c, const struct 
 			    int fd)
 {
 	char error[FTRACED_MESSAGE_MAX] = "";
-	const char *why = "invalid output file descriptor";
 	struct slot *slot;
 	int r;
 
 	if (fd >= 0) {
-		r = check_output_fd(fd, &why);
+		r = output_fd_check(fd, error, sizeof(error));
 		if (r < 0) {
 			safe_close(fd);
-			ctl_conn_send_error(c, r, "%s", why);
+			ctl_conn_send_error(c, r, "%s", error);
 			return;
 		}
 	}
