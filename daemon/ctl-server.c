@@ -221,6 +221,7 @@ static int on_conn(sd_event_source *source, int fd, uint32_t revents, void *user
 		.msg_control = &control,
 		.msg_controllen = sizeof(control),
 	};
+	uint16_t bad_attr = 0;
 	int passed_fd = -EBADF;
 	ssize_t n;
 	int r;
@@ -260,7 +261,7 @@ static int on_conn(sd_event_source *source, int fd, uint32_t revents, void *user
 				    "malformed control data");
 		return 0;
 	}
-	r = ctl_request_parse(s->buf, (size_t)n, s->req);
+	r = ctl_request_parse(s->buf, (size_t)n, s->req, &bad_attr);
 	if (r < 0) {
 		safe_close(passed_fd);
 		log_ratelimit_debug_errno(r, "Bad request from pid %d, rejecting: %m", (int)c->pid);
@@ -269,8 +270,14 @@ static int on_conn(sd_event_source *source, int fd, uint32_t revents, void *user
 					    FTRACED_PROTO_VERSION);
 		else if (r == -EOPNOTSUPP)
 			ctl_conn_send_error(c, r, "unknown request type");
-		else
+		else if (bad_attr != 0) {
+			char rule[256];
+
+			ctl_attr_rule(bad_attr, rule, sizeof(rule));
+			ctl_conn_send_error(c, r, "malformed request: bad %s", rule);
+		} else {
 			ctl_conn_send_error(c, r, "malformed request");
+		}
 		return 0;
 	}
 	if (passed_fd >= 0 && s->req->type != FTRACED_MSG_RECORD &&

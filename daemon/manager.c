@@ -245,7 +245,7 @@ static void load_session_file(struct manager *m, int dir_fd, const char *file)
 
 		r = ctl_builder_finish(&b, &len);
 		if (r >= 0)
-			r = ctl_request_parse(b.buf, len, req);
+			r = ctl_request_parse(b.buf, len, req, NULL);
 		if (r < 0)
 			snprintf(error, sizeof(error), "too large or malformed");
 	}

@@ -12,6 +12,7 @@
  * checked later, by the session.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ftraced/macro.h"
@@ -221,23 +222,38 @@ static bool is_request(uint16_t type)
 	}
 }
 
+static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uint16_t *bad);
+
 /**
  * ctl_request_parse() - parse and validate a whole request packet.
  * @buf: the packet
  * @n: its length
  * @ret: the request; written only on success
+ * @ret_bad_attr: on failure over one attribute (malformed, duplicate, not
+ *                allowed here, or required and missing), its type; else 0.
+ *                May be NULL.
  *
  * Return: 0; -EOPNOTSUPP for a type that is not a request; -EBADMSG for
  * malformed, unknown, duplicate or missing attributes; or what
  * ctl_msg_parse() returns.
  */
-int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret)
+int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret, uint16_t *ret_bad_attr)
+{
+	uint16_t bad = 0;
+	int r = request_parse(buf, n, ret, &bad);
+
+	if (r < 0 && ret_bad_attr)
+		*ret_bad_attr = bad;
+	return r;
+}
+
+static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uint16_t *bad)
 {
 	struct ctl_request req = {};
 	struct ctl_attr_iter it;
+	uint64_t allowed, missing;
 	struct ctl_attr a;
 	struct ctl_msg m;
-	uint64_t allowed;
 	int r;
 
 	r = ctl_msg_parse(buf, n, &m);
@@ -252,6 +268,7 @@ int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret)
 	while ((r = ctl_attr_next(&it, &a)) > 0) {
 		uint64_t bit;
 
+		*bad = a.type;
 		if (a.type == 0 || a.type >= _FTRACED_ATTR_MAX)
 			return -EBADMSG;
 		bit = BIT(a.type);
@@ -356,10 +373,14 @@ int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret)
 			return r;
 	}
 	if (r < 0)
-		return r;
+		return r; /* the attribute framing itself */
+	*bad = 0;
 
-	if ((req.present & request_attrs[req.type].required) != request_attrs[req.type].required)
+	missing = request_attrs[req.type].required & ~req.present;
+	if (missing) {
+		*bad = (uint16_t)__builtin_ctzll(missing);
 		return -EBADMSG;
+	}
 
 	memcpy(ret, &req, sizeof(req));
 	return 0;
@@ -485,4 +506,50 @@ int ctl_builder_finish(struct ctl_builder *b, size_t *ret_size)
 	put_le32(b->buf + 12, (uint32_t)(b->n - sizeof(struct ftraced_msg_hdr)));
 	*ret_size = b->n;
 	return 0;
+}
+
+/**
+ * ctl_attr_rule() - what a request attribute must look like, for an error reply.
+ * @type: the attribute a request was refused over
+ * @buf: receives its name and rule, e.g. "filter (printable ASCII on one line, ...)"
+ * @n: its size
+ */
+void ctl_attr_rule(uint16_t type, char *buf, size_t n)
+{
+	switch (type) {
+	case FTRACED_ATTR_EVENT:
+		snprintf(buf, n, "event (SYSTEM, SYSTEM:* or SYSTEM:EVENT of letters, digits, _ - . *; "
+			 "at most %u characters and %u events)", FTRACED_EVENT_SPEC_MAX,
+			 FTRACED_EVENTS_PER_REQUEST_MAX);
+		break;
+	case FTRACED_ATTR_FILTER:
+		snprintf(buf, n, "filter (printable ASCII on one line, at most %u bytes)",
+			 FTRACED_FILTER_MAX);
+		break;
+	case FTRACED_ATTR_CLOCK:
+	case FTRACED_ATTR_SESSION:
+		snprintf(buf, n, "%s (1 to %u letters, digits, _ and -)",
+			 type == FTRACED_ATTR_CLOCK ? "clock" : "session name", FTRACED_NAME_MAX);
+		break;
+	case FTRACED_ATTR_ON_SEGMENT:
+		snprintf(buf, n, "on-segment command (printable ASCII on one line, at most %u bytes)",
+			 FTRACED_COMMAND_MAX);
+		break;
+	case FTRACED_ATTR_TRIGGER:
+		snprintf(buf, n, "trigger (printable ASCII on one line, at most %u bytes and %u "
+			 "triggers)", FTRACED_TRIGGER_MAX, FTRACED_TRIGGERS_PER_REQUEST_MAX);
+		break;
+	case FTRACED_ATTR_COMPRESSION:
+		snprintf(buf, n, "compression (zstd or none)");
+		break;
+	case FTRACED_ATTR_MODE:
+		snprintf(buf, n, "mode (record, continuous or flight)");
+		break;
+	case FTRACED_ATTR_FLIGHT_BACKEND:
+		snprintf(buf, n, "flight backend (memory or kernel)");
+		break;
+	default:
+		snprintf(buf, n, "attribute %u (unknown to this request, repeated, of the wrong "
+			 "size, or missing)", type);
+	}
 }

@@ -67,7 +67,8 @@ int ctl_attr_u32(const struct ctl_attr *a, uint32_t *ret);
 int ctl_attr_u64(const struct ctl_attr *a, uint64_t *ret);
 int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret);
 int ctl_attr_cpu_stats(const struct ctl_attr *a, struct ftraced_cpu_stats *ret);
-int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret);
+int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret, uint16_t *ret_bad_attr);
+void ctl_attr_rule(uint16_t type, char *buf, size_t n);
 
 bool ctl_name_valid(const char *s);
 bool ctl_string_valid(enum ftraced_attr type, const char *s, size_t max);

@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ctl_attr a;
 	struct ctl_msg m;
 
-	if (ctl_request_parse(data, size, &req) == 0) {
+	if (ctl_request_parse(data, size, &req, NULL) == 0) {
 		/* Whatever parsed must be bounded strings. */
 		for (unsigned i = 0; i < req.n_events; i++)
 			if (strlen(req.events[i]) > FTRACED_EVENT_SPEC_MAX)

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (session_file_parse((const char *)data, size, "fuzz", &b, error, sizeof(error),
 			       &line) < 0)
 		return 0;
-	if (ctl_builder_finish(&b, &n) < 0 || ctl_request_parse(b.buf, n, &req) < 0)
+	if (ctl_builder_finish(&b, &n) < 0 || ctl_request_parse(b.buf, n, &req, NULL) < 0)
 		abort(); /* the daemon would reject what the file parser accepted */
 	return 0;
 }

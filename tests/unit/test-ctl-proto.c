@@ -43,7 +43,7 @@ static void test_record_roundtrip(void)
 	n = finish();
 
 	memset(&req, 0xaa, sizeof(req));
-	assert(ctl_request_parse(b.buf, n, &req) == 0);
+	assert(ctl_request_parse(b.buf, n, &req, NULL) == 0);
 	assert(req.type == FTRACED_MSG_RECORD);
 	assert(req.n_events == 3);
 	assert(strcmp(req.events[0], "sched:sched_switch") == 0);
@@ -66,17 +66,17 @@ static void test_other_requests(void)
 	ctl_builder_init(&b, FTRACED_MSG_LIST);
 	n = finish();
 	assert(n == sizeof(struct ftraced_msg_hdr));
-	assert(ctl_request_parse(b.buf, n, &req) == 0 && req.type == FTRACED_MSG_LIST);
+	assert(ctl_request_parse(b.buf, n, &req, NULL) == 0 && req.type == FTRACED_MSG_LIST);
 
 	ctl_builder_init(&b, FTRACED_MSG_STOP);
 	ctl_put_string(&b, FTRACED_ATTR_SESSION, "record-7");
 	n = finish();
-	assert(ctl_request_parse(b.buf, n, &req) == 0);
+	assert(ctl_request_parse(b.buf, n, &req, NULL) == 0);
 	assert(req.type == FTRACED_MSG_STOP && strcmp(req.session, "record-7") == 0);
 
 	ctl_builder_init(&b, FTRACED_MSG_STATUS);
 	n = finish();
-	assert(ctl_request_parse(b.buf, n, &req) == 0 && !ctl_request_has(&req, FTRACED_ATTR_SESSION));
+	assert(ctl_request_parse(b.buf, n, &req, NULL) == 0 && !ctl_request_has(&req, FTRACED_ATTR_SESSION));
 }
 
 /* Builds a RECORD with one event, then lets the caller damage it. */
@@ -93,7 +93,7 @@ static void expect_reject(const void *buf, size_t n, int error)
 
 	memset(&req, 0x5a, sizeof(req));
 	memcpy(&untouched, &req, sizeof(req));
-	assert(ctl_request_parse(buf, n, &req) == error);
+	assert(ctl_request_parse(buf, n, &req, NULL) == error);
 	assert(memcmp(&req, &untouched, sizeof(req)) == 0); /* *ret only written on success */
 }
 
@@ -223,7 +223,7 @@ static void test_event_limit(void)
 	ctl_builder_init(&b, FTRACED_MSG_RECORD);
 	for (unsigned i = 0; i < FTRACED_EVENTS_PER_REQUEST_MAX; i++)
 		ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched:sched_switch");
-	assert(ctl_request_parse(b.buf, finish(), &req) == 0);
+	assert(ctl_request_parse(b.buf, finish(), &req, NULL) == 0);
 	assert(req.n_events == FTRACED_EVENTS_PER_REQUEST_MAX);
 	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched:sched_switch");
 	expect_reject(b.buf, finish(), -EBADMSG);

@@ -23,7 +23,7 @@ static int parse(const char *text, const char *name)
 	if (r < 0)
 		return r;
 	assert(ctl_builder_finish(&b, &n) == 0);
-	assert(ctl_request_parse(b.buf, n, &req) == 0);
+	assert(ctl_request_parse(b.buf, n, &req, NULL) == 0);
 	return 0;
 }
 
