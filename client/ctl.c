@@ -388,7 +388,19 @@ int ctl_receive(int fd, int timeout_ms, struct reply *ret)
 		return r < 0 ? -EBADMSG : 0;
 	}
 	has_next = false;
-	r = ctl_attr_next(&it, &a);
+	while ((r = ctl_attr_next(&it, &a)) > 0 && a.type == FTRACED_ATTR_PENDING_INSTANCE) {
+		char line[FTRACED_MESSAGE_MAX + 1], **grown;
+
+		if (ctl_attr_string(&a, FTRACED_MESSAGE_MAX, line) < 0)
+			continue;
+		grown = realloc(ret->pending, (ret->n_pending + 1) * sizeof(*grown));
+		if (!grown)
+			continue;
+		ret->pending = grown;
+		ret->pending[ret->n_pending] = strdup(line);
+		if (ret->pending[ret->n_pending])
+			ret->n_pending++;
+	}
 	if (r > 0 && a.type == FTRACED_ATTR_SESSION_BEGIN)
 		has_next = true;
 	while (has_next) {
@@ -418,6 +430,11 @@ void reply_done(struct reply *r)
 	}
 	free(r->sessions.items);
 	r->sessions = (struct sessions){};
+	for (size_t i = 0; i < r->n_pending; i++)
+		free(r->pending[i]);
+	free(r->pending);
+	r->pending = NULL;
+	r->n_pending = 0;
 }
 
 /**

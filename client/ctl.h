@@ -84,6 +84,9 @@ struct reply {
 	bool has_file_bytes;
 	uint64_t file_bytes;
 	char note[FTRACED_MESSAGE_MAX + 1];
+	/* LIST, STATUS: instances the daemon could not remove yet */
+	char **pending;
+	size_t n_pending;
 };
 
 int ctl_connect(const struct client_options *o, int *ret_fd);

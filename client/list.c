@@ -99,6 +99,13 @@ static void print_json(const struct reply *rep)
 	printf("%s]\n", rep->sessions.n ? "\n" : "");
 }
 
+/* Instances of finished sessions that tracefs would not remove yet (a process holds them). */
+static void print_pending(const struct reply *rep)
+{
+	for (size_t i = 0; i < rep->n_pending; i++)
+		printf("%sWaiting for removal: instance %s\n", i ? "" : "\n", rep->pending[i]);
+}
+
 int cmd_list(const struct client_options *o, int argc, char *argv[])
 {
 	struct reply rep;
@@ -135,6 +142,8 @@ int cmd_list(const struct client_options *o, int argc, char *argv[])
 			printf("\n");
 		}
 	}
+	if (!o->json)
+		print_pending(&rep);
 	reply_done(&rep);
 	return EXIT_OK;
 }
@@ -201,6 +210,7 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 			       (unsigned long long)c->overrun, (unsigned long long)c->dropped);
 		}
 	}
+	print_pending(&rep);
 	reply_done(&rep);
 	return EXIT_OK;
 }

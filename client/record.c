@@ -4,8 +4,8 @@
  * output itself (as FILE.partial, with its own rights), passes the fd to
  * the daemon, and renames it into place once the daemon says the file is
  * complete and synced; a failed or interrupted capture leaves only the
- * .partial. Ctrl-C or SIGTERM asks the daemon to stop and the file is
- * still finished cleanly.
+ * .partial. Ctrl-C, SIGTERM or SIGHUP (the terminal went away) asks the
+ * daemon to stop and the file is still finished and renamed.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -243,6 +243,7 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 	/* From here on, a signal asks the daemon to stop instead of killing us. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	r = ctl_send_and_receive(sock, req, out, 30000, &rep);
 	out = safe_close(out);
 	if (r < 0) {

@@ -27,7 +27,8 @@
 #define BUFFER_KB_DEFAULT         4096u
 #define BUFFER_MEM_PERCENT_MAX    10u    /* of MemAvailable, all CPUs together */
 #define SUBBUF_KB_MIN             4u
-#define SUBBUF_KB_MAX             1024u
+/* The kernel takes sub-buffers of at most 128 pages (order 7): 512 KiB with 4 KiB pages. */
+#define SUBBUF_KB_MAX             512u
 #define ZSTD_LEVEL_MIN            (-7)
 #define ZSTD_LEVEL_MAX            19
 #define ZSTD_LEVEL_DEFAULT        3
@@ -36,6 +37,10 @@
 #define SEGMENT_SIZE_MAX          (UINT64_C(1) << 31) /* trace-cmd 3.1.6 misreads larger CPU streams */
 #define SEGMENT_SIZE_DEFAULT      (UINT64_C(128) << 20)
 #define SEGMENT_TIME_MS_MIN       100u
+/* Retention budgets must keep something: --max-age at least this (and the segment time). */
+#define RETENTION_AGE_MS_MIN      1000u
+/* --keep-free N%: at most this, so segments have some room left. */
+#define KEEP_FREE_PERCENT_MAX     90u
 /* Worker progress notifications per segment size, per CPU (size-based rotation). */
 #define SEGMENT_SIZE_CHECKS       8u
 
@@ -69,6 +74,11 @@
 #define TRIGGER_MAX_MAX           1000000u
 /* The trigger's own instance: a small ring, read on every event. */
 #define TRIGGER_BUFFER_KB         64u
+
+/* An instance tracefs refused to remove (busy) is tried again this often. */
+#define REAPER_RETRY_USEC         (UINT64_C(1000) * 1000)
+/* How long `destroy` waits for its session's busy instance to go before it answers. */
+#define DESTROY_WAIT_USEC         (UINT64_C(5) * 1000 * 1000)
 
 /* --on-segment commands running at once, and how long each may take. */
 #define RUNNER_MAX                16u

@@ -71,6 +71,17 @@ static int list_add(struct event_list *l, const char *system, const char *event,
 	return 0;
 }
 
+/*
+ * The ftrace system's events are written by the kernel's tracers, not
+ * enabled like tracepoints. In a session's own instance only writes to its
+ * trace_marker (print) and trace_marker_raw (raw_data) produce them; asking
+ * for any other would record nothing, silently.
+ */
+static bool ftrace_event_deliverable(const char *event)
+{
+	return strcmp(event, "print") == 0 || strcmp(event, "raw_data") == 0;
+}
+
 static int cmp_event(const void *a, const void *b)
 {
 	const struct event_id *x = a, *y = b;
@@ -86,8 +97,12 @@ static int cmp_event(const void *a, const void *b)
  * @spec: what the user typed
  * @n_max: most events the list may hold
  *
+ * "ftrace" and "ftrace:*" name the ftrace events a session can deliver
+ * (print, raw_data); another ftrace event by name is refused.
+ *
  * Return: 0; -EINVAL for a malformed spec; -ENOENT if the system or event
- * does not exist; -E2BIG if the list would exceed @n_max.
+ * does not exist; -EOPNOTSUPP for an ftrace event no session can deliver;
+ * -E2BIG if the list would exceed @n_max.
  */
 int event_list_expand(struct event_list *l, const char *tracing_dir, const char *spec,
 		      size_t n_max)
@@ -120,11 +135,14 @@ int event_list_expand(struct event_list *l, const char *tracing_dir, const char 
 	}
 	if (strcmp(event, "*") == 0) {
 		for (size_t i = 0; events[i] && r >= 0; i++)
-			r = list_add(l, system, events[i], n_max);
-	} else if (list_contains(events, event)) {
-		r = list_add(l, system, event, n_max);
-	} else {
+			if (strcmp(system, "ftrace") != 0 || ftrace_event_deliverable(events[i]))
+				r = list_add(l, system, events[i], n_max);
+	} else if (!list_contains(events, event)) {
 		r = -ENOENT;
+	} else if (strcmp(system, "ftrace") == 0 && !ftrace_event_deliverable(event)) {
+		r = -EOPNOTSUPP;
+	} else {
+		r = list_add(l, system, event, n_max);
 	}
 	if (r >= 0)
 		qsort(l->events, l->n, sizeof(*l->events), cmp_event);

@@ -93,6 +93,44 @@ struct instance *instance_free(struct instance *i)
 }
 
 /**
+ * instance_try_remove() - remove the instance from tracefs, keeping the object.
+ * @i: instance
+ *
+ * tracefs refuses (EBUSY) while a process holds one of the instance's
+ * files open; the object then stays valid for another try.
+ *
+ * Return: 0 (the object only needs instance_free() now), or -errno.
+ */
+int instance_try_remove(struct instance *i)
+{
+	if (!i->tfs)
+		return 0;
+	if (tracefs_instance_destroy(i->tfs) < 0)
+		return negative_errno();
+	tracefs_instance_free(i->tfs);
+	i->tfs = NULL;
+	return 0;
+}
+
+/**
+ * instance_abandon() - free the object and leave the instance in tracefs.
+ * @i: instance or NULL
+ *
+ * For an instance that cannot be removed now: the next start removes it
+ * as an orphan.
+ *
+ * Return: NULL.
+ */
+struct instance *instance_abandon(struct instance *i)
+{
+	if (!i)
+		return NULL;
+	tracefs_instance_free(i->tfs);
+	free(i);
+	return NULL;
+}
+
+/**
  * instance_destroy() - remove the instance from tracefs and free it.
  * @i: instance or NULL
  *

@@ -33,6 +33,8 @@ int instance_new(uint32_t tag, uint64_t id, struct instance **ret);
 int instance_adopt_orphan(const char *name, const char *prefix, struct instance **ret);
 struct instance *instance_free(struct instance *i);
 int instance_destroy(struct instance *i);
+int instance_try_remove(struct instance *i);
+struct instance *instance_abandon(struct instance *i);
 DEFINE_CLEANUP(struct instance *, instance_free)
 
 const char *instance_name(const struct instance *i);

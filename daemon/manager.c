@@ -35,6 +35,7 @@
 #include "daemon/metadata.h"
 #include "daemon/output-fd.h"
 #include "daemon/privileges.h"
+#include "daemon/reaper.h"
 #include "daemon/recovery.h"
 #include "daemon/runner.h"
 #include "daemon/session-file.h"
@@ -58,6 +59,7 @@ struct manager {
 	uint32_t instance_tag;
 	struct kallsyms *kallsyms;
 	struct runner *runner;
+	struct reaper *reaper;     /* instances tracefs would not remove yet */
 	uint32_t next_id;
 	bool exiting;
 	uint64_t watchdog_usec;    /* WatchdogSec= of the unit, or 0 */
@@ -136,6 +138,7 @@ static void on_session_stopped(struct session *s, void *userdata)
 
 static void on_session_done(struct session *s, void *userdata)
 {
+	char instance[FTRACED_NAME_MAX + 1];
 	struct manager *m = userdata;
 	struct slot *slot = slot_of(m, s);
 	const char *message;
@@ -144,8 +147,7 @@ static void on_session_done(struct session *s, void *userdata)
 	if (!slot)
 		return;
 	error = session_error(s, &message);
-	if (slot->waiter)
-		reply_ok(m, slot->waiter);
+	snprintf(instance, sizeof(instance), "%s", session_instance_name(s) ?: "");
 	if (slot->conn) {
 		if (error < 0) {
 			ctl_conn_send_error(slot->conn, error, "%s", message);
@@ -156,11 +158,40 @@ static void on_session_done(struct session *s, void *userdata)
 		}
 	}
 	log_info("Session '%s' %s", session_name(s), error < 0 ? "failed" : "finished");
-	slot->session = session_free(s);
+	slot->session = session_free(s); /* its instance goes to the reaper */
+	/* A destroy answers once the instance is gone too, or says why it is not. */
+	if (slot->waiter && instance[0] && reaper_pending(m->reaper, instance))
+		reaper_wait(m->reaper, instance, slot->waiter, DESTROY_WAIT_USEC);
+	else if (slot->waiter)
+		reply_ok(m, slot->waiter);
 	slot->conn = NULL;
 	slot->waiter = NULL;
 	notify_status(m);
 	maybe_exit(m);
+}
+
+/* A session's instance tracefs would not remove at once. */
+static void retire_instance(struct instance *i, void *userdata)
+{
+	struct manager *m = userdata;
+
+	reaper_retire(m->reaper, i);
+}
+
+/* A destroy waited for its session's busy instance: gone, or still busy at the deadline. */
+static void on_instance_removed(void *waiter, const char *name, int result, void *userdata)
+{
+	struct manager *m = userdata;
+	struct ctl_conn *c = waiter;
+
+	if (result >= 0) {
+		reply_ok(m, c);
+		return;
+	}
+	ctl_conn_send_error(c, result, "the session is destroyed, but its instance '%s' is still "
+			    "busy: a process holds one of its files open (trace_marker?); ftraced "
+			    "keeps trying to remove it, and 'ftracectl list' shows it until then",
+			    name);
 }
 
 /* A snapshot is complete: tell the client that asked. */
@@ -195,6 +226,7 @@ static struct session_env session_env_of(struct manager *m)
 		.kallsyms = m->kallsyms,
 		.runner = m->runner,
 		.written = &m->written,
+		.retire_instance = retire_instance,
 		.on_done = on_session_done,
 		.on_stopped = on_session_stopped,
 		.on_snapshot = on_snapshot,
@@ -525,6 +557,7 @@ static void handle_list(struct manager *m, struct ctl_conn *c, const struct ctl_
 		return;
 	}
 	ctl_builder_init(&m->reply, FTRACED_MSG_SESSIONS);
+	reaper_describe(m->reaper, &m->reply);
 	for (size_t i = 0; i < SESSION_MAX; i++) {
 		struct session *s = m->slots[i].session;
 
@@ -570,6 +603,7 @@ static void on_conn_closed(void *userdata, struct ctl_conn *c)
 {
 	struct manager *m = userdata;
 
+	reaper_forget_waiter(m->reaper, c);
 	for (size_t i = 0; i < SESSION_MAX; i++) {
 		if (m->slots[i].session)
 			session_forget_waiter(m->slots[i].session, c);
@@ -596,7 +630,7 @@ static bool conn_busy(void *userdata, const struct ctl_conn *c)
 				      session_has_waiter(slot->session, c)))
 			return true;
 	}
-	return false;
+	return reaper_has_waiter(m->reaper, c);
 }
 
 /* Timers fire once: the next turn of a periodic one. */
@@ -782,6 +816,8 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	if (r < 0)
 		return log_error_errno(r, "Cannot create the event loop: %m");
 	r = runner_new(m->event, &m->runner);
+	if (r >= 0)
+		r = reaper_new(m->event, on_instance_removed, m, &m->reaper);
 	if (r < 0)
 		return log_error_errno(r, "Out of memory");
 	sigemptyset(&mask);
@@ -884,6 +920,7 @@ struct manager *manager_free(struct manager *m)
 		m->slots[i].session = session_free(m->slots[i].session);
 	m->pool = capture_pool_free(m->pool);
 	m->runner = runner_free(m->runner);
+	m->reaper = reaper_free(m->reaper);
 	sd_event_unref(m->event);
 	safe_close(m->state_dir_fd);
 	safe_close(m->lock_fd);

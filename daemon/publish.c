@@ -9,8 +9,8 @@
  * for a client is written into the fd it passed. The outcome goes back to
  * the owner through its callback, with the ticket it gave.
  *
- * A segment whose file in the directory could not be written keeps its
- * spool, so recovery rebuilds what was captured. Owned by one session;
+ * A segment whose file could not be written, in the directory or into the
+ * client's fd, keeps its spool, so recovery rebuilds what was captured. Owned by one session;
  * main thread only (the assembly itself runs in segment.c's thread).
  */
 #include <errno.h>
@@ -174,17 +174,17 @@ static void finish(struct publisher *p, struct publish_item *it, int result, uin
 			result = negative_errno();
 		if (result >= 0 && fsync(p->dir_fd) < 0)
 			result = negative_errno();
-		if (result < 0) {
-			/* Keep what was captured: the spool (if any) stays for recovery. */
+		if (result < 0)
 			unlinkat(p->dir_fd, it->tmp_name, 0);
-			segment_keep_spool(it->segment);
-		} else if (publish_path(p->dir_fd, it->final_name, path, sizeof(path)) >= 0) {
+		else if (publish_path(p->dir_fd, it->final_name, path, sizeof(path)) >= 0) {
 			o.path = path;
 		}
 	}
 	o.result = result;
 	if (result >= 0)
 		segment_complete(it->segment);
+	else
+		segment_keep_spool(it->segment); /* what was captured stays for recovery */
 	if (result >= 0 && it->in_dir) {
 		run_on_segment(p, o.path, it->final_name);
 		publisher_retention(p);

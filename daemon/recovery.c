@@ -56,7 +56,6 @@
 
 #define RECIPE "recipe"
 #define RECIPE_MAX (64u * 1024u)
-#define SPOOL_DIR "spool"
 
 static int write_file_at(int dir_fd, const char *name, const char *data, size_t n)
 {
@@ -398,7 +397,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 		r = -ENOMEM;
 		goto out;
 	}
-	if (instance_adopt_orphan(p.instance, prefix, &orphan) < 0)
+	if (!prefix || instance_adopt_orphan(p.instance, prefix, &orphan) < 0)
 		orphan = NULL;
 	/* Cut each spool after its last intact record; count what it holds. */
 	for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
@@ -560,6 +559,40 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct k
 	closedir(d);
 	close(spool_fd);
 	return 0;
+}
+
+/**
+ * recovery_recover_spool() - rebuild the file of one capture's kept spool now.
+ * @state_dir_fd: the state directory
+ * @trace_id: the capture whose file could not be written (its spool was kept)
+ * @ks: symbols for the file (NULL: none)
+ * @out: receives the recovered file's path, relative to the state directory
+ * @n_out: its size
+ *
+ * For a running daemon: no orphaned instance is adopted (the capture's
+ * instance, if any, is still the session's). The spool is removed once
+ * its file is in place.
+ *
+ * Return: 0, or -errno (the spool is then kept for the next start).
+ */
+int recovery_recover_spool(int state_dir_fd, uint64_t trace_id, struct kallsyms *ks, char *out,
+			   size_t n_out)
+{
+	_cleanup_close_ int spool_fd = -EBADF, dir_fd = -EBADF;
+	char name[SPOOL_NAME_SIZE];
+	int r;
+
+	spool_name(trace_id, name, sizeof(name));
+	spool_fd = openat(state_dir_fd, SPOOL_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (spool_fd < 0)
+		return negative_errno();
+	dir_fd = openat(spool_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dir_fd < 0)
+		return negative_errno();
+	r = recover_one(state_dir_fd, dir_fd, /* prefix= */ NULL, ks, out, n_out);
+	if (r >= 0)
+		remove_spool(spool_fd, dir_fd, name);
+	return r;
 }
 
 /**

@@ -226,6 +226,11 @@ struct segment *segment_free(struct segment *s)
 	return NULL;
 }
 
+uint64_t segment_trace_id(const struct segment *s)
+{
+	return s->trace_id;
+}
+
 uint32_t segment_seq(const struct segment *s)
 {
 	return s->seq;

@@ -36,6 +36,7 @@ struct segment *segment_free(struct segment *s);
 DEFINE_CLEANUP(struct segment *, segment_free)
 
 uint32_t segment_seq(const struct segment *s);
+uint64_t segment_trace_id(const struct segment *s);
 const char *segment_target(const struct segment *s);
 int segment_spool_fd(const struct segment *s, unsigned cpu);
 void segment_set_start(struct segment *s, unsigned cpu, const struct cpu_counters *c,

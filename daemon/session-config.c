@@ -39,12 +39,16 @@ static int check_common(const struct ctl_request *req, unsigned n_cpus, uint64_t
 			 " KiB)", buffer_kb, n_cpus, BUFFER_MEM_PERCENT_MAX, avail_kb);
 		return -ENOMEM;
 	}
+	if (req->subbuf_kb != 0 && (req->subbuf_kb & (req->subbuf_kb - 1)) != 0) {
+		snprintf(error, n_error, "sub-buffer size %u KiB is not a power of two",
+			 req->subbuf_kb);
+		return -EINVAL;
+	}
 	if (req->subbuf_kb != 0 &&
-	    (req->subbuf_kb < SUBBUF_KB_MIN || req->subbuf_kb > SUBBUF_KB_MAX ||
-	     (req->subbuf_kb & (req->subbuf_kb - 1)) != 0)) {
-		snprintf(error, n_error,
-			 "sub-buffer size %u KiB is not a power of two between %u and %u KiB",
-			 req->subbuf_kb, SUBBUF_KB_MIN, SUBBUF_KB_MAX);
+	    (req->subbuf_kb < SUBBUF_KB_MIN || req->subbuf_kb > SUBBUF_KB_MAX)) {
+		snprintf(error, n_error, "sub-buffer size %u KiB is outside %u..%u KiB (the "
+			 "kernel's largest sub-buffer is %u KiB)", req->subbuf_kb, SUBBUF_KB_MIN,
+			 SUBBUF_KB_MAX, SUBBUF_KB_MAX);
 		return -EINVAL;
 	}
 	if (req->subbuf_kb > buffer_kb) {
@@ -134,10 +138,43 @@ static int flight_options(const struct ctl_request *req, unsigned n_cpus, uint64
 	return 0;
 }
 
+/*
+ * A budget that cannot keep one closed segment deletes every segment as it
+ * closes: a session that writes and deletes, and keeps nothing.
+ */
+static int check_budget(const struct session_config *c, char *error, size_t n_error)
+{
+	uint64_t segment = c->segment_size ?: SEGMENT_SIZE_MIN;
+	uint64_t age_min_ms = MAX(c->segment_time_ms, (uint64_t)RETENTION_AGE_MS_MIN);
+
+	if (c->retention.max_total && c->retention.max_total < segment) {
+		snprintf(error, n_error, "--max-total %" PRIu64 " bytes cannot hold one segment "
+			 "(%" PRIu64 " bytes): every segment would be deleted as it closes",
+			 c->retention.max_total, segment);
+		return -EINVAL;
+	}
+	if (c->retention.max_age_usec && c->retention.max_age_usec < age_min_ms * 1000) {
+		snprintf(error, n_error, "--max-age must be at least %" PRIu64 " ms (%s), or "
+			 "every segment is deleted as soon as the next one closes", age_min_ms,
+			 c->segment_time_ms > RETENTION_AGE_MS_MIN ? "the segment time" :
+			 "one second");
+		return -EINVAL;
+	}
+	if (c->retention.keep_free_percent > KEEP_FREE_PERCENT_MAX) {
+		snprintf(error, n_error, "--keep-free %u%% leaves at most %u%% of the file system "
+			 "for segments; at most %u%% may be kept free", c->retention.keep_free_percent,
+			 100 - c->retention.keep_free_percent, KEEP_FREE_PERCENT_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* What continuous sessions and flight recorders share: files in the state directory. */
 static int file_options(const struct ctl_request *req, uid_t owner, struct session_config *c,
 			char *error, size_t n_error)
 {
+	int r;
+
 	if (c->mode == FTRACED_MODE_CONTINUOUS) {
 		c->segment_size = ctl_request_has(req, FTRACED_ATTR_SEGMENT_SIZE) ?
 			req->segment_size : ctl_request_has(req, FTRACED_ATTR_SEGMENT_TIME_MS) ?
@@ -151,10 +188,14 @@ static int file_options(const struct ctl_request *req, uid_t owner, struct sessi
 		.keep_free = req->keep_free,
 		.keep_free_percent = req->keep_free_percent,
 	};
+	if (c->mode == FTRACED_MODE_CONTINUOUS) {
+		r = check_budget(c, error, n_error);
+		if (r < 0)
+			return r;
+	}
 	if (ctl_request_has(req, FTRACED_ATTR_ON_SEGMENT)) {
 		char *argv[COMMAND_ARGS_MAX + 1];
 		char words[FTRACED_COMMAND_MAX + 1];
-		int r;
 
 		/* It runs as the daemon's user: only root may choose it. */
 		if (owner != 0) {

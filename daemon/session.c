@@ -39,6 +39,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@
 #include "daemon/capture.h"
 #include "daemon/flight.h"
 #include "daemon/log.h"
+#include "daemon/recovery.h"
 #include "daemon/session-internal.h"
 #include "lib/ctl-proto.h"
 
@@ -125,6 +127,14 @@ void session_set_error(struct session *s, int error, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The session is done with its instance: the owner removes it (or keeps trying to). */
+static void retire_instance(struct session *s)
+{
+	if (s->instance && s->env.retire_instance)
+		s->env.retire_instance(TAKE_PTR(s->instance), s->env.userdata);
+	s->instance = instance_free(s->instance);
+}
+
 /**
  * session_free() - release everything; the instance and spools are removed.
  * @s: session or NULL
@@ -147,7 +157,7 @@ struct session *session_free(struct session *s)
 	publisher_deinit(&s->publisher);
 	segment_free(s->current);
 	segment_free(s->next);
-	s->instance = instance_free(s->instance);
+	retire_instance(s);
 	stream_set_deinit(&s->cpus);
 	instance_meta_done(&s->imeta);
 	event_list_done(&s->events);
@@ -185,8 +195,14 @@ static int expand_events(struct session *s, char *error, size_t n_error)
 
 		r = event_list_expand(&s->events, NULL, spec, EVENTS_PER_SESSION_MAX);
 		if (r == -E2BIG) {
-			snprintf(error, n_error, "'%s' makes more than %u events", spec,
-				 EVENTS_PER_SESSION_MAX);
+			snprintf(error, n_error, "too many events: with '%s' the session would have "
+				 "more than %u, the limit per session", spec, EVENTS_PER_SESSION_MAX);
+			return r;
+		}
+		if (r == -EOPNOTSUPP) {
+			snprintf(error, n_error, "'%s' cannot be recorded: ftrace events other than "
+				 "ftrace:print and ftrace:raw_data come from the kernel's tracers, "
+				 "which sessions do not run", spec);
 			return r;
 		}
 		if (r == -EINVAL) {
@@ -269,6 +285,36 @@ static int open_session_dir(struct session *s)
 	r = s->dir_fd < 0 ? negative_errno() : 0;
 	close(sessions_fd);
 	return r;
+}
+
+/*
+ * --keep-free against the file system the segments go to: refused when
+ * even an empty file system could not hold one segment besides the space
+ * to keep free; a warning when today's free space cannot.
+ */
+static int check_disk_room(struct session *s, char *error, size_t n_error)
+{
+	const struct retention_limits *l = &s->config.retention;
+	uint64_t segment = s->config.segment_size ?: SEGMENT_SIZE_MIN, size, avail, keep;
+	struct statvfs sv;
+
+	if (fstatvfs(s->dir_fd, &sv) < 0)
+		return 0; /* retention will say so when it runs */
+	size = (uint64_t)sv.f_blocks * sv.f_frsize;
+	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	keep = MAX(l->keep_free, size / 100 * l->keep_free_percent);
+	if (keep + segment > size) {
+		snprintf(error, n_error, "--keep-free leaves no room for one segment: the file "
+			 "system of the state directory holds %" PRIu64 " KiB, %" PRIu64 " KiB are "
+			 "to be kept free and a segment takes %" PRIu64 " KiB", size / 1024,
+			 keep / 1024, segment / 1024);
+		return -ENOSPC;
+	}
+	if (keep + segment > avail)
+		log_warning("Session '%s': only %" PRIu64 " KiB are free and %" PRIu64 " KiB are to "
+			    "be kept free: segments will be deleted as they close until space is "
+			    "freed", s->name, avail / 1024, keep / 1024);
+	return 0;
 }
 
 /**
@@ -387,6 +433,11 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 			return r;
 		}
 		s->publisher.dir_fd = s->dir_fd;
+	}
+	if (s->config.mode == FTRACED_MODE_CONTINUOUS) {
+		r = check_disk_room(s, error, n_error);
+		if (r < 0)
+			return r;
 	}
 	if (s->config.mode == FTRACED_MODE_FLIGHT) {
 		r = flight_new(s, error, n_error);
@@ -609,13 +660,40 @@ static void publish_segment(struct session *s, struct segment *seg)
 		session_set_error(s, r, "cannot start writing a segment: %s", strerror(-r));
 }
 
+/*
+ * A record's output could not be written (a full disk, a FIFO nobody
+ * reads): what was captured is rebuilt at once from the kept spool into
+ * STATE_DIR/recovered/, and the client's message names that file.
+ */
+static void record_failed(struct session *s, const struct publish_outcome *o)
+{
+	char rel[PATH_MAX], path[PATH_MAX];
+	int r;
+
+	r = recovery_recover_spool(s->env.state_dir_fd, segment_trace_id(o->segment),
+				   s->env.kallsyms, rel, sizeof(rel));
+	if (r >= 0 && publish_path(s->env.state_dir_fd, rel, path, sizeof(path)) < 0)
+		snprintf(path, sizeof(path), "%s", rel);
+	if (r < 0) {
+		log_error_errno(o->result, "Session '%s': writing the output failed (%m); its spool "
+				"is kept for recovery at the next start", s->name);
+		session_set_error(s, o->result, "writing the output file failed: %s; what was "
+				  "captured stays in the state directory's spool and is recovered "
+				  "when ftraced starts", strerror(-o->result));
+		return;
+	}
+	log_error_errno(o->result, "Session '%s': writing the output failed (%m); what was "
+			"captured is in '%s'", s->name, path);
+	session_set_error(s, o->result, "writing the output file failed: %s; what was captured "
+			  "is in '%s'", strerror(-o->result), path);
+}
+
 /* A segment's file is written (or failed). */
 static void segment_published(struct session *s, const struct publish_outcome *o)
 {
 	if (s->config.mode == FTRACED_MODE_RECORD) {
 		if (o->result < 0)
-			session_set_error(s, o->result, "writing the output file failed: %s",
-					  strerror(-o->result));
+			record_failed(s, o);
 		else
 			log_info("Session '%s': wrote %" PRIu64 " bytes in %.3f s after stop",
 				 s->name, o->bytes,
@@ -758,7 +836,7 @@ static void all_drained(struct session *s)
 	stream_set_release(&s->cpus, true);
 	if (s->config.mode == FTRACED_MODE_RECORD) {
 		/* The ring buffers are empty now: give the kernel memory back before assembling. */
-		s->instance = instance_free(s->instance);
+		retire_instance(s);
 		if (s->error < 0) {
 			s->current = segment_free(s->current);
 			s->state = SESSION_FAILED;
@@ -851,6 +929,17 @@ uint32_t session_id(const struct session *s)
 const char *session_name(const struct session *s)
 {
 	return s->name;
+}
+
+/**
+ * session_instance_name() - the session's tracefs instance.
+ * @s: session
+ *
+ * Return: its name, or NULL once the session released it (a record, at assembly).
+ */
+const char *session_instance_name(const struct session *s)
+{
+	return s->instance ? instance_name(s->instance) : NULL;
 }
 
 uid_t session_owner(const struct session *s)

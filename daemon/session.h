@@ -11,6 +11,7 @@
 #include "ftraced/proto.h"
 
 struct capture_pool;
+struct instance;
 struct kallsyms;
 struct runner;
 struct ctl_builder;
@@ -47,6 +48,8 @@ struct session_env {
 	struct kallsyms *kallsyms;   /* symbols for every file */
 	struct runner *runner;       /* runs on-segment commands */
 	_Atomic uint64_t *written;   /* every byte written to spools and files is added here */
+	/* Takes an instance the session is done with: removed now, or as soon as tracefs lets. */
+	void (*retire_instance)(struct instance *i, void *userdata);
 	session_done_fn on_done;     /* may free the session */
 	session_done_fn on_stopped;  /* continuous: stopped, last segment on disk */
 	session_snapshot_fn on_snapshot;
@@ -69,6 +72,7 @@ bool session_has_waiter(const struct session *s, const void *waiter);
 
 uint32_t session_id(const struct session *s);
 const char *session_name(const struct session *s);
+const char *session_instance_name(const struct session *s);
 uid_t session_owner(const struct session *s);
 enum session_state session_state(const struct session *s);
 enum ftraced_mode session_mode(const struct session *s);

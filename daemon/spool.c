@@ -30,11 +30,20 @@
 #include "lib/io-util.h"
 #include "lib/rb-page.h"
 
-#define SPOOL_DIR "spool"
-
 static void dir_name(char *buf, size_t n, uint64_t trace_id)
 {
 	snprintf(buf, n, SPOOL_DIR "/%016" PRIx64, trace_id);
+}
+
+/**
+ * spool_name() - the name of a capture's spool directory inside SPOOL_DIR.
+ * @trace_id: the capture's id
+ * @buf: receives it
+ * @n: its size, SPOOL_NAME_SIZE
+ */
+void spool_name(uint64_t trace_id, char *buf, size_t n)
+{
+	snprintf(buf, n, "%016" PRIx64, trace_id);
 }
 
 /**

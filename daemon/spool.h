@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -14,6 +15,10 @@
 #define SPOOL_MAGIC UINT32_C(0x50535446) /* "FTSP" in file order */
 #define SPOOL_VERSION 1u
 
+/* STATE_DIR/spool/<trace id, 16 hex digits>/cpuN */
+#define SPOOL_DIR "spool"
+#define SPOOL_NAME_SIZE 17u
+
 /* The per-CPU spool files of one capture, in STATE_DIR/spool/<trace id>/. */
 struct spool {
 	int state_dir_fd; /* borrowed */
@@ -23,6 +28,7 @@ struct spool {
 	int *fds;
 };
 
+void spool_name(uint64_t trace_id, char *buf, size_t n);
 int spool_create(struct spool *s, int state_dir_fd, uint64_t trace_id, unsigned n_cpus);
 void spool_close(struct spool *s);
 void spool_remove(struct spool *s);

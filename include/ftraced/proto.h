@@ -115,6 +115,8 @@ enum ftraced_attr {
 	FTRACED_ATTR_EVICTED_RAW_BYTES, /* u64, raw bytes evicted from the history so far */
 	FTRACED_ATTR_SNAPSHOTS,         /* u32, snapshots written */
 	FTRACED_ATTR_TRIGGER_STATUS,    /* string, repeated: a trigger and what it did */
+	/* LIST and STATUS replies, before the session records */
+	FTRACED_ATTR_PENDING_INSTANCE,  /* string, repeated: an instance waiting to be removed */
 	_FTRACED_ATTR_MAX,
 };
 static_assert(_FTRACED_ATTR_MAX <= 64, "attribute bits fit in a u64");

@@ -204,6 +204,24 @@ def start_markers(instance, cpus, count, rate=0, tag="t"):
     return finish
 
 
+def wait_cpus_have_events(instance, cpus, timeout=60):
+    """Waits until the kernel has taken an event on each of CPUS in INSTANCE (its per-CPU
+    stats count entries or reads): a generator has really started there."""
+    deadline = time.monotonic() + timeout
+    pending = set(cpus)
+    while pending:
+        for cpu in list(pending):
+            path = os.path.join(TRACING, "instances", instance, "per_cpu", "cpu%d" % cpu,
+                                "stats")
+            with open(path) as f:
+                stats = dict(line.split(":", 1) for line in f if ":" in line)
+            if int(stats["entries"]) + int(stats["read events"]) > 0:
+                pending.discard(cpu)
+        assert not pending or time.monotonic() < deadline, \
+            "no event on CPUs %s of %s" % (sorted(pending), instance)
+        time.sleep(0.01)
+
+
 def markers(instance, cpus, count, rate=0, tag="t"):
     """Writes COUNT numbered markers on each CPU; returns written counts per CPU."""
     return start_markers(instance, cpus, count, rate, tag)()

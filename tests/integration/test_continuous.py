@@ -10,12 +10,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (daemon, start_markers, count_markers, CPUS, Daemon, assert_complete_sequences, check_events,  # noqa: E402
-                     event_lines, loadgen, loadgen_result, our_instances, parse_markers,
-                     report, run)
+from harness import (daemon, start_markers, count_markers, CPUS, Daemon,  # noqa: E402
+                     assert_complete_sequences, check_events, event_lines, loadgen,
+                     loadgen_result, our_instances, parse_markers, report, run, TRACING)
 
 
 
@@ -148,6 +149,10 @@ def test_retention_keep_free():
     d = Daemon().mount_tmpfs_state("24m")
     try:
         d.start()
+        # 24 MiB cannot keep 22 MiB free and hold a 4 MiB segment, even when empty.
+        r = d.ctl("create", "cramped", "-e", "sched:sched_switch", "--segment-size", "4M",
+                  "--keep-free", "22M", check=False)
+        assert r.returncode == 1 and "leaves no room for one segment" in r.stderr, r.stderr
         d.ctl("create", "roomy", "-e", "sched:sched_switch", "--segment-time", "150ms",
               "--keep-free", "16M")
         d.ctl("start", "roomy")
@@ -177,6 +182,12 @@ def test_status_and_errors():
         assert r.returncode == 1 and "segment size" in r.stderr
         r = d.ctl("create", "x", "-e", "sched", "--keep-free", "150%", check=False)
         assert r.returncode == 2
+        # Budgets that would keep nothing are refused, saying why.
+        for args, words in ((["--max-total", "1"], "cannot hold one segment"),
+                            (["--max-age", "1ms"], "--max-age must be at least"),
+                            (["--keep-free", "99%"], "at most 90% may be kept free")):
+            r = d.ctl("create", "x", "-e", "sched", *args, check=False)
+            assert r.returncode == 1 and words in r.stderr, (args, r.stderr)
         r = d.ctl("stop", "bg", check=False)
         assert r.returncode == 1 and "already created" in r.stderr
         d.ctl("start", "bg")
@@ -191,6 +202,32 @@ def test_status_and_errors():
         assert r.returncode == 1 and "no session" in r.stderr
         d.ctl("destroy", "bg")
         assert d.ctl_json("list") == []
+
+
+def test_destroy_waits_for_a_busy_instance():
+    """destroy returns once the session's instance is gone: while a writer holds its
+    trace_marker open it waits (and says why at its deadline), then succeeds once freed."""
+    with daemon() as d:
+        for name, release_after in (("held", None), ("freed", 1.0)):
+            d.ctl("create", name, "-e", "ftrace:print", "--segment-time", "1s")
+            d.ctl("start", name)
+            instance = d.ctl_json("status", name)["instance"]
+            marker = open(os.path.join(TRACING, "instances", instance, "trace_marker"), "w")
+            if release_after:
+                threading.Timer(release_after, marker.close).start()
+            r = d.ctl("destroy", name, check=False)
+            if release_after:
+                assert r.returncode == 0, r.stderr
+                assert instance not in our_instances(), "destroy returned before removal"
+                continue
+            assert r.returncode == 1 and "still busy" in r.stderr and instance in r.stderr, \
+                r.stderr
+            assert "Waiting for removal: instance " + instance in d.ctl("list").stdout
+            marker.close()
+            deadline = time.monotonic() + 30
+            while instance in our_instances():
+                assert time.monotonic() < deadline, "the instance was never removed"
+                time.sleep(0.05)
 
 
 def test_on_segment_command():

@@ -14,9 +14,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (daemon, Daemon, markers, start_markers, check_events, count_markers, CPUS,
-                     FTRACECTL, TRACING,  # noqa: E402
-                     event_lines, report, run)
+from harness import (daemon, Daemon, markers, start_markers, check_events,  # noqa: E402
+                     count_markers, CPUS, FTRACECTL, TRACING, event_lines, report, run,
+                     wait_cpus_have_events)
 
 
 
@@ -211,6 +211,9 @@ def test_concurrent_snapshots_on_two_sessions():
             d.ctl("start", name)
         instances = [d.ctl_json("status", n)["instance"] for n in ("a", "b")]
         background = [start_markers(i, CPUS, 200000, rate=100000, tag="t") for i in instances]
+        # Every generator must have started before the snapshots: each has to hold some.
+        for i in instances:
+            wait_cpus_have_events(i, CPUS)
         results = []
 
         def take(name):

@@ -7,6 +7,7 @@ nothing, and no ftraced-* instance is left behind."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (CPUS, daemon, FTRACECTL, FTRACED, Daemon, assert_complete_sequences,  # noqa: E402
                      assert_real_kallsyms,
                      check_events, event_lines, loadgen, loadgen_result, markers,
-                     our_instances, parse_markers, report, run)
+                     our_instances, parse_markers, report, run, TRACING)
 
 
 
@@ -136,14 +137,18 @@ def test_duration_and_sigint():
         check_events(out)
         assert len(event_lines(report(out))) > 0
 
-        out2 = os.path.join(d.dir, "sigint.dat")
-        rec = d.record_background("-e", "ftrace:print", "-o", out2)
-        session = d.wait_running()
-        written = markers(session["instance"], CPUS, 1000)
-        rec.send_signal(signal.SIGINT)
-        _, stderr = rec.communicate(timeout=60)
-        assert rec.returncode == 0, stderr
-        check_markers_file(out2, written)
+        # Ctrl-C, and a closed terminal (SIGHUP): a complete file under its own name.
+        # "-e ftrace" names the ftrace events a session delivers: markers among them.
+        for sig, event in ((signal.SIGINT, "ftrace:print"), (signal.SIGHUP, "ftrace")):
+            out2 = os.path.join(d.dir, "sig%d.dat" % sig)
+            rec = d.record_background("-e", event, "-o", out2)
+            session = d.wait_running()
+            written = markers(session["instance"], CPUS, 1000)
+            rec.send_signal(sig)
+            _, stderr = rec.communicate(timeout=60)
+            assert rec.returncode == 0, stderr
+            assert not os.path.exists(out2 + ".partial"), "%s left the .partial" % sig
+            check_markers_file(out2, written)
 
 
 def test_client_killed_file_still_finished():
@@ -205,8 +210,24 @@ def test_errors_are_specific():
                      "cannot be filtered")
         expect_error(d, ["record", "-e", "sched", "--clock", "nope", "-o", out], 1,
                      "unknown clock 'nope'")
+        # Bad text is refused by the protocol, naming the field and its rule.
+        expect_error(d, ["record", "-e", "sched", "--filter", "prev_pid == 1\nx", "-o", out], 1,
+                     "malformed request: bad filter (printable ASCII on one line")
+        expect_error(d, ["record", "-e", "../../..:x", "-o", out], 1,
+                     "malformed request: bad event (SYSTEM")
+        # ftrace events a session cannot deliver are refused, not silently empty.
+        for event in ("ftrace:function", "ftrace:bprint", "ftrace:kernel_stack"):
+            expect_error(d, ["record", "-e", event, "-o", out], 1,
+                         "'%s' cannot be recorded: ftrace events other than" % event)
+        # The limit names the total, not one system as if it alone were too big.
+        many = [a for s in sorted(os.listdir(os.path.join(TRACING, "events")))
+                if os.path.isdir(os.path.join(TRACING, "events", s)) for a in ("-e", s)]
+        expect_error(d, ["record"] + many + ["-o", out], 1,
+                     "the session would have more than 512, the limit per session")
         expect_error(d, ["record", "-e", "sched", "--subbuf-kb", "3", "-o", out], 1,
                      "not a power of two")
+        expect_error(d, ["record", "-e", "sched", "--subbuf-kb", "1024", "-o", out], 1,
+                     "the kernel's largest sub-buffer is 512 KiB")
         expect_error(d, ["record", "-e", "sched", "-b", "999999999", "-o", out], 1,
                      "buffer size")
         expect_error(d, ["record", "-e", "sched", "-o", "/nonexistent/dir/x.dat"], 1,
@@ -316,6 +337,66 @@ def test_spool_full_keeps_what_was_captured():
         d.stop()
     finally:
         d.cleanup()
+
+
+def test_full_output_keeps_everything_captured():
+    """The output's file system fills up: the spool is kept and recovered into the state
+    directory at once, the client's message names that file, and it holds every marker."""
+    with daemon() as d:
+        small = os.path.join(d.dir, "small")
+        os.mkdir(small)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", small], check=True)
+        try:
+            out = os.path.join(small, "r.dat")
+            rec = d.record_background("-e", "ftrace:print", "-C", "none", "-o", out)
+            session = d.wait_running()
+            # About 19 MB of raw markers: more than the 8 MiB the output may take.
+            written = markers(session["instance"], CPUS, 200000)
+            d.ctl("stop", session["name"])
+            _, stderr = rec.communicate(timeout=300)
+            assert rec.returncode == 1, stderr
+            assert "No space left on device" in stderr, stderr
+            m = re.search(r"what was captured is in '([^']+)'", stderr)
+            assert m, stderr
+            recovered = m.group(1)
+            assert recovered.startswith(os.path.join(os.path.realpath(d.state), "recovered")), \
+                recovered
+            check_markers_file(recovered, written)
+            assert os.listdir(os.path.join(d.state, "spool")) == [], "the spool was not removed"
+            assert "what was captured is in" in d.log()
+        finally:
+            subprocess.run(["umount", small], check=False)
+
+
+def test_busy_instance_removed_once_free():
+    """A marker writer keeps the instance's trace_marker open past the record's end: tracefs
+    refuses to remove it (EBUSY). The daemon lists it, keeps trying, and removes it as soon
+    as the writer lets go."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "busy.dat")
+        rec = d.record_background("-e", "ftrace:print", "-o", out)
+        session = d.wait_running()
+        instance = session["instance"]
+        marker = open(os.path.join(TRACING, "instances", instance, "trace_marker"), "w")
+        try:
+            marker.write("ftseq=t:0:0\n")
+            marker.flush()
+            d.ctl("stop", session["name"])
+            _, stderr = rec.communicate(timeout=60)
+            assert rec.returncode == 0, stderr
+            assert instance in our_instances(), "the busy instance should still be there"
+            text = d.ctl("list").stdout
+            assert "Waiting for removal: instance " + instance in text, text
+            text = d.ctl("status").stdout
+            assert "Waiting for removal: instance " + instance in text, text
+        finally:
+            marker.close()
+        deadline = time.monotonic() + 30
+        while instance in our_instances():
+            assert time.monotonic() < deadline, "the instance was never removed"
+            time.sleep(0.05)
+        assert "Waiting for removal" not in d.ctl("list").stdout
+        assert "Removed instance '%s'" % instance in d.log()
 
 
 def test_daemons_leave_each_other_alone():

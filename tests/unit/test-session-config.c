@@ -93,8 +93,8 @@ static void test_sizes(void)
 	expect_refused(&req, 0, 20 * 1024, -ENOMEM, "of available memory");
 	req.subbuf_kb = 12;
 	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "not a power of two");
-	req.subbuf_kb = 2048;
-	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "not a power of two");
+	req.subbuf_kb = 1024;
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "the kernel's largest sub-buffer is 512 KiB");
 	req.buffer_kb = 8;
 	req.subbuf_kb = 16;
 	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "larger than the buffer");
@@ -137,6 +137,27 @@ static void test_continuous(void)
 	req.keep_free_percent = 100;
 	expect_refused(&req, 1000, PLENTY_KB, -EINVAL, "--keep-free");
 	req.keep_free_percent = 10;
+
+	/* Budgets that would delete every segment as it closes. */
+	req.max_total = SEGMENT_SIZE_MIN - 1;
+	set(&req, FTRACED_ATTR_MAX_TOTAL);
+	expect_refused(&req, 1000, PLENTY_KB, -EINVAL, "cannot hold one segment");
+	req.max_total = SEGMENT_SIZE_MIN;
+	req.max_age_ms = 59999; /* segments of 60 s (set above) */
+	expect_refused(&req, 1000, PLENTY_KB, -EINVAL,
+		       "--max-age must be at least 60000 ms (the segment time)");
+	req.present &= ~(UINT64_C(1) << FTRACED_ATTR_SEGMENT_TIME_MS);
+	req.segment_time_ms = 0;
+	req.max_age_ms = 1;
+	expect_refused(&req, 1000, PLENTY_KB, -EINVAL,
+		       "--max-age must be at least 1000 ms (one second)");
+	req.max_age_ms = RETENTION_AGE_MS_MIN;
+	req.keep_free_percent = 99;
+	expect_refused(&req, 1000, PLENTY_KB, -EINVAL, "at most 90% may be kept free");
+	req.keep_free_percent = 10;
+	assert(build(&req, 1000, PLENTY_KB, &c) == 0);
+	assert(c.retention.max_total == SEGMENT_SIZE_MIN && c.segment_size == SEGMENT_SIZE_MIN);
+	session_config_done(&c);
 
 	/* --on-segment: root only, a full path, no shell. */
 	snprintf(req.on_segment, sizeof(req.on_segment), "/usr/bin/true 'a b'");

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Instances whose removal failed. tracefs refuses to remove an instance
+ * while a process holds one of its files open (EBUSY): a marker writer
+ * keeping trace_marker open is the common case, and the documented way to
+ * write markers. Such an instance, with its ring buffers, would otherwise
+ * stay until the next daemon start. The reaper keeps it, retries every
+ * REAPER_RETRY_USEC (its timer runs only while something is pending), lists
+ * it in `ftracectl list`/`status`, and tells a waiting client (a destroy)
+ * when it is gone or its deadline passed.
+ *
+ * Owned by the manager; main thread only. At exit each is tried once more;
+ * what is still busy then is an orphan the next start removes.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon/bounds.h"
+#include "daemon/instance.h"
+#include "daemon/log.h"
+#include "daemon/reaper.h"
+#include "lib/ctl-proto.h"
+
+struct pending {
+	struct instance *instance;
+	char name[FTRACED_NAME_MAX + 1];
+	uint64_t since_usec;
+	int error;             /* the last removal's */
+	void *waiter;          /* told when it goes, or at the deadline */
+	uint64_t deadline_usec;
+};
+
+struct reaper {
+	sd_event *event;
+	sd_event_source *timer;
+	reaper_done_fn done;
+	void *userdata;
+	struct pending *items;
+	size_t n_items;
+};
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/**
+ * reaper_new() - nothing pending yet.
+ * @e: the event loop (for the retry timer)
+ * @done: called for waiters (see reaper_wait())
+ * @userdata: for @done
+ * @ret: the reaper
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int reaper_new(sd_event *e, reaper_done_fn done, void *userdata, struct reaper **ret)
+{
+	struct reaper *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->event = e;
+	r->done = done;
+	r->userdata = userdata;
+	*ret = r;
+	return 0;
+}
+
+static void drop(struct reaper *r, size_t k)
+{
+	memmove(&r->items[k], &r->items[k + 1], (r->n_items - k - 1) * sizeof(*r->items));
+	r->n_items--;
+}
+
+/* One removal attempt for item @k; true if it is gone (and dropped). */
+static bool try_remove(struct reaper *r, size_t k)
+{
+	struct pending *p = &r->items[k];
+	int error = instance_try_remove(p->instance);
+
+	if (error < 0) {
+		p->error = error;
+		return false;
+	}
+	log_notice("Removed instance '%s' (it was busy for %.1f s)", p->name,
+		   (double)(now_usec() - p->since_usec) / 1e6);
+	instance_free(p->instance);
+	if (p->waiter)
+		r->done(p->waiter, p->name, 0, r->userdata);
+	drop(r, k);
+	return true;
+}
+
+static int on_retry(sd_event_source *source, uint64_t usec, void *userdata)
+{
+	struct reaper *r = userdata;
+	uint64_t now = now_usec();
+	int ret;
+
+	for (size_t k = 0; k < r->n_items;) {
+		struct pending *p = &r->items[k];
+
+		if (try_remove(r, k))
+			continue;
+		if (p->waiter && now >= p->deadline_usec) {
+			r->done(p->waiter, p->name, p->error, r->userdata);
+			p->waiter = NULL;
+		}
+		k++;
+	}
+	if (r->n_items == 0) {
+		r->timer = sd_event_source_disable_unref(r->timer);
+		return 0;
+	}
+	/* A time source fires once: set the next turn and enable it again. */
+	ret = sd_event_source_set_time_relative(source, REAPER_RETRY_USEC);
+	if (ret >= 0)
+		ret = sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
+	return ret;
+}
+
+/**
+ * reaper_retire() - remove an instance now, or keep trying until it goes.
+ * @r: reaper
+ * @i: an instance no session uses any more; taken over
+ */
+void reaper_retire(struct reaper *r, struct instance *i)
+{
+	char name[FTRACED_NAME_MAX + 1];
+	struct pending *grown;
+	int error;
+
+	if (!i)
+		return;
+	snprintf(name, sizeof(name), "%s", instance_name(i));
+	error = instance_try_remove(i);
+	if (error == 0) {
+		instance_free(i);
+		return;
+	}
+	log_warning_errno(error, "Removing instance '%s' failed (%m): a process holds one of its "
+			  "files open; retrying", name);
+	grown = realloc(r->items, (r->n_items + 1) * sizeof(*grown));
+	if (!grown) {
+		instance_abandon(i); /* removed as an orphan at the next start */
+		return;
+	}
+	r->items = grown;
+	r->items[r->n_items++] = (struct pending){
+		.instance = i,
+		.since_usec = now_usec(),
+		.error = error,
+	};
+	snprintf(r->items[r->n_items - 1].name, sizeof(r->items[0].name), "%s", name);
+	if (!r->timer &&
+	    sd_event_add_time_relative(r->event, &r->timer, CLOCK_MONOTONIC, REAPER_RETRY_USEC,
+				       REAPER_RETRY_USEC / 10, on_retry, r) < 0)
+		log_warning("Cannot arm the instance removal timer: '%s' waits for the next start",
+			    name);
+}
+
+static struct pending *find(const struct reaper *r, const char *name)
+{
+	for (size_t k = 0; k < r->n_items; k++)
+		if (strcmp(r->items[k].name, name) == 0)
+			return &r->items[k];
+	return NULL;
+}
+
+/**
+ * reaper_pending() - is this instance still waiting to be removed?
+ * @r: reaper
+ * @name: the instance's name
+ *
+ * Return: true while it is busy.
+ */
+bool reaper_pending(const struct reaper *r, const char *name)
+{
+	return find(r, name);
+}
+
+/**
+ * reaper_wait() - tell @waiter through the done callback when @name is gone.
+ * @r: reaper
+ * @name: a pending instance
+ * @waiter: the client to answer (one per instance)
+ * @timeout_usec: answer with the error if it is still there after this long
+ */
+void reaper_wait(struct reaper *r, const char *name, void *waiter, uint64_t timeout_usec)
+{
+	struct pending *p = find(r, name);
+
+	if (!p) {
+		r->done(waiter, name, 0, r->userdata);
+		return;
+	}
+	p->waiter = waiter;
+	p->deadline_usec = now_usec() + timeout_usec;
+}
+
+/**
+ * reaper_forget_waiter() - a client went away.
+ * @r: reaper
+ * @waiter: as given to reaper_wait()
+ */
+void reaper_forget_waiter(struct reaper *r, const void *waiter)
+{
+	for (size_t k = 0; k < r->n_items; k++)
+		if (r->items[k].waiter == waiter)
+			r->items[k].waiter = NULL;
+}
+
+/**
+ * reaper_has_waiter() - is @waiter waiting for a removal?
+ * @r: reaper
+ * @waiter: a client
+ *
+ * Return: true until it was answered.
+ */
+bool reaper_has_waiter(const struct reaper *r, const void *waiter)
+{
+	for (size_t k = 0; k < r->n_items; k++)
+		if (r->items[k].waiter == waiter)
+			return true;
+	return false;
+}
+
+/**
+ * reaper_describe() - one FTRACED_ATTR_PENDING_INSTANCE line per pending instance.
+ * @r: reaper
+ * @b: the LIST or STATUS reply
+ */
+void reaper_describe(const struct reaper *r, struct ctl_builder *b)
+{
+	uint64_t now = now_usec();
+
+	for (size_t k = 0; k < r->n_items; k++) {
+		const struct pending *p = &r->items[k];
+		char line[FTRACED_MESSAGE_MAX];
+
+		snprintf(line, sizeof(line), "%s: busy for %" PRIu64 " s (%s: a process holds one "
+			 "of its files open, such as trace_marker); retried every second", p->name,
+			 (now - p->since_usec) / 1000000, strerror(-p->error));
+		ctl_put_string(b, FTRACED_ATTR_PENDING_INSTANCE, line);
+	}
+}
+
+/**
+ * reaper_free() - one last try for each; what is still busy is left to the next start.
+ * @r: reaper or NULL
+ *
+ * Return: NULL.
+ */
+struct reaper *reaper_free(struct reaper *r)
+{
+	if (!r)
+		return NULL;
+	while (r->n_items > 0)
+		if (!try_remove(r, 0)) {
+			log_warning("Instance '%s' is still busy; the next start removes it",
+				    r->items[0].name);
+			instance_abandon(r->items[0].instance);
+			drop(r, 0);
+		}
+	sd_event_source_disable_unref(r->timer);
+	free(r->items);
+	free(r);
+	return NULL;
+}
