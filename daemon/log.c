@@ -175,3 +175,28 @@ int tep_vprint(const char *name, enum tep_loglevel level, bool print_err,
 	log_ratelimited(l, 0, "%s: %s", name ?: "libtraceevent", msg);
 	return 0;
 }
+
+/**
+ * log_escape() - a name taken from a file or directory, safe to log.
+ * @in: the name
+ * @buf: receives it with every control or non-ASCII byte as \xNN
+ * @n: its size (4 * strlen(@in) + 1 always suffices; longer names are cut)
+ *
+ * A name planted in the state directory must not forge log lines.
+ *
+ * Return: @buf.
+ */
+const char *log_escape(const char *in, char *buf, size_t n)
+{
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < n; p++) {
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\')
+			buf[o++] = (char)*p;
+		else
+			o += (size_t)snprintf(buf + o, n - o, "\\x%02x", *p);
+	}
+	if (n > 0)
+		buf[o < n ? o : n - 1] = '\0';
+	return buf;
+}

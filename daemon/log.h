@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stddef.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -32,3 +34,5 @@ int log_ratelimited(int level, int error, const char *format, ...) _printf_(3, 4
 
 #define log_ratelimit_debug_errno(r, ...) log_ratelimited(LOG_DEBUG, (r), __VA_ARGS__)
 #define log_ratelimit_warning_errno(r, ...) log_ratelimited(LOG_WARNING, (r), __VA_ARGS__)
+
+const char *log_escape(const char *in, char *buf, size_t n);

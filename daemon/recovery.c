@@ -48,6 +48,7 @@
 #include "daemon/metadata.h"
 #include "daemon/recovery.h"
 #include "daemon/spool.h"
+#include "lib/ctl-proto.h"
 #include "lib/chunk-record.h"
 #include "lib/compress.h"
 #include "lib/io-util.h"
@@ -117,10 +118,11 @@ static int read_file_at(int dir_fd, const char *name, size_t max, char **ret, si
 	char *buf;
 	int fd, r;
 
-	fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO planted in the state directory must not hang us. */
+	fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return negative_errno();
-	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size > max) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
 		close(fd);
 		return -EFBIG;
 	}
@@ -152,6 +154,24 @@ struct parsed_recipe {
 	struct instance_meta imeta;
 };
 
+/*
+ * A recipe's target as the daemon writes it: "recovered/NAME-...dat" or
+ * "sessions/NAME/NAME-...dat". Anything else (absolute, "..", empty
+ * components, characters a name of ours never has) was not written by us.
+ */
+static bool target_valid(const char *t)
+{
+	const char *c = t;
+
+	if (!*t || *t == '/' || strstr(t, "..") || strstr(t, "//") || t[strlen(t) - 1] == '/')
+		return false;
+	for (; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || strchr("._-/", *c)))
+			return false;
+	return true;
+}
+
 static int parse_recipe(int dir_fd, struct parsed_recipe *p)
 {
 	_cleanup_free_ char *text = NULL;
@@ -178,11 +198,14 @@ static int parse_recipe(int dir_fd, struct parsed_recipe *p)
 		else if (strcmp(line, "cpus") == 0)
 			p->n_cpus = (unsigned)strtoul(v, NULL, 10);
 		else if (strcmp(line, "event") == 0 &&
+			 !ctl_string_valid(FTRACED_ATTR_EVENT, v, FTRACED_EVENT_SPEC_MAX))
+			return -EBADMSG;
+		else if (strcmp(line, "event") == 0 &&
 			 event_list_expand(&p->events, NULL, v, EVENTS_PER_SESSION_MAX) < 0)
 			log_notice("Recovery: event '%s' no longer exists, its format is left out", v);
 	}
-	/* A target path leaves the state directory neither up nor absolute. */
-	if (!p->target[0] || p->target[0] == '/' || strstr(p->target, "..") ||
+	/* A target path stays inside the state directory; names are what we write. */
+	if (!target_valid(p->target) || !ctl_name_valid(p->instance) ||
 	    p->n_cpus == 0 || p->n_cpus > 65536)
 		return -EBADMSG;
 	r = read_file_at(dir_fd, "header_page", METADATA_FILE_MAX, &p->imeta.header_page,
@@ -283,35 +306,45 @@ static int recovered_name(const char *target, const char *suffix, char *buf, siz
 }
 
 /* Creates the directories of a relative path (sessions/<name>/, recovered/). */
+/*
+ * One directory at a time, each opened with O_NOFOLLOW from its parent's
+ * fd: a symlink planted anywhere on the way (sessions/NAME -> /etc) is
+ * refused instead of followed, so nothing is created or written outside
+ * the state directory.
+ */
 static int open_parent(int state_dir_fd, const char *path, const char **ret_name)
 {
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd = -EBADF;
+	const char *slash = strrchr(path, '/'), *comp = path;
+	int fd;
 
-	if (!slash) {
-		*ret_name = path;
-		return openat(state_dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	}
-	if ((size_t)(slash - path) >= sizeof(dir))
-		return -ENAMETOOLONG;
-	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash - path] = '\0';
-	for (char *p = dir;; p++) {
-		if (*p == '/' || *p == '\0') {
-			char c = *p;
+	fd = openat(state_dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	while (slash && comp < slash) {
+		const char *end = strchr(comp, '/');
+		char name[NAME_MAX + 1];
+		int next;
 
-			*p = '\0';
-			if (mkdirat(state_dir_fd, dir, 0750) < 0 && errno != EEXIST)
-				return negative_errno();
-			*p = c;
-			if (!c)
-				break;
+		if ((size_t)(end - comp) >= sizeof(name)) {
+			close(fd);
+			return -ENAMETOOLONG;
 		}
+		memcpy(name, comp, (size_t)(end - comp));
+		name[end - comp] = '\0';
+		if (mkdirat(fd, name, 0750) < 0 && errno != EEXIST) {
+			next = negative_errno();
+			close(fd);
+			return next;
+		}
+		next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		close(fd);
+		if (next < 0)
+			return errno == ELOOP || errno == ENOTDIR ? -ELOOP : negative_errno();
+		fd = next;
+		comp = end + 1;
 	}
-	fd = openat(state_dir_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	*ret_name = slash + 1;
-	return fd < 0 ? negative_errno() : fd;
+	*ret_name = slash ? slash + 1 : path;
+	return fd;
 }
 
 /* Writes one recovered file from per-CPU data regions, into place atomically. */
@@ -356,6 +389,28 @@ static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, cons
 	safe_close(dir_fd);
 	global_meta_done(&gm);
 	return r;
+}
+
+/*
+ * A spool file, to be trimmed and read: a regular file with no other name.
+ * A hard link planted in its place would have us truncate whatever it
+ * links to.
+ */
+static int open_spool_file(int spool_dir_fd, const char *name)
+{
+	struct stat st;
+	int fd;
+
+	fd = openat(spool_dir_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -EBADF;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		log_warning("Recovery: spool file '%s' is not a regular file with one link, "
+			    "ignoring it", name);
+		close(fd);
+		return -EBADF;
+	}
+	return fd;
 }
 
 static uint64_t orphan_read_events(struct instance *orphan, unsigned cpu)
@@ -405,7 +460,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 
 		after_fds[cpu] = -EBADF;
 		snprintf(name_cpu, sizeof(name_cpu), "cpu%u", cpu);
-		fds[cpu] = openat(spool_dir_fd, name_cpu, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		fds[cpu] = open_spool_file(spool_dir_fd, name_cpu);
 		if (fds[cpu] < 0)
 			continue;
 		spool_scan(fds[cpu], SPOOL_HDR_SIZE, p.zstd, p.imeta.subbuf_size, &scan[cpu]);
@@ -532,6 +587,13 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct k
 
 		if (de->d_name[0] == '.')
 			continue;
+		if (!spool_name_valid(de->d_name)) {
+			char shown[4 * NAME_MAX + 1];
+
+			log_warning("Recovery: '%s' in the spool directory was not made by ftraced, "
+				    "ignoring it", log_escape(de->d_name, shown, sizeof(shown)));
+			continue;
+		}
 		dir_fd = openat(spool_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (dir_fd < 0)
 			continue;

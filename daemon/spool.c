@@ -36,6 +36,19 @@ static void dir_name(char *buf, size_t n, uint64_t trace_id)
 }
 
 /**
+ * spool_name_valid() - could @name be a spool directory of ours?
+ * @name: a name found in SPOOL_DIR
+ *
+ * Return: true for 16 lower-case hex digits.
+ */
+bool spool_name_valid(const char *name)
+{
+	size_t n = strspn(name, "0123456789abcdef");
+
+	return n == SPOOL_NAME_SIZE - 1 && name[n] == '\0';
+}
+
+/**
  * spool_name() - the name of a capture's spool directory inside SPOOL_DIR.
  * @trace_id: the capture's id
  * @buf: receives it
@@ -163,7 +176,7 @@ unsigned spool_report_stale(int state_dir_fd)
 		return 0;
 	}
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' || !spool_name_valid(de->d_name))
 			continue;
 		log_notice("Keeping spool '" SPOOL_DIR "/%s' of an interrupted capture", de->d_name);
 		n++;

@@ -29,6 +29,7 @@ struct spool {
 };
 
 void spool_name(uint64_t trace_id, char *buf, size_t n);
+bool spool_name_valid(const char *name);
 int spool_create(struct spool *s, int state_dir_fd, uint64_t trace_id, unsigned n_cpus);
 void spool_close(struct spool *s);
 void spool_remove(struct spool *s);

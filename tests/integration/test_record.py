@@ -469,6 +469,46 @@ def test_no_capabilities_after_start():
         assert_real_kallsyms(out)
 
 
+def test_recovery_refuses_planted_links():
+    """A state directory an attacker wrote into: a recipe whose target goes through a
+    symlinked directory, a spool file hard-linked to a file elsewhere, a spool named with
+    terminal escapes. Recovery writes nothing outside, truncates nothing, logs safely."""
+    d = Daemon().start()
+    outside = tempfile.mkdtemp(prefix="ftraced-outside-")
+    try:
+        rec = d.record_background("-e", "ftrace:print", "-o", os.path.join(d.dir, "x.dat"))
+        session = d.wait_running()
+        markers(session["instance"], CPUS, 2000)
+        d.kill()
+        rec.communicate(timeout=30)
+        # The orphaned instance is drained by the recovery below only if it is ours.
+        (spool,) = os.listdir(os.path.join(d.state, "spool"))
+        spool = os.path.join(d.state, "spool", spool)
+        with open(os.path.join(spool, "recipe")) as f:
+            recipe = f.read()
+        recipe = re.sub(r"(?m)^target=.*$", "target=sessions/evil/sub/x.dat", recipe)
+        with open(os.path.join(spool, "recipe"), "w") as f:
+            f.write(recipe)
+        os.makedirs(os.path.join(d.state, "sessions"), exist_ok=True)
+        os.symlink(outside, os.path.join(d.state, "sessions", "evil"))
+        victim = os.path.join(outside, "victim")
+        with open(victim, "wb") as f:
+            f.write(b"precious" * 1000)
+        os.unlink(os.path.join(spool, "cpu0"))
+        os.link(victim, os.path.join(spool, "cpu0"))
+        os.mkdir(os.path.join(d.state, "spool", "\x1b[31mevil"))
+        r = subprocess.run([FTRACECTL, "recover", d.state], capture_output=True, text=True)
+        assert r.returncode == 1 and "0 capture(s) recovered, 1 could not be" in r.stdout, \
+            r.stdout + r.stderr
+        assert os.listdir(outside) == ["victim"], os.listdir(outside)
+        assert os.path.getsize(victim) == 8000, "the hard-linked file was truncated"
+        assert "not a regular file with one link" in r.stderr, r.stderr
+        assert "\\x1b[31mevil" in r.stderr and "\x1b" not in r.stderr, r.stderr
+    finally:
+        subprocess.run(["rm", "-rf", outside])
+        d.cleanup()
+
+
 def test_recover_by_hand():
     d = Daemon().start()
     try:
