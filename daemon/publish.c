@@ -186,6 +186,12 @@ static void finish(struct publisher *p, struct publish_item *it, int result, uin
 	else
 		segment_keep_spool(it->segment); /* what was captured stays for recovery */
 	if (result >= 0 && it->in_dir) {
+		int r = retention_record(p->dir_fd, it->final_name);
+
+		if (r < 0)
+			log_warning_errno(r, "Session '%s': cannot add '%s' to the directory's "
+					  "manifest; retention will leave it alone: %m", p->session,
+					  it->final_name);
 		run_on_segment(p, o.path, it->final_name);
 		publisher_retention(p);
 	}

@@ -47,6 +47,7 @@
 #include "daemon/log.h"
 #include "daemon/metadata.h"
 #include "daemon/recovery.h"
+#include "daemon/retention.h"
 #include "daemon/spool.h"
 #include "lib/ctl-proto.h"
 #include "lib/chunk-record.h"
@@ -385,6 +386,9 @@ static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, cons
 		r = negative_errno();
 	if (r < 0 && fd >= 0)
 		unlinkat(dir_fd, tmp, 0);
+	/* A session's own file: its retention counts and deletes it like a segment. */
+	if (r >= 0 && retention_record(dir_fd, name) < 0)
+		log_warning("Recovery: cannot add '%s' to its directory's manifest", name);
 	safe_close(fd);
 	safe_close(dir_fd);
 	global_meta_done(&gm);

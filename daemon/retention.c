@@ -5,8 +5,16 @@
  * segments until every limit holds - total size, number of files, age and
  * the free space to keep, the strictest winning. Free space is what
  * unprivileged users can get (f_bavail), so a root daemon never eats the
- * file system's reserve. Only files named "<prefix>*.dat" count; the open
- * segment is a hidden temporary file and is never deleted.
+ * file system's reserve. The open segment is a hidden temporary file and
+ * is never deleted.
+ *
+ * Only the daemon's own files count, in the order it wrote them: each file
+ * published into a directory is appended to its manifest (RETENTION_MANIFEST)
+ * and retention walks the manifest, not the directory's names. A file
+ * someone else put there (even one named like ours, "<session>-2099...")
+ * is never deleted or counted, and a clock stepping backwards does not
+ * reorder anything. A directory from before manifests existed is read by
+ * name, once, and its manifest written from it.
  *
  * retention_plan() is pure; retention_apply() does the directory work.
  * Main thread only.
@@ -25,6 +33,7 @@
 
 #include "daemon/log.h"
 #include "daemon/retention.h"
+#include "lib/io-util.h"
 
 #define RETENTION_FILES_MAX 100000
 
@@ -71,6 +80,32 @@ static int cmp_name(const void *a, const void *b)
 		      ((const struct retention_file *)b)->name);
 }
 
+/**
+ * retention_record() - append a file the daemon just put in place to the manifest.
+ * @dir_fd: the directory
+ * @name: the file's name in it
+ *
+ * Return: 0 or -errno (the file is then left out of retention: never deleted).
+ */
+int retention_record(int dir_fd, const char *name)
+{
+	char line[NAME_MAX + 2];
+	int fd, r;
+
+	if (strlen(name) > NAME_MAX || strchr(name, '\n') || strchr(name, '/'))
+		return -EINVAL;
+	fd = openat(dir_fd, RETENTION_MANIFEST,
+		    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0640);
+	if (fd < 0)
+		return negative_errno();
+	snprintf(line, sizeof(line), "%s\n", name);
+	r = loop_write(fd, line, strlen(line));
+	if (r >= 0 && fdatasync(fd) < 0)
+		r = negative_errno();
+	close(fd);
+	return r;
+}
+
 static bool is_segment(const char *name, const char *prefix)
 {
 	size_t n = strlen(name), p = strlen(prefix);
@@ -78,24 +113,80 @@ static bool is_segment(const char *name, const char *prefix)
 	return n > p + 4 && strncmp(name, prefix, p) == 0 && strcmp(name + n - 4, ".dat") == 0;
 }
 
-/**
- * retention_apply() - delete the oldest closed segments until the limits hold.
- * @dir_fd: the session's directory
- * @prefix: segment names start with it ("<session>-"); they sort by time
- * @l: the limits
- * @ret: what is left on disk, and how many files were deleted
- *
- * Return: 0 or -errno (listing failed; a file that cannot be deleted is
- * logged and kept).
- */
-int retention_apply(int dir_fd, const char *prefix, const struct retention_limits *l,
-		    struct retention_usage *ret)
+/* Grows @files by one; NULL when out of memory. */
+static struct retention_file *add_file(struct retention_file **files, size_t *n, size_t *cap)
 {
-	struct retention_file *files = NULL;
-	struct timespec now;
-	struct statvfs sv;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct retention_file *f = realloc(*files, c * sizeof(*f));
+
+		if (!f)
+			return NULL;
+		*files = f;
+		*cap = c;
+	}
+	return &(*files)[(*n)++];
+}
+
+/* Fills in size and time of a regular file (not a link) named @name; false if it is not one. */
+static bool stat_file(int dir_fd, const char *name, struct retention_file *f)
+{
+	struct stat st;
+
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return false;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->size = (uint64_t)st.st_blocks * 512;
+	f->mtime_usec = (uint64_t)st.st_mtim.tv_sec * 1000000u + (uint64_t)st.st_mtim.tv_nsec / 1000u;
+	return true;
+}
+
+/* The manifest's files that still exist, in the order they were written; -ENOENT: none. */
+static int read_manifest(int dir_fd, const char *prefix, struct retention_file **files,
+			 size_t *n, size_t *cap, bool *ret_stale)
+{
+	char line[NAME_MAX + 2];
+	FILE *f;
+	int fd;
+
+	fd = openat(dir_fd, RETENTION_MANIFEST, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return negative_errno();
+	f = fdopen(fd, "re");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (*n < RETENTION_FILES_MAX && fgets(line, sizeof(line), f)) {
+		struct retention_file *rf;
+		bool dup = false;
+
+		line[strcspn(line, "\n")] = '\0';
+		for (size_t k = 0; k < *n && !dup; k++)
+			dup = strcmp((*files)[k].name, line) == 0;
+		if (dup || !is_segment(line, prefix)) {
+			*ret_stale = true;
+			continue;
+		}
+		rf = add_file(files, n, cap);
+		if (!rf) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		if (!stat_file(dir_fd, line, rf)) {
+			(*n)--; /* gone (deleted by hand): the manifest forgets it */
+			*ret_stale = true;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* No manifest yet (a directory from before they existed): its segments by name. */
+static int adopt_by_name(int dir_fd, const char *prefix, struct retention_file **files, size_t *n,
+			 size_t *cap)
+{
 	struct dirent *de;
-	size_t n = 0, cap = 0, drop;
 	int fd;
 	DIR *d;
 
@@ -107,37 +198,78 @@ int retention_apply(int dir_fd, const char *prefix, const struct retention_limit
 		close(fd);
 		return -ENOMEM;
 	}
-	while ((de = readdir(d)) && n < RETENTION_FILES_MAX) {
-		struct stat st;
+	while ((de = readdir(d)) && *n < RETENTION_FILES_MAX) {
+		struct retention_file *rf;
 
-		if (!is_segment(de->d_name, prefix) ||
-		    fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		if (!is_segment(de->d_name, prefix))
 			continue;
-		if (n == cap) {
-			struct retention_file *f;
-
-			cap = cap ? cap * 2 : 64;
-			f = realloc(files, cap * sizeof(*f));
-			if (!f) {
-				closedir(d);
-				free(files);
-				return -ENOMEM;
-			}
-			files = f;
+		rf = add_file(files, n, cap);
+		if (!rf) {
+			closedir(d);
+			return -ENOMEM;
 		}
-		snprintf(files[n].name, sizeof(files[n].name), "%s", de->d_name);
-		files[n].size = (uint64_t)st.st_blocks * 512;
-		files[n].mtime_usec = (uint64_t)st.st_mtim.tv_sec * 1000000u +
-				      (uint64_t)st.st_mtim.tv_nsec / 1000u;
-		n++;
+		if (!stat_file(dir_fd, de->d_name, rf))
+			(*n)--;
 	}
 	closedir(d);
-	if (n > 0)
-		qsort(files, n, sizeof(*files), cmp_name);
+	if (*n > 0)
+		qsort(*files, *n, sizeof(**files), cmp_name);
+	return 0;
+}
 
-	if (fstatvfs(dir_fd, &sv) < 0) {
-		free(files);
+/* Replaces the manifest with @files (the ones kept), atomically. */
+static int write_manifest(int dir_fd, const struct retention_file *files, size_t n)
+{
+	static const char tmp[] = RETENTION_MANIFEST ".tmp";
+	int fd, r = 0;
+
+	fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (fd < 0)
 		return negative_errno();
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		char line[NAME_MAX + 2];
+
+		snprintf(line, sizeof(line), "%s\n", files[i].name);
+		r = loop_write(fd, line, strlen(line));
+	}
+	if (r >= 0 && fsync(fd) < 0)
+		r = negative_errno();
+	close(fd);
+	if (r >= 0 && renameat(dir_fd, tmp, dir_fd, RETENTION_MANIFEST) < 0)
+		r = negative_errno();
+	if (r < 0)
+		unlinkat(dir_fd, tmp, 0);
+	return r;
+}
+
+/**
+ * retention_apply() - delete the oldest closed segments until the limits hold.
+ * @dir_fd: the session's directory (or its snapshots')
+ * @prefix: segment names start with it ("<session>-")
+ * @l: the limits
+ * @ret: what is left on disk, and how many files were deleted
+ *
+ * Return: 0 or -errno (reading the manifest failed; a file that cannot be
+ * deleted is logged and kept).
+ */
+int retention_apply(int dir_fd, const char *prefix, const struct retention_limits *l,
+		    struct retention_usage *ret)
+{
+	struct retention_file *files = NULL;
+	size_t n = 0, cap = 0, drop, kept = 0;
+	bool rewrite = false;
+	struct timespec now;
+	struct statvfs sv;
+	int r;
+
+	r = read_manifest(dir_fd, prefix, &files, &n, &cap, &rewrite);
+	if (r == -ENOENT) {
+		r = adopt_by_name(dir_fd, prefix, &files, &n, &cap);
+		rewrite = true;
+	}
+	if (r < 0 || fstatvfs(dir_fd, &sv) < 0) {
+		free(files);
+		return r < 0 ? r : negative_errno();
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	drop = retention_plan(l, files, n, (uint64_t)sv.f_bavail * sv.f_frsize,
@@ -156,6 +288,12 @@ int retention_apply(int dir_fd, const char *prefix, const struct retention_limit
 		}
 		ret->n_files++;
 		ret->bytes += files[i].size;
+		files[kept++] = files[i];
+	}
+	if (ret->n_deleted > 0 || rewrite) {
+		r = write_manifest(dir_fd, files, kept);
+		if (r < 0)
+			log_warning_errno(r, "Retention: cannot rewrite the manifest, ignoring: %m");
 	}
 	if (ret->n_deleted > 0)
 		fsync(dir_fd);

@@ -28,5 +28,9 @@ struct retention_usage {
 
 size_t retention_plan(const struct retention_limits *l, const struct retention_file *files,
 		      size_t n, uint64_t fs_avail, uint64_t fs_size, uint64_t now_usec);
+/* The files the daemon published into a directory, one name a line, oldest first. */
+#define RETENTION_MANIFEST ".ftraced-files"
+
+int retention_record(int dir_fd, const char *name);
 int retention_apply(int dir_fd, const char *prefix, const struct retention_limits *l,
 		    struct retention_usage *ret);

@@ -105,10 +105,18 @@ def test_retention_max_files_and_total():
     with daemon() as d:
         d.ctl("create", "few", "-e", "sched:sched_switch", "--segment-time", "150ms",
               "--max-files", "3")
+        # Files someone else put there, named as if they were the newest segments: retention
+        # goes by what the daemon wrote, in its order, and never touches them.
+        foreign = [os.path.join(d.state, "sessions", "few", "few-20991231T000000.000Z-%06d.dat" % i)
+                   for i in (1, 2)]
+        for f in foreign:
+            with open(f, "w") as out:
+                out.write("not ours")
         d.ctl("start", "few")
         time.sleep(1.5)
         d.ctl("stop", "few")
-        files = segments(d, "few")
+        assert all(os.path.exists(f) for f in foreign), "retention deleted files it did not write"
+        files = [f for f in segments(d, "few") if f not in foreign]
         assert len(files) == 3, files
         st = d.ctl_json("status", "few")
         assert st["segments_kept"] == 3 and st["max_files"] == 3
