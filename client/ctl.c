@@ -272,6 +272,9 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 		case FTRACED_ATTR_MESSAGE:
 			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->message);
 			break;
+		case FTRACED_ATTR_WARNING:
+			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->warning);
+			break;
 		case FTRACED_ATTR_CPU:
 			r = add_cpu(&s->cpus, &s->n_cpus, &a);
 			break;
@@ -658,6 +661,10 @@ void print_session_json(const struct session_info *s, const char *indent)
 	printf(", \"bytes_raw\": %llu, \"bytes_stored\": %llu, \"lost_events\": %llu",
 	       (unsigned long long)session_bytes_raw(s), (unsigned long long)session_bytes_stored(s),
 	       (unsigned long long)session_lost(s));
+	if (s->warning[0]) {
+		printf(", \"warning\": ");
+		print_json_string(s->warning);
+	}
 	if (s->error < 0) {
 		printf(", \"errno\": %d, \"error\": ", -s->error);
 		print_json_string(s->message);

@@ -67,6 +67,7 @@ struct session_info {
 	char note[FTRACED_MESSAGE_MAX + 1];
 	int error;
 	char message[FTRACED_MESSAGE_MAX + 1];
+	char warning[FTRACED_MESSAGE_MAX + 1]; /* what another process did to its instance */
 };
 
 struct sessions {

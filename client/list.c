@@ -198,6 +198,8 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 			print_flight(s);
 		if (s->error < 0)
 			printf("  error:        %s\n", s->message);
+		if (s->warning[0])
+			printf("  warning:      %s\n", s->warning);
 		printf("  %-4s %12s %12s %8s %10s %10s %10s\n", "CPU", "CAPTURED", "STORED", "CHUNKS",
 		       "READ", "OVERRUN", "DROPPED");
 		for (unsigned k = 0; k < s->n_cpus; k++) {

@@ -82,7 +82,7 @@ static void print_summary(const struct session_info *s, const char *output)
 	if (lost > 0)
 		fprintf(stderr, "ftracectl record: warning: the kernel lost %llu events; use a larger "
 			"buffer (-b) or fewer events\n", (unsigned long long)lost);
-	else
+	else if (!s->warning[0])
 		printf("No events lost.\n");
 }
 
@@ -302,6 +302,12 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 	if (r < 0)
 		print_error("record", "%s; '%s' holds what was captured until then",
 			    rep.sessions.items[0].message, a.output);
+	/* Another process changed the instance: events may be missing, and the file says so. */
+	if (rep.sessions.items[0].warning[0]) {
+		print_error("record", "events may be missing from '%s': %s", a.output,
+			    rep.sessions.items[0].warning);
+		r = r < 0 ? r : -EIO;
+	}
 	reply_done(&rep);
 	return r < 0 ? EXIT_FAILED : EXIT_OK;
 }

@@ -75,6 +75,13 @@
 /* The trigger's own instance: a small ring, read on every event. */
 #define TRIGGER_BUFFER_KB         64u
 
+/*
+ * A running session looks at its instance this often (and at every status,
+ * rotation and stop) for what another process did to it: a clear is only
+ * noticed if a look saw the events before it.
+ */
+#define INTERFERENCE_CHECK_USEC   (UINT64_C(2) * 1000 * 1000)
+
 /* An instance tracefs refused to remove (busy) is tried again this often. */
 #define REAPER_RETRY_USEC         (UINT64_C(1000) * 1000)
 /* How long `destroy` waits for its session's busy instance to go before it answers. */

@@ -229,8 +229,11 @@ int flight_start(struct session *s)
 		stream_set_release(&s->cpus, true);
 		return r;
 	}
-	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++)
+	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
 		s->cpus.cpus[cpu].lost_base = s->cpus.cpus[cpu].start.overrun;
+		s->cpus.cpus[cpu].seen = s->cpus.cpus[cpu].start;
+	}
+	s->warning[0] = '\0';
 	r = session_begin_running(s);
 	if (r < 0)
 		return r;

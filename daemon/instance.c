@@ -640,3 +640,53 @@ int instance_configure(struct instance *i, const struct instance_setup *p, char 
 	}
 	return 0;
 }
+
+/**
+ * instance_check() - has anyone else changed the instance under the session?
+ * @i: a running session's instance
+ * @events: the events the session enabled
+ * @ret_tracing_off: tracing_on reads 0
+ * @ret_disabled: receives the first enabled event that no longer is ("" if none)
+ * @n_disabled: its size
+ *
+ * Two small reads (tracing_on and set_event), cheap enough for every
+ * status request, rotation and stop.
+ *
+ * Return: 0 or -errno of a read.
+ */
+int instance_check(struct instance *i, const struct event_list *events, bool *ret_tracing_off,
+		   char *ret_disabled, size_t n_disabled)
+{
+	_cleanup_free_ char *on = NULL, *set = NULL;
+	int r;
+
+	r = instance_read(i, "tracing_on", &on, NULL);
+	if (r < 0)
+		return r;
+	/* An empty set_event (every event switched off) may read as nothing at all. */
+	if (instance_read(i, "set_event", &set, NULL) < 0)
+		set = strdup("");
+	if (!set)
+		return -ENOMEM;
+	*ret_tracing_off = on[0] == '0';
+	ret_disabled[0] = '\0';
+	for (size_t k = 0; k < events->n; k++) {
+		const struct event_id *e = &events->events[k];
+		char line[sizeof(e->system) + sizeof(e->event) + 2];
+		size_t n;
+		const char *p;
+		bool found = false;
+
+		/* ftrace:* events are not enabled: they are written, not switched on. */
+		if (strcmp(e->system, "ftrace") == 0)
+			continue;
+		n = (size_t)snprintf(line, sizeof(line), "%s:%s\n", e->system, e->event);
+		for (p = set; p && !found; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+			found = strncmp(p, line, n) == 0;
+		if (!found) {
+			snprintf(ret_disabled, n_disabled, "%s:%s", e->system, e->event);
+			break;
+		}
+	}
+	return 0;
+}

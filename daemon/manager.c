@@ -561,8 +561,10 @@ static void handle_list(struct manager *m, struct ctl_conn *c, const struct ctl_
 	for (size_t i = 0; i < SESSION_MAX; i++) {
 		struct session *s = m->slots[i].session;
 
-		if (s && (!one || strcmp(session_name(s), req->session) == 0))
+		if (s && (!one || strcmp(session_name(s), req->session) == 0)) {
+			session_check(s);
 			session_describe(s, &m->reply);
+		}
 	}
 	ctl_conn_send(c, &m->reply);
 }

@@ -386,8 +386,9 @@ static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, cons
 		r = negative_errno();
 	if (r < 0 && fd >= 0)
 		unlinkat(dir_fd, tmp, 0);
-	/* A session's own file: its retention counts and deletes it like a segment. */
-	if (r >= 0 && retention_record(dir_fd, name) < 0)
+	/* In a session's directory: its retention counts and deletes it like a segment. */
+	if (r >= 0 && strncmp(path, "sessions/", strlen("sessions/")) == 0 &&
+	    retention_record(dir_fd, name) < 0)
 		log_warning("Recovery: cannot add '%s' to its directory's manifest", name);
 	safe_close(fd);
 	safe_close(dir_fd);

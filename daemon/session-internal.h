@@ -51,6 +51,7 @@ struct session {
 	sd_event_source *event_source;
 	sd_event_source *timer_source;
 	sd_event_source *segment_timer;
+	sd_event_source *check_timer;   /* interference checks while running */
 
 	uint64_t start_usec;
 	uint64_t stop_usec;
@@ -60,6 +61,7 @@ struct session {
 	char error_message[256];
 	int cut_short;                  /* capture stopped early; files hold what came before */
 	char cut_message[256];
+	char warning[512];              /* what someone else did to the instance; "" if nothing */
 
 	struct flight *flight;          /* flight recorders only */
 };
@@ -70,3 +72,5 @@ void session_wake(struct session *s);
 void session_set_error(struct session *s, int error, const char *fmt, ...) _printf_(3, 4);
 void session_stream_params(const struct session *s, struct stream_params *ret);
 int session_begin_running(struct session *s);
+void session_arm_check(struct session *s);
+char *session_cpustat_text(const struct session *s, char *text);

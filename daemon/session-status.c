@@ -116,6 +116,8 @@ void session_describe(struct session *s, struct ctl_builder *b)
 		describe_cpu(s, cpu, b);
 	if (s->flight)
 		flight_describe(s, b);
+	if (s->warning[0])
+		ctl_put_string(b, FTRACED_ATTR_WARNING, s->warning);
 	if (s->error < 0) {
 		ctl_put_u32(b, FTRACED_ATTR_ERRNO, (uint32_t)-s->error);
 		ctl_put_string(b, FTRACED_ATTR_MESSAGE, s->error_message);

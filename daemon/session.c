@@ -150,6 +150,7 @@ struct session *session_free(struct session *s)
 		return NULL;
 	sd_event_source_disable_unref(s->timer_source);
 	sd_event_source_disable_unref(s->segment_timer);
+	sd_event_source_disable_unref(s->check_timer);
 	sd_event_source_disable_unref(s->event_source);
 	/* A stream still inside a worker cannot be freed; the pool is going away then. */
 	stream_set_release(&s->cpus, s->state == SESSION_CREATED || s->state == SESSION_STOPPED);
@@ -514,6 +515,7 @@ int session_begin_running(struct session *s)
 	s->stopped_reported = false;
 	s->state = SESSION_RUNNING;
 	s->start_usec = session_now_usec();
+	session_arm_check(s);
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus && s->cpus.cpus[cpu].stream; cpu++) {
 		r = capture_pool_add(s->env.pool, s->cpus.cpus[cpu].stream);
 		if (r < 0) {
@@ -576,9 +578,12 @@ int session_start(struct session *s)
 		session_set_error(s, r, "cannot read the ring buffer statistics: %s", strerror(-r));
 		return start_failed(s, r);
 	}
-	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++)
+	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
 		segment_set_start(s->current, cpu, &s->cpus.cpus[cpu].start,
 				  s->cpus.cpus[cpu].cut_text);
+		s->cpus.cpus[cpu].seen = s->cpus.cpus[cpu].start;
+	}
+	s->warning[0] = '\0';
 	r = session_begin_running(s);
 	if (r < 0)
 		return r;
@@ -615,6 +620,8 @@ int session_stop(struct session *s)
 
 	if (s->state != SESSION_RUNNING)
 		return -EALREADY;
+	session_check(s);
+	s->check_timer = sd_event_source_disable_unref(s->check_timer);
 	s->state = SESSION_STOPPING;
 	s->stop_usec = session_now_usec();
 	s->timer_source = sd_event_source_disable_unref(s->timer_source);
@@ -769,6 +776,7 @@ static void rotate(struct session *s)
 		arm_segment_timer(s);
 		return;
 	}
+	session_check(s);
 	/* The same moment ends the current segment and begins the next one. */
 	r = stream_set_read_stats(&s->cpus, s->instance, /* start= */ false, /* text= */ true);
 	if (r < 0)
@@ -799,7 +807,8 @@ static void complete_rotation(struct session *s)
 
 		capture_stream_cut(cs->stream, &cut);
 		segment_close_cpu(s->current, cpu, cut.bytes_stored - cs->base_bytes,
-				  cut.chunks - cs->base_chunks, &cs->cut, TAKE_PTR(cs->cut_text));
+				  cut.chunks - cs->base_chunks, &cs->cut,
+				  session_cpustat_text(s, TAKE_PTR(cs->cut_text)));
 		cs->base_bytes = cut.bytes_stored;
 		cs->base_chunks = cut.chunks;
 	}
@@ -830,7 +839,8 @@ static void all_drained(struct session *s)
 
 		capture_stream_counters(cs->stream, &c);
 		segment_close_cpu(s->current, cpu, c.bytes_stored - cs->base_bytes,
-				  c.chunks - cs->base_chunks, &cs->cut, TAKE_PTR(cs->cut_text));
+				  c.chunks - cs->base_chunks, &cs->cut,
+				  session_cpustat_text(s, TAKE_PTR(cs->cut_text)));
 	}
 	/* The trace_pipe_raw fds must close before the instance can go. */
 	stream_set_release(&s->cpus, true);

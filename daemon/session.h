@@ -79,3 +79,4 @@ enum ftraced_mode session_mode(const struct session *s);
 const char *session_state_to_string(enum session_state st);
 int session_error(const struct session *s, const char **ret_message);
 void session_describe(struct session *s, struct ctl_builder *b);
+void session_check(struct session *s);

@@ -21,6 +21,7 @@ struct cpu_stream {
 	uint64_t base_chunks;
 	struct chunk_ring *ring;        /* flight recorder: the history (or a drain's) */
 	uint64_t lost_base;             /* flight, kernel: overrun after the last drain */
+	struct cpu_counters seen;       /* the last counters a check saw (a clear resets them) */
 };
 
 /* How a session's streams capture: the same for every CPU. */

@@ -148,6 +148,7 @@ static bool char_ok(uint16_t type, uint8_t c)
 	case FTRACED_ATTR_NOTE:
 	case FTRACED_ATTR_TRIGGER_STATUS:
 	case FTRACED_ATTR_PENDING_INSTANCE:
+	case FTRACED_ATTR_WARNING:
 		return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t';
 	default:
 		return false;

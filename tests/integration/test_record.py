@@ -399,6 +399,39 @@ def test_busy_instance_removed_once_free():
         assert "Removed instance '%s'" % instance in d.log()
 
 
+def test_interference_is_reported():
+    """Another process turns tracing off in the session's instance, disables one of its
+    events and clears its buffer: status, the log, the client and the file say so, and
+    nothing claims that no events were lost."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "meddled.dat")
+        rec = d.record_background("-e", "ftrace:print", "-e", "sched:sched_switch", "-o", out)
+        session = d.wait_running()
+        base = os.path.join(TRACING, "instances", session["instance"])
+        markers(session["instance"], CPUS, 20000)
+        # A status request looks at the instance: it has now seen the unread markers.
+        assert "warning" not in d.ctl_json("status", session["name"])
+        with open(os.path.join(base, "tracing_on"), "w") as f:
+            f.write("0")
+        with open(os.path.join(base, "events", "sched", "sched_switch", "enable"), "w") as f:
+            f.write("0")
+        open(os.path.join(base, "trace"), "w").close()  # O_TRUNC clears the buffer
+        warning = d.ctl_json("status", session["name"]).get("warning", "")
+        assert "tracing was turned off" in warning, warning
+        assert "event sched:sched_switch was disabled" in warning, warning
+        assert "was cleared by another process" in warning, warning
+        with open(os.path.join(base, "tracing_on")) as f:
+            assert f.read().strip() == "1", "tracing was not turned on again"
+        d.ctl("stop", session["name"])
+        stdout, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 1 and "events may be missing" in stderr, stdout + stderr
+        assert "No events lost" not in stdout, stdout
+        assert "was cleared by another process" in d.log()
+        dump = subprocess.run(["trace-cmd", "dump", "--options", out], capture_output=True,
+                              text=True).stdout
+        assert "ftraced-warning: " in dump and "tracing was turned off" in dump, dump[-2000:]
+
+
 def test_daemons_leave_each_other_alone():
     """A second daemon (own state directory) must not touch the first one's instance."""
     with daemon() as a:

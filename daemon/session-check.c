@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * What other processes do to a running session's instance: tracefs is
+ * shared, and root (or anyone the tracefs mount lets in) can turn tracing
+ * off in our instance, disable one of its events or clear its buffer. None
+ * of it shows in the kernel's loss counters, so a capture would claim "no
+ * events lost" after losing them. The checks read tracing_on, set_event and
+ * each CPU's stats; each finding is logged once, shown by status (WARNING),
+ * written into the files' CPUSTAT texts and reported by the client.
+ * Main thread only.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/bounds.h"
+#include "daemon/flight.h"
+#include "daemon/log.h"
+#include "daemon/session-internal.h"
+
+/* Records what another process did to the instance, once per kind, for status, log and files. */
+static void interfered(struct session *s, const char *what)
+{
+	size_t n = strlen(s->warning);
+
+	if (strstr(s->warning, what))
+		return;
+	log_warning("Session '%s': %s", s->name, what);
+	snprintf(s->warning + n, sizeof(s->warning) - n, "%s%s", n ? "; " : "", what);
+}
+
+/**
+ * session_check() - notice what another process did to a running session's instance.
+ * @s: session
+ *
+ * Tracing turned off (turned on again), an event disabled, a CPU's buffer
+ * cleared (its counters went back): each is logged, shown by status and
+ * written into the files' CPUSTAT, so no summary claims "no loss" then.
+ * Called every INTERFERENCE_CHECK_USEC while running, for status, at every
+ * rotation and at stop.
+ */
+void session_check(struct session *s)
+{
+	char disabled[FTRACED_EVENT_SPEC_MAX + FTRACED_NAME_MAX + 2], what[256];
+	bool off = false;
+
+	/* A kernel-backend drain turns tracing off itself. */
+	if (s->state != SESSION_RUNNING || !s->instance || flight_draining(s))
+		return;
+	if (instance_check(s->instance, &s->events, &off, disabled, sizeof(disabled)) < 0)
+		return;
+	if (off) {
+		interfered(s, "tracing was turned off in the instance by another process (turned "
+			   "on again; events in between were not recorded)");
+		(void)instance_set_tracing(s->instance, true);
+	}
+	if (disabled[0]) {
+		snprintf(what, sizeof(what), "event %s was disabled by another process", disabled);
+		interfered(s, what);
+	}
+	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
+		struct cpu_stream *cs = &s->cpus.cpus[cpu];
+		struct cpu_counters now;
+
+		uint64_t gone, lost = 0;
+
+		if (instance_read_cpu_stats(s->instance, cpu, &now, NULL) < 0)
+			continue;
+		/*
+		 * Events leave the buffer by being read or overwritten; a clear
+		 * resets the counters, or makes entries vanish without either.
+		 */
+		if (now.read < cs->seen.read || now.overrun < cs->seen.overrun) {
+			lost = MAX(cs->seen.entries, (uint64_t)1);
+		} else {
+			gone = (now.read - cs->seen.read) + (now.overrun - cs->seen.overrun);
+			if (now.entries + gone < cs->seen.entries)
+				lost = cs->seen.entries - now.entries - gone;
+		}
+		if (lost > 0) {
+			snprintf(what, sizeof(what), "the buffer of CPU %u was cleared by another "
+				 "process (about %" PRIu64 " unread events lost)", cpu, lost);
+			interfered(s, what);
+		}
+		cs->seen = now;
+	}
+}
+
+static int on_check_timer(sd_event_source *source, uint64_t usec, void *userdata)
+{
+	struct session *s = userdata;
+	int r;
+
+	session_check(s);
+	r = sd_event_source_set_time_relative(source, INTERFERENCE_CHECK_USEC);
+	return r < 0 ? r : sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
+}
+
+/**
+ * session_arm_check() - check the instance every INTERFERENCE_CHECK_USEC while running.
+ * @s: a session that just started running
+ */
+void session_arm_check(struct session *s)
+{
+	int r;
+
+	s->check_timer = sd_event_source_disable_unref(s->check_timer);
+	r = sd_event_add_time_relative(s->env.event, &s->check_timer, CLOCK_MONOTONIC,
+				       INTERFERENCE_CHECK_USEC, INTERFERENCE_CHECK_USEC / 4,
+				       on_check_timer, s);
+	if (r < 0)
+		log_warning_errno(r, "Session '%s': cannot arm the instance check, proceeding "
+				  "anyway: %m", s->name);
+}
+
+/**
+ * session_cpustat_text() - a CPUSTAT text with the session's warning appended.
+ * @s: session
+ * @text: the kernel's stats text (taken over; may be NULL)
+ *
+ * So the file says what status said: readers see it in the CPU statistics.
+ *
+ * Return: the text to store.
+ */
+char *session_cpustat_text(const struct session *s, char *text)
+{
+	char *out;
+
+	if (!s->warning[0])
+		return text;
+	if (asprintf(&out, "%sftraced-warning: %s\n", text ?: "", s->warning) < 0)
+		return text;
+	free(text);
+	return out;
+}
