@@ -275,6 +275,9 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 		case FTRACED_ATTR_WARNING:
 			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->warning);
 			break;
+		case FTRACED_ATTR_EVENTS_DISCARDED:
+			r = ctl_attr_u64(&a, &s->discarded);
+			break;
 		case FTRACED_ATTR_CPU:
 			r = add_cpu(&s->cpus, &s->n_cpus, &a);
 			break;
@@ -505,9 +508,10 @@ int ctl_call_timeout(const struct client_options *o, struct ctl_builder *b, int 
 	return r;
 }
 
+/* Events lost: overwritten or dropped by the kernel, or never stored by the daemon. */
 uint64_t session_lost(const struct session_info *s)
 {
-	uint64_t n = 0;
+	uint64_t n = s->discarded;
 
 	for (unsigned i = 0; i < s->n_cpus; i++)
 		n += s->cpus[i].overrun + s->cpus[i].dropped;
@@ -658,9 +662,10 @@ void print_session_json(const struct session_info *s, const char *indent)
 	printf("], \"elapsed_ms\": %llu", (unsigned long long)s->elapsed_ms);
 	if (s->has_file_bytes)
 		printf(", \"file_bytes\": %llu", (unsigned long long)s->file_bytes);
-	printf(", \"bytes_raw\": %llu, \"bytes_stored\": %llu, \"lost_events\": %llu",
+	printf(", \"bytes_raw\": %llu, \"bytes_stored\": %llu, \"lost_events\": %llu, "
+	       "\"discarded_events\": %llu",
 	       (unsigned long long)session_bytes_raw(s), (unsigned long long)session_bytes_stored(s),
-	       (unsigned long long)session_lost(s));
+	       (unsigned long long)session_lost(s), (unsigned long long)s->discarded);
 	if (s->warning[0]) {
 		printf(", \"warning\": ");
 		print_json_string(s->warning);

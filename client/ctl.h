@@ -68,6 +68,7 @@ struct session_info {
 	int error;
 	char message[FTRACED_MESSAGE_MAX + 1];
 	char warning[FTRACED_MESSAGE_MAX + 1]; /* what another process did to its instance */
+	uint64_t discarded;              /* events the daemon could not store */
 };
 
 struct sessions {

@@ -79,9 +79,12 @@ static void print_summary(const struct session_info *s, const char *output)
 		printf("  CPU %u: %s, %llu events read, %llu lost\n", c->cpu, raw,
 		       (unsigned long long)c->read, (unsigned long long)(c->overrun + c->dropped));
 	}
-	if (lost > 0)
+	if (s->discarded > 0)
+		fprintf(stderr, "ftracectl record: %llu events were read but could not be stored "
+			"(see the error below)\n", (unsigned long long)s->discarded);
+	if (lost > s->discarded)
 		fprintf(stderr, "ftracectl record: warning: the kernel lost %llu events; use a larger "
-			"buffer (-b) or fewer events\n", (unsigned long long)lost);
+			"buffer (-b) or fewer events\n", (unsigned long long)(lost - s->discarded));
 	else if (!s->warning[0])
 		printf("No events lost.\n");
 }

@@ -46,6 +46,7 @@
 #include "lib/chunk-record.h"
 #include "lib/compress.h"
 #include "lib/io-util.h"
+#include "lib/rb-page.h"
 
 /* A rotation drains what the kernel holds, but not for ever on a busy CPU. */
 #define ROTATE_SPLICES_MAX 64
@@ -74,10 +75,12 @@ struct capture_stream {
 	uint64_t next_notify;
 	uint8_t *pending;   /* zstd or ring: sub-buffers not stored yet, up to batch_bytes */
 	size_t n_pending;
+	size_t torn;        /* none: bytes of a sub-buffer a failed splice left at the spool's end */
 
 	_Atomic uint64_t bytes_raw;
 	_Atomic uint64_t bytes_stored;
 	_Atomic uint64_t chunks;
+	_Atomic uint64_t discarded; /* events taken from the kernel and never stored */
 	_Atomic int error;
 	_Atomic bool finished;
 	/* The last cut; written before cut_generation is released. */
@@ -191,6 +194,7 @@ void capture_stream_counters(const struct capture_stream *s, struct capture_coun
 		.bytes_raw = atomic_load_explicit(&s->bytes_raw, memory_order_relaxed),
 		.bytes_stored = atomic_load_explicit(&s->bytes_stored, memory_order_relaxed),
 		.chunks = atomic_load_explicit(&s->chunks, memory_order_relaxed),
+		.discarded = atomic_load_explicit(&s->discarded, memory_order_relaxed),
 		.error = atomic_load_explicit(&s->error, memory_order_relaxed),
 		.finished = atomic_load_explicit(&s->finished, memory_order_acquire),
 	};
@@ -201,6 +205,15 @@ static void notify(struct capture_stream *s)
 	uint64_t one = 1;
 
 	(void)!write(s->notify_fd, &one, sizeof(one));
+}
+
+/* Events in whole sub-buffers the stream read and could not store. */
+static void count_discarded(struct capture_stream *s, const uint8_t *pages, size_t n)
+{
+	int64_t events = pages ? rb_pages_count_events(pages, n, s->subbuf_size) : 0;
+
+	if (events > 0)
+		atomic_fetch_add_explicit(&s->discarded, (uint64_t)events, memory_order_relaxed);
 }
 
 /* Counts bytes and chunks that reached the spool; tells the session every notify_bytes. */
@@ -253,8 +266,12 @@ static int flush_pending(struct capture_scratch *w, struct capture_stream *s)
 			record = w->out;
 		}
 		r = s->ring ? push_chunk(s, record, n, raw, len) : loop_write(s->spool_fd, record, n);
-		if (r < 0)
+		if (r < 0) {
+			/* What was not stored stays pending: capture_stream_fail() counts it. */
+			memmove(s->pending, s->pending + off, s->n_pending - off);
+			s->n_pending -= off;
 			return r;
+		}
 		account_stored(s, n, 1);
 	}
 	s->n_pending = 0;
@@ -303,6 +320,7 @@ static int store_from_pipe(struct capture_scratch *w, struct capture_stream *s, 
 			 * made it are good data; a torn one past them is never copied.
 			 */
 			whole = (n - left) / s->subbuf_size * s->subbuf_size;
+			s->torn = n - left - whole;
 			atomic_fetch_add_explicit(&s->bytes_raw, whole, memory_order_relaxed);
 			account_stored(s, whole, 0);
 			return r;
@@ -393,8 +411,10 @@ static int drain_partial_pages(struct capture_scratch *w, struct capture_stream 
 	}
 	while (reads++ < max_reads && (k = read_partial(s, w->raw)) > 0) {
 		r = loop_write(s->spool_fd, w->raw, s->subbuf_size);
-		if (r < 0)
+		if (r < 0) {
+			count_discarded(s, w->raw, s->subbuf_size);
 			return r;
+		}
 		atomic_fetch_add_explicit(&s->bytes_raw, s->subbuf_size, memory_order_relaxed);
 		account_stored(s, s->subbuf_size, 0);
 	}
@@ -429,13 +449,39 @@ static int write_spool_header(struct capture_stream *s, int spool_fd)
 	return spool_write_header(spool_fd, read_events(s));
 }
 
+/*
+ * Every sub-buffer the stream holds but will never store: what is pending,
+ * a sub-buffer torn by a failed splice (its head is at the spool's end, its
+ * tail still in the pipe) and whole ones left in the pipe. Their events are
+ * counted as discarded, so no summary says nothing was lost.
+ */
+static void discard_held(struct capture_stream *s)
+{
+	uint8_t *page = malloc(s->subbuf_size);
+	off_t end;
+
+	count_discarded(s, s->pending, s->n_pending);
+	s->n_pending = 0;
+	if (!page)
+		return;
+	if (s->torn > 0 && (end = lseek(s->spool_fd, 0, SEEK_CUR)) >= (off_t)s->torn &&
+	    pread(s->spool_fd, page, s->torn, end - (off_t)s->torn) == (ssize_t)s->torn &&
+	    loop_read_exact(s->pipe_fd[0], page + s->torn, s->subbuf_size - s->torn) >= 0)
+		count_discarded(s, page, s->subbuf_size);
+	s->torn = 0;
+	while (loop_read_exact(s->pipe_fd[0], page, s->subbuf_size) >= 0)
+		count_discarded(s, page, s->subbuf_size);
+	free(page);
+}
+
 /**
  * capture_stream_fail() - stop reading a stream after an error, and tell its session.
  * @s: stream
  * @error: -errno (a full spool file system, say)
  *
  * What the spool holds stays valid: the counters only ever cover complete
- * chunk records. The worker stops polling the stream's trace fd.
+ * chunk records. Events read from the kernel and not stored are counted as
+ * discarded. The worker stops polling the stream's trace fd.
  */
 void capture_stream_fail(struct capture_stream *s, int error)
 {
@@ -443,6 +489,8 @@ void capture_stream_fail(struct capture_stream *s, int error)
 
 	atomic_compare_exchange_strong(&s->error, &expected, error);
 	log_error_errno(error, "CPU %u: capture stopped: %m", s->cpu);
+	if (!s->dead)
+		discard_held(s);
 	s->dead = true;
 	notify(s);
 }

@@ -37,6 +37,7 @@ struct capture_counters {
 	uint64_t bytes_raw;    /* sub-buffer bytes taken from the kernel */
 	uint64_t bytes_stored; /* bytes appended to the spool or pushed to the ring */
 	uint64_t chunks;       /* chunk records in the spool (zstd), or chunks pushed */
+	uint64_t discarded;    /* events read from the kernel and never stored (after an error) */
 	int error;             /* first -errno that stopped the stream, or 0 */
 	bool finished;
 };

@@ -115,21 +115,27 @@ void session_arm_check(struct session *s)
 }
 
 /**
- * session_cpustat_text() - a CPUSTAT text with the session's warning appended.
+ * session_cpustat_text() - a CPU's CPUSTAT text with what ftraced knows of its losses.
  * @s: session
+ * @discarded: events of this CPU that ftraced could not store
  * @text: the kernel's stats text (taken over; may be NULL)
  *
  * So the file says what status said: readers see it in the CPU statistics.
  *
  * Return: the text to store.
  */
-char *session_cpustat_text(const struct session *s, char *text)
+char *session_cpustat_text(const struct session *s, uint64_t discarded, char *text)
 {
+	char lost[64] = "", warning[sizeof(s->warning) + 32] = "";
 	char *out;
 
-	if (!s->warning[0])
+	if (!s->warning[0] && discarded == 0)
 		return text;
-	if (asprintf(&out, "%sftraced-warning: %s\n", text ?: "", s->warning) < 0)
+	if (discarded > 0)
+		snprintf(lost, sizeof(lost), "ftraced-discarded: %" PRIu64 "\n", discarded);
+	if (s->warning[0])
+		snprintf(warning, sizeof(warning), "ftraced-warning: %s\n", s->warning);
+	if (asprintf(&out, "%s%s%s", text ?: "", lost, warning) < 0)
 		return text;
 	free(text);
 	return out;

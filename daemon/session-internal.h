@@ -73,4 +73,4 @@ void session_set_error(struct session *s, int error, const char *fmt, ...) _prin
 void session_stream_params(const struct session *s, struct stream_params *ret);
 int session_begin_running(struct session *s);
 void session_arm_check(struct session *s);
-char *session_cpustat_text(const struct session *s, char *text);
+char *session_cpustat_text(const struct session *s, uint64_t discarded, char *text);

@@ -94,6 +94,7 @@ static void describe_cpu(struct session *s, unsigned cpu, struct ctl_builder *b)
 void session_describe(struct session *s, struct ctl_builder *b)
 {
 	uint64_t end = s->state == SESSION_RUNNING ? session_now_usec() : s->stop_usec;
+	uint64_t discarded = 0;
 
 	ctl_put(b, FTRACED_ATTR_SESSION_BEGIN, NULL, 0);
 	ctl_put_string(b, FTRACED_ATTR_SESSION, s->name);
@@ -116,6 +117,16 @@ void session_describe(struct session *s, struct ctl_builder *b)
 		describe_cpu(s, cpu, b);
 	if (s->flight)
 		flight_describe(s, b);
+	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
+		const struct cpu_stream *cs = &s->cpus.cpus[cpu];
+		struct capture_counters c = {};
+
+		if (cs->stream)
+			capture_stream_counters(cs->stream, &c);
+		discarded += cs->stream ? c.discarded : cs->discarded;
+	}
+	if (discarded > 0)
+		ctl_put_u64(b, FTRACED_ATTR_EVENTS_DISCARDED, discarded);
 	if (s->warning[0])
 		ctl_put_string(b, FTRACED_ATTR_WARNING, s->warning);
 	if (s->error < 0) {

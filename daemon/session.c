@@ -584,6 +584,8 @@ int session_start(struct session *s)
 		s->cpus.cpus[cpu].seen = s->cpus.cpus[cpu].start;
 	}
 	s->warning[0] = '\0';
+	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++)
+		s->cpus.cpus[cpu].discarded = 0;
 	r = session_begin_running(s);
 	if (r < 0)
 		return r;
@@ -808,7 +810,7 @@ static void complete_rotation(struct session *s)
 		capture_stream_cut(cs->stream, &cut);
 		segment_close_cpu(s->current, cpu, cut.bytes_stored - cs->base_bytes,
 				  cut.chunks - cs->base_chunks, &cs->cut,
-				  session_cpustat_text(s, TAKE_PTR(cs->cut_text)));
+				  session_cpustat_text(s, 0, TAKE_PTR(cs->cut_text)));
 		cs->base_bytes = cut.bytes_stored;
 		cs->base_chunks = cut.chunks;
 	}
@@ -838,9 +840,14 @@ static void all_drained(struct session *s)
 		struct capture_counters c;
 
 		capture_stream_counters(cs->stream, &c);
+		/* A stream that failed left the rest of the kernel's buffer unread. */
+		cs->discarded = c.discarded + (c.error < 0 ? cs->cut.entries : 0);
+		if (cs->discarded > 0)
+			log_error("Session '%s': CPU %u: %" PRIu64 " events could not be stored",
+				  s->name, cpu, cs->discarded);
 		segment_close_cpu(s->current, cpu, c.bytes_stored - cs->base_bytes,
 				  c.chunks - cs->base_chunks, &cs->cut,
-				  session_cpustat_text(s, TAKE_PTR(cs->cut_text)));
+				  session_cpustat_text(s, cs->discarded, TAKE_PTR(cs->cut_text)));
 	}
 	/* The trace_pipe_raw fds must close before the instance can go. */
 	stream_set_release(&s->cpus, true);

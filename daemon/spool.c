@@ -208,23 +208,6 @@ int spool_write_header(int fd, uint64_t start_read)
 	return lseek(fd, SPOOL_HDR_SIZE, SEEK_SET) < 0 ? -errno : 0;
 }
 
-static int count_event(const struct rb_event *e, void *userdata)
-{
-	(*(uint64_t *)userdata)++;
-	return 0;
-}
-
-/* Events in @n bytes of whole pages; -1 if a page is damaged. */
-static int64_t count_events(const uint8_t *pages, size_t n, uint32_t page_size)
-{
-	uint64_t events = 0;
-
-	for (size_t off = 0; off + page_size <= n; off += page_size)
-		if (rb_page_foreach_event(pages + off, page_size, count_event, &events) < 0)
-			return -1;
-	return (int64_t)events;
-}
-
 /**
  * spool_scan() - read a spool up to its last intact record.
  * @fd: the spool, or a file of chunk records without a header
@@ -285,7 +268,7 @@ void spool_scan(int fd, uint64_t data_offset, bool zstd, uint32_t page_size,
 		} else if (loop_pread_exact(fd, raw, page, off) < 0) {
 			break;
 		}
-		events = count_events(raw, usize, page);
+		events = rb_pages_count_events(raw, usize, page);
 		if (events < 0)
 			break;
 		ret->events += (uint64_t)events;

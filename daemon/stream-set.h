@@ -22,6 +22,7 @@ struct cpu_stream {
 	struct chunk_ring *ring;        /* flight recorder: the history (or a drain's) */
 	uint64_t lost_base;             /* flight, kernel: overrun after the last drain */
 	struct cpu_counters seen;       /* the last counters a check saw (a clear resets them) */
+	uint64_t discarded;             /* at stop: events ftraced took or left and never stored */
 };
 
 /* How a session's streams capture: the same for every CPU. */

@@ -243,3 +243,27 @@ int rb_page_trim(uint8_t *page, uint32_t page_size, uint64_t start)
 	put_le64(page + 8, (commit & ~(uint64_t)COMMIT_SIZE_MASK) | (info.data_size - cut));
 	return (int)(info.data_size - cut);
 }
+
+static int count_event(const struct rb_event *e, void *userdata)
+{
+	(*(uint64_t *)userdata)++;
+	return 0;
+}
+
+/**
+ * rb_pages_count_events() - how many events whole sub-buffers hold.
+ * @pages: sub-buffers, back to back
+ * @n: their total size (a partial one at the end is left out)
+ * @page_size: the sub-buffer size
+ *
+ * Return: the count, or -EBADMSG if a sub-buffer is malformed.
+ */
+int64_t rb_pages_count_events(const uint8_t *pages, size_t n, uint32_t page_size)
+{
+	uint64_t events = 0;
+
+	for (size_t off = 0; page_size > 0 && off + page_size <= n; off += page_size)
+		if (rb_page_foreach_event(pages + off, page_size, count_event, &events) < 0)
+			return -EBADMSG;
+	return (int64_t)events;
+}

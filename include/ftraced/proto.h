@@ -117,7 +117,9 @@ enum ftraced_attr {
 	FTRACED_ATTR_TRIGGER_STATUS,    /* string, repeated: a trigger and what it did */
 	/* LIST and STATUS replies, before the session records */
 	FTRACED_ATTR_PENDING_INSTANCE,  /* string, repeated: an instance waiting to be removed */
+	/* a session's STATUS record, added after the attributes above */
 	FTRACED_ATTR_WARNING,           /* string: what another process did to the session's instance */
+	FTRACED_ATTR_EVENTS_DISCARDED,  /* u64: events ftraced read or left unread and could not store */
 	_FTRACED_ATTR_MAX,
 };
 static_assert(_FTRACED_ATTR_MAX <= 64, "attribute bits fit in a u64");

@@ -371,11 +371,18 @@ def test_disk_full():
         d.ctl("start", "full")
         instance = d.ctl_json("status", "full")["instance"]
         deadline = time.monotonic() + 30
+        written = {}  # per run: each run numbers its markers from 0 under a tag of its own
         while time.monotonic() < deadline and d.ctl_json("status", "full")["state"] == "running":
-            loadgen_result(loadgen("--instance", instance, "--cpu", "0", "--count", "100000",
-                                   "--tag", "f"))
+            tag = "f%d" % len(written)
+            written[tag] = loadgen_result(loadgen("--instance", instance, "--cpu", "0",
+                                                  "--count", "100000", "--tag", tag))[0]
+        while d.ctl_json("status", "full")["state"] == "stopping":
+            assert time.monotonic() < deadline + 30, "the session never stopped"
+            time.sleep(0.05)
         st = d.ctl_json("status", "full")
-        assert st["state"] in ("stopped", "stopping"), st
+        assert st["state"] == "stopped", st
+        # What could not be stored is counted as lost, not silently dropped.
+        assert st["discarded_events"] > 0 and st["lost_events"] >= st["discarded_events"], st
         assert "No space left on device" in st.get("error", ""), st
         assert "No space left on device" in d.log()
         for f in segments(d, "full"):
@@ -393,6 +400,10 @@ def test_disk_full():
         assert os.listdir(os.path.join(d.state, "spool")) == [], d.log()
         for f in segments(d, "full"):
             check_events(f)
+        # Kept plus counted as lost is everything that was written.
+        kept = sum(count_markers(segments(d, "full"), tag=tag)["generators"]
+                   .get("0", {"distinct": 0})["distinct"] for tag in written)
+        assert kept + st["lost_events"] == sum(written.values()), (kept, st, written)
         d.stop()
         other.stop()
     finally:

@@ -329,6 +329,16 @@ def test_spool_full_keeps_what_was_captured():
         for cpu, numbers in seen.items():
             assert numbers == list(range(len(numbers))), "CPU %d: not a gap-free prefix" % cpu
             assert len(numbers) < written[cpu]
+        # Every marker that is not in the file is counted as lost: by the client, and per
+        # CPU in the file's statistics.
+        missing = {cpu: written[cpu] - len(seen.get(cpu, [])) for cpu in written}
+        m = re.search(r"(\d+) events were read but could not be stored", stderr)
+        assert m and int(m.group(1)) == sum(missing.values()), (missing, stderr)
+        dump = subprocess.run(["trace-cmd", "dump", "--options", out], capture_output=True,
+                              text=True).stdout
+        counted = {int(c): int(n) for c, n in
+                   re.findall(r"CPU: (\d+)\n(?:.*\n)*?ftraced-discarded: (\d+)", dump)}
+        assert {c: n for c, n in missing.items() if n} == counted, (missing, counted)
         assert d.ctl_json("list") == []
         # The spool is gone, so there is room again.
         d.ctl("record", "-e", "sched:sched_switch", "-d", "200ms", "-o",
