@@ -34,7 +34,9 @@
 #include "daemon/chunk-ring.h"
 #include "daemon/flight.h"
 #include "daemon/log.h"
+#include "daemon/recovery.h"
 #include "daemon/session-internal.h"
+#include "daemon/spool.h"
 #include "daemon/trigger.h"
 #include "lib/ctl-proto.h"
 
@@ -72,6 +74,7 @@ struct flight {
 	uint32_t n_snapshots;         /* written */
 	uint32_t next_snapshot_seq;
 	char note[256];               /* what the user should know about the backend */
+	struct spool history;         /* kernel: a recipe only, for recovery after a crash */
 };
 
 static void on_trigger_fire(struct trigger *t, uint64_t ts, void *userdata);
@@ -100,6 +103,7 @@ struct flight *flight_free(struct flight *f)
 		safe_close(f->jobs[i].out_fd);
 	free(f->jobs);
 	safe_close(f->snap_dir_fd);
+	spool_remove(&f->history); /* the session and its instance go: nothing to recover */
 	free(f);
 	return NULL;
 }
@@ -112,6 +116,38 @@ static int open_snapshot_dir(struct session *s, struct flight *f)
 	f->snap_dir_fd = openat(s->dir_fd, SNAPSHOTS_DIR,
 				O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	return f->snap_dir_fd < 0 ? negative_errno() : 0;
+}
+
+/*
+ * Kernel backend: the history lives in the instance's ring, and a crash
+ * of the daemon leaves it there. A recipe with no spool data tells the
+ * next start (recovery.c) to drain that ring into a snapshot,
+ * "<name>-<created>-history-recovered.dat", before the instance goes.
+ */
+static int keep_history_recipe(struct session *s, struct flight *f)
+{
+	char stamp[32], target[sizeof(SESSIONS_DIR) + 2 * FTRACED_NAME_MAX + 64];
+	int r;
+
+	session_utc_stamp(stamp, sizeof(stamp));
+	snprintf(target, sizeof(target), SESSIONS_DIR "/%s/" SNAPSHOTS_DIR "/%s-%s-history.dat",
+		 s->name, s->name, stamp);
+	r = spool_create(&f->history, s->segment_env.state_dir_fd, spool_new_id(), 0);
+	if (r < 0)
+		return r;
+	r = recovery_write_recipe(f->history.dir_fd, &(struct recipe){
+		.target = target,
+		.instance = instance_name(s->instance),
+		.zstd = s->config.zstd,
+		.level = s->config.level,
+		.n_cpus = s->cpus.n_cpus,
+		.events = &s->events,
+		.imeta = &s->imeta,
+		.kernel_history = true,
+	});
+	if (r < 0)
+		spool_remove(&f->history);
+	return r;
 }
 
 /**
@@ -136,6 +172,7 @@ int flight_new(struct session *s, char *error, size_t n_error)
 		return -ENOMEM;
 	}
 	f->snap_dir_fd = -EBADF;
+	f->history.dir_fd = -EBADF;
 	s->flight = f;
 	if (kernel_backend(s)) {
 		r = instance_set_overwrite(s->instance, true);
@@ -152,6 +189,14 @@ int flight_new(struct session *s, char *error, size_t n_error)
 	if (r < 0) {
 		snprintf(error, n_error, "cannot create the snapshots directory: %s", strerror(-r));
 		return r;
+	}
+	if (kernel_backend(s)) {
+		r = keep_history_recipe(s, f);
+		if (r < 0) {
+			snprintf(error, n_error, "cannot write the recovery recipe of the history: %s",
+				 strerror(-r));
+			return r;
+		}
 	}
 	f->triggers = calloc(MAX(s->config.n_triggers, 1u), sizeof(*f->triggers));
 	if (!f->triggers) {

@@ -90,6 +90,8 @@ int recovery_write_recipe(int spool_dir_fd, const struct recipe *r)
 		return -ENOMEM;
 	fprintf(f, "target=%s\ninstance=%s\ncompression=%s\nlevel=%d\ncpus=%u\n", r->target,
 		r->instance, r->zstd ? "zstd" : "none", r->level, r->n_cpus);
+	if (r->kernel_history)
+		fprintf(f, "history=kernel\n");
 	for (size_t i = 0; i < r->events->n; i++)
 		fprintf(f, "event=%s:%s\n", r->events->events[i].system, r->events->events[i].event);
 	if (fclose(f) != 0)
@@ -151,6 +153,7 @@ struct parsed_recipe {
 	bool zstd;
 	int level;
 	unsigned n_cpus;
+	bool kernel_history;
 	struct event_list events;
 	struct instance_meta imeta;
 };
@@ -198,6 +201,8 @@ static int parse_recipe(int dir_fd, struct parsed_recipe *p)
 			p->level = atoi(v);
 		else if (strcmp(line, "cpus") == 0)
 			p->n_cpus = (unsigned)strtoul(v, NULL, 10);
+		else if (strcmp(line, "history") == 0)
+			p->kernel_history = strcmp(v, "kernel") == 0;
 		else if (strcmp(line, "event") == 0 &&
 			 !ctl_string_valid(FTRACED_ATTR_EVENT, v, FTRACED_EVENT_SPEC_MAX))
 			return -EBADMSG;
@@ -386,7 +391,10 @@ static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, cons
 		r = negative_errno();
 	if (r < 0 && fd >= 0)
 		unlinkat(dir_fd, tmp, 0);
-	/* In a session's directory: its retention counts and deletes it like a segment. */
+	/*
+	 * In a session's directory (segments, or snapshots): its retention
+	 * counts and deletes it like the files it wrote.
+	 */
 	if (r >= 0 && strncmp(path, "sessions/", strlen("sessions/")) == 0 &&
 	    retention_record(dir_fd, name) < 0)
 		log_warning("Recovery: cannot add '%s' to its directory's manifest", name);
@@ -425,6 +433,54 @@ static uint64_t orphan_read_events(struct instance *orphan, unsigned cpu)
 	return instance_read_cpu_stats(orphan, cpu, &c, NULL) == 0 ? c.read : UINT64_MAX;
 }
 
+/*
+ * A kernel-backend flight recorder's history: its recipe has no spool
+ * data, the orphaned instance's ring (overwrite mode) holds it all. It
+ * becomes a snapshot, "...-recovered.dat" in the session's snapshots
+ * directory. -ESRCH: the instance is gone, and the history with it.
+ */
+static int recover_history(int state_dir_fd, int spool_dir_fd, const struct parsed_recipe *p,
+			   const char *prefix, struct kallsyms *ks, char *out, size_t n_out)
+{
+	_cleanup_free_ struct v7_cpu_data *data = NULL;
+	_cleanup_free_ int *fds = NULL;
+	struct instance *orphan = NULL;
+	uint64_t total = 0;
+	int r;
+
+	if (!prefix || instance_adopt_orphan(p->instance, prefix, &orphan) < 0)
+		return -ESRCH;
+	fds = calloc(p->n_cpus, sizeof(*fds));
+	data = calloc(p->n_cpus, sizeof(*data));
+	if (!fds || !data) {
+		instance_free(orphan);
+		return -ENOMEM;
+	}
+	for (unsigned cpu = 0; cpu < p->n_cpus; cpu++)
+		fds[cpu] = openat(spool_dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	drain_orphan(orphan, p, fds);
+	for (unsigned cpu = 0; cpu < p->n_cpus; cpu++) {
+		struct spool_scan scan;
+
+		data[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = fds[cpu] };
+		if (fds[cpu] >= 0) {
+			spool_scan(fds[cpu], 0, p->zstd, p->imeta.subbuf_size, &scan);
+			data[cpu].size = scan.bytes;
+			data[cpu].n_chunks = (uint32_t)scan.chunks;
+		}
+		total += data[cpu].size;
+	}
+	r = recovered_name(p->target, "-recovered.dat", out, n_out);
+	if (r >= 0)
+		r = write_recovered(state_dir_fd, p, out, data, ks);
+	if (r >= 0)
+		log_notice("Recovered the flight recorder history of instance '%s' as '%s' "
+			   "(%" PRIu64 " bytes of captured data)", p->instance, out, total);
+	for (unsigned cpu = 0; cpu < p->n_cpus; cpu++)
+		safe_close(fds[cpu]);
+	return r;
+}
+
 static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 		       struct kallsyms *ks, char *out, size_t n_out)
 {
@@ -446,6 +502,10 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 	 */
 	if (faccessat(state_dir_fd, p.target, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 		r = -EEXIST;
+		goto out;
+	}
+	if (p.kernel_history) {
+		r = recover_history(state_dir_fd, spool_dir_fd, &p, prefix, ks, out, n_out);
 		goto out;
 	}
 	fds = calloc(p.n_cpus, sizeof(*fds));
@@ -605,6 +665,10 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct k
 		r = recover_one(state_dir_fd, dir_fd, instance_prefix, ks, out, sizeof(out));
 		if (r == -EEXIST) {
 			log_info("Removing spool '%s': its file is complete", de->d_name);
+			remove_spool(spool_fd, dir_fd, de->d_name);
+		} else if (r == -ESRCH) {
+			log_info("Removing spool '%s': the flight recorder instance it kept the "
+				 "history of is gone", de->d_name);
 			remove_spool(spool_fd, dir_fd, de->d_name);
 		} else if (r == -ENOENT && faccessat(dir_fd, RECIPE, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 			/*

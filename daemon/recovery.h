@@ -17,6 +17,11 @@ struct recipe {
 	unsigned n_cpus;
 	const struct event_list *events;
 	const struct instance_meta *imeta;
+	/*
+	 * A kernel-backend flight recorder: no spool data, the history is
+	 * in the instance's ring (overwrite mode) until a snapshot drains it.
+	 */
+	bool kernel_history;
 };
 
 int recovery_write_recipe(int spool_dir_fd, const struct recipe *r);

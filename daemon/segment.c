@@ -26,9 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -78,17 +76,6 @@ struct segment {
 	uint64_t file_bytes;
 };
 
-static uint64_t random_id(void)
-{
-	uint64_t id;
-	struct timespec ts;
-
-	if (getrandom(&id, sizeof(id), 0) == sizeof(id))
-		return id;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((uint64_t)getpid() << 40) ^ (uint64_t)ts.tv_sec << 20 ^ (uint64_t)ts.tv_nsec;
-}
-
 /**
  * segment_new() - open a segment: a fresh trace id, empty spools and a recipe.
  * @env: the session's shared parts
@@ -109,7 +96,7 @@ static struct segment *segment_alloc(const struct segment_env *env, uint32_t seq
 	s->env = *env;
 	s->seq = seq;
 	s->out_fd = -EBADF;
-	s->trace_id = random_id();
+	s->trace_id = spool_new_id();
 	s->spool.dir_fd = -EBADF;
 	s->cpus = calloc(env->n_cpus, sizeof(*s->cpus));
 	s->target = strdup(target);

@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/log.h"
@@ -57,6 +59,22 @@ bool spool_name_valid(const char *name)
 void spool_name(uint64_t trace_id, char *buf, size_t n)
 {
 	snprintf(buf, n, "%016" PRIx64, trace_id);
+}
+
+/**
+ * spool_new_id() - a fresh trace id, naming a capture's spool and its file.
+ *
+ * Return: 64 random bits (a mix of pid and time if getrandom fails).
+ */
+uint64_t spool_new_id(void)
+{
+	uint64_t id;
+	struct timespec ts;
+
+	if (getrandom(&id, sizeof(id), 0) == sizeof(id))
+		return id;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)getpid() << 40) ^ (uint64_t)ts.tv_sec << 20 ^ (uint64_t)ts.tv_nsec;
 }
 
 /**

@@ -28,6 +28,7 @@ struct spool {
 	int *fds;
 };
 
+uint64_t spool_new_id(void);
 void spool_name(uint64_t trace_id, char *buf, size_t n);
 bool spool_name_valid(const char *name);
 int spool_create(struct spool *s, int state_dir_fd, uint64_t trace_id, unsigned n_cpus);

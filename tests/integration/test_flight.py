@@ -14,7 +14,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (daemon, Daemon, markers, start_markers, check_events,  # noqa: E402
+from harness import (daemon, Daemon, our_instances, markers, start_markers, check_events,  # noqa: E402
                      count_markers, CPUS, FTRACECTL, TRACING, event_lines, report, run,
                      wait_cpus_have_events)
 
@@ -141,6 +141,48 @@ def test_kernel_backend():
         assert all(g["min"] == 0 for g in c["generators"].values()), c
         d.ctl("stop", "kf")
         d.ctl("destroy", "kf")
+
+
+def test_kernel_backend_history_survives_a_crash():
+    """The kernel backend's history is in the instance's ring: after a
+    crash, the next start drains it into a snapshot before removing it."""
+    first = Daemon().start()
+    second = None
+    try:
+        first.ctl("create", "kc", "--mode", "flight", "--flight-backend", "kernel",
+                  "-e", "ftrace:print", "-b", "512")
+        first.ctl("start", "kc")
+        instance = first.ctl_json("status", "kc")["instance"]
+        written = markers(instance, CPUS, 50000, tag="t")
+        first.kill()
+        assert instance in our_instances(), "instance vanished with the daemon"
+        second = Daemon(state=first.state).start()
+        assert instance not in our_instances(), "orphan not removed at restart"
+        snapshots = os.path.join(first.state, "sessions", "kc", "snapshots")
+        files = [f for f in os.listdir(snapshots) if f.endswith("-history-recovered.dat")]
+        assert len(files) == 1, os.listdir(snapshots)
+        path = os.path.join(snapshots, files[0])
+        check_events(path)
+        c = assert_suffix(path, "t", written)
+        assert all(g["min"] > 0 for g in c["generators"].values()), "the ring did not wrap?"
+        check_report_count(path)
+        assert "Recovered the flight recorder history" in second.log(), second.log()
+        assert os.listdir(os.path.join(first.state, "spool")) == []
+        # Nothing to recover twice, and a clean stop leaves no recipe behind.
+        second.stop()
+        third = Daemon(state=first.state).start()
+        third.ctl("create", "k2", "--mode", "flight", "--flight-backend", "kernel",
+                  "-e", "ftrace:print")
+        assert len(os.listdir(os.path.join(first.state, "spool"))) == 1
+        third.ctl("destroy", "k2")
+        assert os.listdir(os.path.join(first.state, "spool")) == []
+        third.stop()
+        third.cleanup()
+        assert [f for f in os.listdir(snapshots) if not f.startswith(".")] == files
+    finally:
+        if second:
+            second.cleanup()
+        first.cleanup()
 
 
 def kill_probe():
