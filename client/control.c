@@ -11,8 +11,6 @@
 #include "client/commands.h"
 #include "client/ctl.h"
 
-#define LONG_TIMEOUT_MS (10 * 60 * 1000) /* a large last segment may take a while */
-
 static int simple_verb(const struct client_options *o, int argc, char *argv[], uint16_t type,
 		       const char *done)
 {
@@ -25,7 +23,7 @@ static int simple_verb(const struct client_options *o, int argc, char *argv[], u
 		return EXIT_USAGE;
 	ctl_builder_init(&b, type);
 	ctl_put_string(&b, FTRACED_ATTR_SESSION, session);
-	r = ctl_call_timeout(o, &b, LONG_TIMEOUT_MS, &rep);
+	r = ctl_call_timeout(o, &b, CTL_LONG_TIMEOUT_MS, &rep);
 	if (r < 0)
 		return exit_code_for_call(r);
 	if (rep.type == FTRACED_MSG_ERROR) {

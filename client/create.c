@@ -198,7 +198,7 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 		print_error("create", "too many events or options for one request");
 		return EXIT_USAGE;
 	}
-	r = ctl_call(o, &b, &rep);
+	r = ctl_call_timeout(o, &b, CTL_LONG_TIMEOUT_MS, &rep);
 	if (r < 0)
 		return exit_code_for_call(r);
 	if (rep.type == FTRACED_MSG_ERROR) {

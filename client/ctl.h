@@ -93,6 +93,12 @@ struct reply {
 
 int ctl_connect(const struct client_options *o, int *ret_fd);
 int ctl_send(int fd, struct ctl_builder *b, int pass_fd);
+/*
+ * For replies that wait on the kernel or the disk: a large ring's
+ * allocation (create, record) or a large last segment (stop, destroy).
+ */
+#define CTL_LONG_TIMEOUT_MS (10 * 60 * 1000)
+
 int ctl_receive(int fd, int timeout_ms, struct reply *ret);
 int ctl_send_and_receive(int fd, struct ctl_builder *b, int pass_fd, int timeout_ms,
 			 struct reply *ret);

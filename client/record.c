@@ -247,7 +247,7 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	r = ctl_send_and_receive(sock, req, out, 30000, &rep);
+	r = ctl_send_and_receive(sock, req, out, CTL_LONG_TIMEOUT_MS, &rep);
 	out = safe_close(out);
 	if (r < 0) {
 		print_error("record", "talking to the daemon failed: %s", strerror(-r));

@@ -690,7 +690,8 @@ int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, cha
 			 "flight)", s->name);
 		return -EINVAL;
 	}
-	if (s->state == SESSION_CREATED || s->destroy_requested) {
+	if (s->state == SESSION_CREATED || s->state == SESSION_ALLOCATING ||
+	    s->destroy_requested) {
 		safe_close(out_fd);
 		snprintf(error, n_error, "'%s' has no history: it was %s", s->name,
 			 s->destroy_requested ? "destroyed" : "never started");

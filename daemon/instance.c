@@ -197,6 +197,40 @@ static int write_file(struct instance *i, const char *file, const char *value)
 }
 
 /**
+ * instance_set_subbuf() - set the sub-buffer size (reallocates the ring).
+ * @i: instance
+ * @subbuf_kb: sub-buffer size, already checked against bounds.h
+ *
+ * Return: 0, -EOPNOTSUPP if the kernel has no buffer_subbuf_size_kb, or -errno.
+ */
+int instance_set_subbuf(struct instance *i, uint32_t subbuf_kb)
+{
+	char v[16];
+
+	if (!tracefs_file_exists(i->tfs, "buffer_subbuf_size_kb"))
+		return -EOPNOTSUPP;
+	snprintf(v, sizeof(v), "%u", subbuf_kb);
+	return write_file(i, "buffer_subbuf_size_kb", v);
+}
+
+/**
+ * instance_set_buffer_size() - set the per-CPU ring size.
+ * @i: instance
+ * @buffer_kb: per-CPU size, already checked against bounds.h
+ *
+ * The kernel allocates the ring before this returns: seconds for a large
+ * one (a session does it on a thread, see ring-alloc.c).
+ *
+ * Return: 0 or -errno.
+ */
+int instance_set_buffer_size(struct instance *i, uint32_t buffer_kb)
+{
+	if (tracefs_instance_set_buffer_size(i->tfs, buffer_kb, -1) < 0)
+		return negative_errno();
+	return 0;
+}
+
+/**
  * instance_set_buffer() - set the sub-buffer size, then the per-CPU buffer size.
  * @i: instance
  * @buffer_kb: per-CPU buffer size, already checked against bounds.h
@@ -206,20 +240,14 @@ static int write_file(struct instance *i, const char *file, const char *value)
  */
 int instance_set_buffer(struct instance *i, uint32_t buffer_kb, uint32_t subbuf_kb)
 {
-	char v[16];
 	int r;
 
 	if (subbuf_kb > 0) {
-		if (!tracefs_file_exists(i->tfs, "buffer_subbuf_size_kb"))
-			return -EOPNOTSUPP;
-		snprintf(v, sizeof(v), "%u", subbuf_kb);
-		r = write_file(i, "buffer_subbuf_size_kb", v);
+		r = instance_set_subbuf(i, subbuf_kb);
 		if (r < 0)
 			return r;
 	}
-	if (tracefs_instance_set_buffer_size(i->tfs, buffer_kb, -1) < 0)
-		return negative_errno();
-	return 0;
+	return instance_set_buffer_size(i, buffer_kb);
 }
 
 /**
@@ -583,7 +611,8 @@ static void filter_error(const struct event_id *e, const char *kernel_error, int
 /**
  * instance_configure() - a new instance as a session asks for it.
  * @i: the instance, tracing off
- * @p: buffer and sub-buffer size, clock, events and their filter
+ * @p: buffer (0: left for ring_alloc_start()) and sub-buffer size, clock, events and
+ *     their filter
  * @error: receives a message for the client on failure, naming what the kernel refused
  * @n_error: its size
  *
@@ -595,11 +624,17 @@ int instance_configure(struct instance *i, const struct instance_setup *p, char 
 {
 	int r;
 
-	r = instance_set_buffer(i, p->buffer_kb, p->subbuf_kb);
+	r = p->subbuf_kb > 0 ? instance_set_subbuf(i, p->subbuf_kb) : 0;
 	if (r == -EOPNOTSUPP) {
 		snprintf(error, n_error, "this kernel cannot change the sub-buffer size");
 		return r;
 	}
+	if (r < 0) {
+		snprintf(error, n_error, "cannot set sub-buffer size %u KiB: %s", p->subbuf_kb,
+			 strerror(-r));
+		return r;
+	}
+	r = p->buffer_kb > 0 ? instance_set_buffer_size(i, p->buffer_kb) : 0;
 	if (r < 0) {
 		snprintf(error, n_error, "cannot set buffer size %u KiB (sub-buffer %u KiB): %s",
 			 p->buffer_kb, p->subbuf_kb, strerror(-r));

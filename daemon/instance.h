@@ -21,7 +21,7 @@ struct cpu_counters {
 
 /* What a session asks of its new instance. */
 struct instance_setup {
-	uint32_t buffer_kb;              /* per CPU */
+	uint32_t buffer_kb;              /* per CPU; 0: left as it is (sized on a thread) */
 	uint32_t subbuf_kb;              /* 0: the kernel's default */
 	const char *clock;               /* NULL: the default */
 	const char *filter;              /* for every event; NULL: none */
@@ -40,6 +40,8 @@ DEFINE_CLEANUP(struct instance *, instance_free)
 const char *instance_name(const struct instance *i);
 int instance_configure(struct instance *i, const struct instance_setup *p, char *error,
 		       size_t n_error);
+int instance_set_subbuf(struct instance *i, uint32_t subbuf_kb);
+int instance_set_buffer_size(struct instance *i, uint32_t buffer_kb);
 int instance_set_buffer(struct instance *i, uint32_t buffer_kb, uint32_t subbuf_kb);
 int instance_set_clock(struct instance *i, const char *clock);
 int instance_enable_event(struct instance *i, const struct event_id *e, const char *filter,

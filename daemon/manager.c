@@ -46,8 +46,9 @@
 
 struct slot {
 	struct session *session;
-	struct ctl_conn *conn;   /* record: the client waiting for FINISHED, or NULL */
-	struct ctl_conn *waiter; /* continuous: a STOP or DESTROY waiting for its reply */
+	struct ctl_conn *conn;   /* record: the client waiting for STARTED, then FINISHED */
+	struct ctl_conn *waiter; /* continuous: a CREATE, STOP or DESTROY waiting for its reply */
+	char origin[PATH_MAX];   /* a session file's: started once its ring is allocated */
 };
 
 struct manager {
@@ -86,11 +87,14 @@ static void notify_status(const struct manager *m)
 	sd_notifyf(false, "STATUS=%u session(s)", n_sessions(m, 0, false));
 }
 
+/* An empty slot, cleared of what its last session left. */
 static struct slot *free_slot(struct manager *m)
 {
 	for (size_t i = 0; i < SESSION_MAX; i++)
-		if (!m->slots[i].session)
+		if (!m->slots[i].session) {
+			m->slots[i] = (struct slot){};
 			return &m->slots[i];
+		}
 	return NULL;
 }
 
@@ -216,6 +220,8 @@ static void on_snapshot(struct session *s, void *waiter, int result, const char 
 }
 
 /* What every session gets from the manager. */
+static void on_session_ready(struct session *s, int result, void *userdata);
+
 static struct session_env session_env_of(struct manager *m)
 {
 	return (struct session_env){
@@ -227,6 +233,7 @@ static struct session_env session_env_of(struct manager *m)
 		.runner = m->runner,
 		.written = &m->written,
 		.retire_instance = retire_instance,
+		.on_ready = on_session_ready,
 		.on_done = on_session_done,
 		.on_stopped = on_session_stopped,
 		.on_snapshot = on_snapshot,
@@ -303,15 +310,7 @@ static void load_session_file(struct manager *m, int dir_fd, const char *file)
 		return;
 	}
 	slot->session = s;
-	r = session_start(s);
-	if (r < 0) {
-		const char *message;
-
-		session_error(s, &message);
-		log_error("%s: cannot start session '%s': %s", file, session_name(s), message);
-		return;
-	}
-	log_info("%s: session '%s' started", file, session_name(s));
+	snprintf(slot->origin, sizeof(slot->origin), "%s", file); /* started in on_session_ready() */
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -411,19 +410,26 @@ static void handle_new(struct manager *m, struct ctl_conn *c, const struct ctl_r
 	}
 	slot = free_slot(m);
 	slot->session = s;
-	if (!record) {
-		log_info("Session '%s' created", name);
-		reply_ok(m, c);
-		notify_status(m);
-		return;
-	}
-	slot->conn = c;
+	/* The reply follows in on_session_ready(), once the ring is allocated. */
+	if (record)
+		slot->conn = c;
+	else
+		slot->waiter = c;
+	notify_status(m);
+}
+
+/* A record's ring is there: start it and tell its client. */
+static void start_record(struct manager *m, struct slot *slot)
+{
+	struct session *s = slot->session;
+	const char *message;
+	int r;
+
 	r = session_start(s);
 	if (r < 0) {
-		const char *message;
-
 		session_error(s, &message);
-		ctl_conn_send_error(c, r, "cannot start: %s", message[0] ? message : strerror(-r));
+		ctl_conn_send_error(slot->conn, r, "cannot start: %s",
+				    message[0] ? message : strerror(-r));
 		slot->conn = NULL;
 		if (session_state(s) == SESSION_CREATED)
 			slot->session = session_free(s);
@@ -431,7 +437,67 @@ static void handle_new(struct manager *m, struct ctl_conn *c, const struct ctl_r
 	}
 	ctl_builder_init(&m->reply, FTRACED_MSG_STARTED);
 	session_describe(s, &m->reply);
-	ctl_conn_send(c, &m->reply);
+	ctl_conn_send(slot->conn, &m->reply);
+}
+
+/* A session file's session is ready: start it. */
+static void start_from_file(struct slot *slot)
+{
+	const char *message;
+	int r;
+
+	r = session_start(slot->session);
+	if (r < 0) {
+		session_error(slot->session, &message);
+		log_error("%s: cannot start session '%s': %s", slot->origin,
+			  session_name(slot->session), message[0] ? message : strerror(-r));
+	} else {
+		log_info("%s: session '%s' started", slot->origin, session_name(slot->session));
+	}
+	slot->origin[0] = '\0';
+}
+
+/*
+ * A new session's ring is allocated (or was refused): the CREATE is
+ * answered, the record starts, a session file's session starts.
+ */
+static void on_session_ready(struct session *s, int result, void *userdata)
+{
+	struct manager *m = userdata;
+	struct slot *slot = slot_of(m, s);
+	bool record = session_mode(s) == FTRACED_MODE_RECORD;
+	const char *message;
+
+	if (!slot)
+		return;
+	if (result < 0 || m->exiting || (record && !slot->conn)) {
+		session_error(s, &message);
+		if (result >= 0)
+			message = m->exiting ? "the daemon is shutting down" :
+				"its client went away before it started";
+		if (slot->conn ?: slot->waiter)
+			ctl_conn_send_error(slot->conn ?: slot->waiter,
+					    result < 0 ? result : -ESHUTDOWN, "%s", message);
+		if (slot->origin[0])
+			log_error("%s: %s; skipping this session", slot->origin, message);
+		else
+			log_info("Session '%s' not started: %s", session_name(s), message);
+		slot->session = session_free(s);
+		*slot = (struct slot){};
+		notify_status(m);
+		maybe_exit(m);
+		return;
+	}
+	if (record) {
+		start_record(m, slot);
+	} else if (slot->origin[0]) {
+		start_from_file(slot);
+	} else {
+		log_info("Session '%s' created", session_name(s));
+		if (slot->waiter)
+			reply_ok(m, slot->waiter);
+		slot->waiter = NULL;
+	}
 	notify_status(m);
 }
 

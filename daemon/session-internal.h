@@ -22,6 +22,7 @@
 #define TIMER_ACCURACY_USEC 1000
 
 struct flight;
+struct ring_alloc;
 
 struct session {
 	struct session_env env;
@@ -33,6 +34,7 @@ struct session {
 	struct event_list events;       /* the config's specs, expanded */
 
 	struct instance *instance;
+	struct ring_alloc *ring_alloc;  /* while ALLOCATING: the thread sizing the ring */
 	struct instance_meta imeta;
 	struct stream_set cpus;
 

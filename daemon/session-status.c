@@ -56,7 +56,7 @@ static void describe_cpu(struct session *s, unsigned cpu, struct ctl_builder *b)
 		capture_stream_counters(cs->stream, &c);
 	if (running && s->instance)
 		instance_read_cpu_stats(s->instance, cpu, &now, NULL);
-	if (s->state != SESSION_CREATED) {
+	if (s->state != SESSION_CREATED && s->state != SESSION_ALLOCATING) {
 		total = (struct ftraced_cpu_stats){
 			.cpu = cpu,
 			.bytes_raw = c.bytes_raw,

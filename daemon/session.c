@@ -48,10 +48,12 @@
 #include "daemon/flight.h"
 #include "daemon/log.h"
 #include "daemon/recovery.h"
+#include "daemon/ring-alloc.h"
 #include "daemon/session-internal.h"
 #include "lib/ctl-proto.h"
 
 static const char *const state_names[_SESSION_STATE_MAX] = {
+	[SESSION_ALLOCATING] = "allocating",
 	[SESSION_CREATED] = "created",
 	[SESSION_RUNNING] = "running",
 	[SESSION_STOPPING] = "stopping",
@@ -152,8 +154,11 @@ struct session *session_free(struct session *s)
 	sd_event_source_disable_unref(s->segment_timer);
 	sd_event_source_disable_unref(s->check_timer);
 	sd_event_source_disable_unref(s->event_source);
+	/* The instance is the thread's until it is done (a large ring: seconds). */
+	s->ring_alloc = ring_alloc_free(s->ring_alloc);
 	/* A stream still inside a worker cannot be freed; the pool is going away then. */
-	stream_set_release(&s->cpus, s->state == SESSION_CREATED || s->state == SESSION_STOPPED);
+	stream_set_release(&s->cpus, s->state == SESSION_ALLOCATING ||
+			   s->state == SESSION_CREATED || s->state == SESSION_STOPPED);
 	s->flight = flight_free(s->flight);
 	publisher_deinit(&s->publisher);
 	segment_free(s->current);
@@ -225,7 +230,7 @@ static int configure_instance(struct session *s, char *error, size_t n_error)
 {
 	const struct session_config *c = &s->config;
 	struct instance_setup setup = {
-		.buffer_kb = c->buffer_kb,
+		.buffer_kb = 0, /* sized on a thread once the rest is set, see ring-alloc.c */
 		.subbuf_kb = c->subbuf_kb,
 		.clock = c->clock,
 		.filter = c->filter,
@@ -349,7 +354,7 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
  * @owner: uid of the requesting client
  * @req: the parsed request
  * @out_fd: RECORD: the output file, taken over (closed on failure); else -EBADF
- * @ret: the session, in state CREATED, tracing off
+ * @ret: the session, ALLOCATING (tracing off): env.on_ready follows once its ring is
  * @error: receives a message for the client on failure
  * @n_error: its size
  *
@@ -448,8 +453,45 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 	}
 	publisher_retention(&s->publisher);
 
+	/* Last: from here the instance is the allocating thread's until it is done. */
+	r = ring_alloc_start(s->instance, s->config.buffer_kb, s->event_fd, &s->ring_alloc);
+	if (r < 0) {
+		snprintf(error, n_error, "cannot start allocating the ring buffer: %s",
+			 strerror(-r));
+		return r;
+	}
+	s->state = SESSION_ALLOCATING;
 	*ret = TAKE_PTR(s);
 	return 0;
+}
+
+/*
+ * The ring is allocated, or could not be: the session is CREATED (or
+ * FAILED) and its owner hears of it, unless a destroy came meanwhile.
+ * Return: true if the session may be gone (env.on_ready or on_done ran).
+ */
+static bool allocation_over(struct session *s)
+{
+	int r;
+
+	if (!s->ring_alloc || !ring_alloc_done(s->ring_alloc, &r))
+		return false;
+	s->ring_alloc = ring_alloc_free(s->ring_alloc);
+	s->state = SESSION_CREATED;
+	if (r < 0) {
+		session_set_error(s, r, "cannot set buffer size %u KiB per CPU: %s",
+				  s->config.buffer_kb, strerror(-r));
+		s->state = SESSION_FAILED;
+	}
+	log_debug("Session '%s': ring buffer of %u KiB per CPU %s", s->name, s->config.buffer_kb,
+		  r < 0 ? "refused" : "allocated");
+	if (s->destroy_requested) {
+		s->state = SESSION_DONE;
+		s->env.on_done(s, s->env.userdata);
+		return true;
+	}
+	s->env.on_ready(s, r, s->env.userdata);
+	return true;
 }
 
 static void rotate(struct session *s);
@@ -467,6 +509,18 @@ static int on_timer(sd_event_source *source, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/*
+ * A timer @usec from now. sd_event_add_time_relative() counts from the
+ * start of the loop iteration, which a slow kernel write before it (a
+ * large ring's allocation) may have left seconds behind: -d 2s would end
+ * the capture at once.
+ */
+static int add_timer_from_now(struct session *s, sd_event_source **ret, uint64_t usec)
+{
+	return sd_event_add_time(s->env.event, ret, CLOCK_MONOTONIC, session_now_usec() + usec,
+				 TIMER_ACCURACY_USEC, on_timer, s);
+}
+
 static void arm_segment_timer(struct session *s)
 {
 	int r;
@@ -474,9 +528,7 @@ static void arm_segment_timer(struct session *s)
 	s->segment_timer = sd_event_source_disable_unref(s->segment_timer);
 	if (s->config.segment_time_ms == 0)
 		return;
-	r = sd_event_add_time_relative(s->env.event, &s->segment_timer, CLOCK_MONOTONIC,
-				       s->config.segment_time_ms * 1000, TIMER_ACCURACY_USEC,
-				       on_timer, s);
+	r = add_timer_from_now(s, &s->segment_timer, s->config.segment_time_ms * 1000);
 	if (r < 0)
 		log_error_errno(r, "Session '%s': cannot arm the segment timer: %m", s->name);
 }
@@ -590,9 +642,7 @@ int session_start(struct session *s)
 	if (r < 0)
 		return r;
 	if (s->config.duration_ms > 0) {
-		r = sd_event_add_time_relative(s->env.event, &s->timer_source, CLOCK_MONOTONIC,
-					       s->config.duration_ms * 1000, TIMER_ACCURACY_USEC,
-					       on_timer, s);
+		r = add_timer_from_now(s, &s->timer_source, s->config.duration_ms * 1000);
 		if (r < 0) {
 			session_set_error(s, r, "cannot arm the duration timer: %s", strerror(-r));
 			session_stop(s);
@@ -921,6 +971,10 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
 	uint64_t v;
 
 	(void)!read(fd, &v, sizeof(v));
+	if (s->state == SESSION_ALLOCATING) {
+		allocation_over(s); /* may free the session */
+		return 0;
+	}
 	if (s->state == SESSION_RUNNING)
 		check_streams(s);
 	if (s->cut_generation != 0 && stream_set_cut_reached(&s->cpus, s->cut_generation))

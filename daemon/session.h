@@ -19,6 +19,7 @@ struct ctl_request;
 struct session;
 
 enum session_state {
+	SESSION_ALLOCATING, /* the ring is being allocated on a thread; the instance is its */
 	SESSION_CREATED,
 	SESSION_RUNNING,
 	SESSION_STOPPING,   /* tracing off, workers draining */
@@ -50,6 +51,8 @@ struct session_env {
 	_Atomic uint64_t *written;   /* every byte written to spools and files is added here */
 	/* Takes an instance the session is done with: removed now, or as soon as tracefs lets. */
 	void (*retire_instance)(struct instance *i, void *userdata);
+	/* The ring is allocated (0) or could not be (-errno, session_error() says why). */
+	void (*on_ready)(struct session *s, int result, void *userdata); /* may free it */
 	session_done_fn on_done;     /* may free the session */
 	session_done_fn on_stopped;  /* continuous: stopped, last segment on disk */
 	session_snapshot_fn on_snapshot;

@@ -116,6 +116,16 @@ class Daemon:
             time.sleep(0.02)
         raise AssertionError("no session started:\n" + self.log())
 
+    def wait_state(self, name, state="running", timeout=30):
+        """Status of session @name once it is in @state (a new session's ring is
+        allocated on a thread: it starts "allocating")."""
+        deadline = time.monotonic() + timeout
+        while True:
+            st = self.ctl_json("status", name)
+            if st["state"] == state or time.monotonic() > deadline:
+                return st
+            time.sleep(0.02)
+
     def mount_tmpfs_state(self, size):
         """A small file system of its own for the state directory (cleanup unmounts it)."""
         os.makedirs(self.state, exist_ok=True)

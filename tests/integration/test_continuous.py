@@ -346,6 +346,8 @@ def test_sessions_from_files():
     d.extra_args = ["--group", "", "--sessions-dir", conf]
     try:
         d.start()
+        d.wait_state("alpha")
+        d.wait_state("third")
         sessions = {s["name"]: s for s in d.ctl_json("list")}
         assert sorted(sessions) == ["alpha", "third"], sessions
         assert all(s["state"] == "running" and s["owner_uid"] == 0 for s in sessions.values())

@@ -295,7 +295,7 @@ def test_flight_session_file():
     d.extra_args = ["--group", "", "--sessions-dir", conf]
     try:
         d.start()
-        st = d.ctl_json("status", "incidents")
+        st = d.wait_state("incidents")
         assert st["mode"] == "flight" and st["state"] == "running", st
         assert st["flight_size"] == 2 << 20 and len(st["triggers"]) == 2, st
         written = markers(st["instance"], CPUS, 1000, tag="t")

@@ -151,6 +151,52 @@ def test_duration_and_sigint():
             check_markers_file(out2, written)
 
 
+# Large enough that the kernel takes a while to allocate it (256 MiB per CPU).
+BIG_RING_KB = "262144"
+
+
+def wait_allocating(d):
+    """The record's session, seen while its ring is still being allocated:
+    the daemon answers others meanwhile."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        sessions = d.ctl_json("list")
+        if sessions:
+            assert sessions[0]["state"] in ("allocating", "running"), sessions
+            return sessions[0]
+        time.sleep(0.005)
+    raise AssertionError("no session appeared:\n" + d.log())
+
+
+def test_ring_allocated_off_the_event_loop():
+    with daemon() as d:
+        out = os.path.join(d.dir, "big.dat")
+        rec = subprocess.Popen([FTRACECTL, "record", "-e", "ftrace:print", "-b", BIG_RING_KB,
+                                "-d", "1s", "-o", out], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=d.env())
+        seen = wait_allocating(d)
+        assert seen["state"] == "allocating", "allocation over before the first list? %s" % seen
+        stdout, stderr = rec.communicate(timeout=120)
+        assert rec.returncode == 0, stderr
+        # -d counts from when tracing is on, not from the request.
+        m = re.search(r"in ([0-9.]+) s", stdout)
+        assert m and float(m.group(1)) >= 0.95, stdout
+        check_events(out)
+
+        # The daemon stopping while a ring is allocated: it exits cleanly, the
+        # client is told (or, if the allocation just ended, gets its file), nothing is left.
+        out = os.path.join(d.dir, "late.dat")
+        rec = d.record_background("-e", "ftrace:print", "-b", BIG_RING_KB, "-o", out)
+        wait_allocating(d)
+        d.stop()
+        _, stderr = rec.communicate(timeout=60)
+        if rec.returncode != 0:
+            assert "shutting down" in stderr, stderr
+        else:
+            check_events(out)
+        assert set(our_instances()) <= d.instances_before, our_instances()
+
+
 def test_client_killed_file_still_finished():
     with daemon() as d:
         out = os.path.join(d.dir, "killed.dat")

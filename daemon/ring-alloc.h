@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct instance;
+struct ring_alloc;
+
+int ring_alloc_start(struct instance *i, uint32_t buffer_kb, int notify_fd,
+		     struct ring_alloc **ret);
+bool ring_alloc_done(struct ring_alloc *a, int *ret_result);
+struct ring_alloc *ring_alloc_free(struct ring_alloc *a);
