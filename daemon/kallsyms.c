@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -74,6 +75,37 @@ struct kallsyms *kallsyms_free(struct kallsyms *k)
 	pthread_mutex_destroy(&k->lock);
 	free(k);
 	return NULL;
+}
+
+static long read_sysctl(const char *path, long fallback)
+{
+	char buf[32] = "";
+	FILE *f = fopen(path, "re");
+	long v = fallback;
+
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			v = strtol(buf, NULL, 10);
+		fclose(f);
+	}
+	return v;
+}
+
+/**
+ * kallsyms_shown_to_users() - would /proc/kallsyms show addresses to an unprivileged user?
+ *
+ * The kernel's rule (kallsyms_show_value()): with kptr_restrict 0, to
+ * anyone if perf_event_paranoid is 1 or less, else only with
+ * CAP_SYSLOG; with kptr_restrict 1 only with CAP_SYSLOG; with 2 never.
+ * A group member is taken to have no capabilities. Read each time: the
+ * sysctls may change while the daemon runs.
+ *
+ * Return: true if such a user sees real addresses.
+ */
+bool kallsyms_shown_to_users(void)
+{
+	return read_sysctl("/proc/sys/kernel/kptr_restrict", 2) == 0 &&
+	       read_sysctl("/proc/sys/kernel/perf_event_paranoid", 2) <= 1;
 }
 
 /**

@@ -12,4 +12,5 @@ int kallsyms_open(struct kallsyms **ret);
 struct kallsyms *kallsyms_free(struct kallsyms *k);
 DEFINE_CLEANUP(struct kallsyms *, kallsyms_free)
 bool kallsyms_has_addresses(const struct kallsyms *k);
+bool kallsyms_shown_to_users(void);
 int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size);

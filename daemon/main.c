@@ -13,6 +13,7 @@
 #include <tracefs.h>
 
 #include "config.h"
+#include "daemon/daemon-config.h"
 #include "daemon/log.h"
 #include "daemon/manager.h"
 #include "daemon/recovery.h"
@@ -26,6 +27,7 @@ static const char *arg_socket = DEFAULT_SOCKET;
 static const char *arg_state_dir = DEFAULT_STATE_DIR;
 static const char *arg_group = DEFAULT_GROUP;
 static const char *arg_sessions_dir = DEFAULT_SESSIONS_DIR;
+static const char *arg_config = DAEMON_CONFIG_DEFAULT;
 static const char *arg_recover;
 static bool arg_json;
 
@@ -37,6 +39,8 @@ static void help(void)
 	       "  -d, --state-dir DIR    spools and session files (default " DEFAULT_STATE_DIR ")\n"
 	       "  -c, --sessions-dir DIR sessions to create and start (default "
 	       DEFAULT_SESSIONS_DIR ")\n"
+	       "      --config FILE      the daemon's settings (default " DAEMON_CONFIG_DEFAULT
+	       "; none if missing)\n"
 	       "  -g, --group NAME       group allowed to use the socket besides root\n"
 	       "                         (default " DEFAULT_GROUP "; \"\" for root only)\n"
 	       "  -l, --log-level LEVEL  err, warning, notice, info (default), debug\n"
@@ -49,7 +53,7 @@ static void help(void)
 
 static int parse_argv(int argc, char *argv[])
 {
-	enum { ARG_VERSION = 0x100, ARG_RECOVER, ARG_JSON };
+	enum { ARG_VERSION = 0x100, ARG_RECOVER, ARG_JSON, ARG_CONFIG };
 	static const struct option options[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "state-dir", required_argument, NULL, 'd' },
@@ -60,6 +64,7 @@ static int parse_argv(int argc, char *argv[])
 		{ "version", no_argument, NULL, ARG_VERSION },
 		{ "recover", required_argument, NULL, ARG_RECOVER },
 		{ "json", no_argument, NULL, ARG_JSON },
+		{ "config", required_argument, NULL, ARG_CONFIG },
 		{}
 	};
 	int c, level;
@@ -93,6 +98,9 @@ static int parse_argv(int argc, char *argv[])
 		case ARG_JSON:
 			arg_json = true;
 			break;
+		case ARG_CONFIG:
+			arg_config = optarg;
+			break;
 		case ARG_VERSION:
 			printf("ftraced " FTRACED_VERSION "\n");
 			return 0;
@@ -112,6 +120,7 @@ int main(int argc, char *argv[])
 	_cleanup_(manager_freep) struct manager *m = NULL;
 	const char *hooks = secure_getenv("FTRACED_TEST_HOOKS");
 	struct manager_config config;
+	struct daemon_config settings;
 	int r;
 
 	r = parse_argv(argc, argv);
@@ -130,7 +139,11 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 
+	r = daemon_config_load(arg_config, &settings);
+	if (r < 0)
+		return 1;
 	config = (struct manager_config){
+		.settings = &settings,
 		.socket_path = arg_socket,
 		.state_dir = arg_state_dir,
 		.group = arg_group,

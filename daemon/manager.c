@@ -28,6 +28,7 @@
 #include "daemon/bounds.h"
 #include "daemon/capture.h"
 #include "daemon/ctl-server.h"
+#include "daemon/daemon-config.h"
 #include "daemon/instance.h"
 #include "daemon/kallsyms.h"
 #include "daemon/log.h"
@@ -59,6 +60,8 @@ struct manager {
 	int lock_fd;
 	uint32_t instance_tag;
 	struct kallsyms *kallsyms;
+	uint64_t memory_limit;     /* all sessions' rings and histories, bytes; 0: none */
+	enum group_symbols group_symbols;
 	struct runner *runner;
 	struct reaper *reaper;     /* instances tracefs would not remove yet */
 	uint32_t next_id;
@@ -222,14 +225,36 @@ static void on_snapshot(struct session *s, void *waiter, int result, const char 
 /* What every session gets from the manager. */
 static void on_session_ready(struct session *s, int result, void *userdata);
 
-static struct session_env session_env_of(struct manager *m)
+/* Symbols for the files of @owner's session: root's always; group members' per ftraced.conf. */
+static struct kallsyms *symbols_for(const struct manager *m, uid_t owner)
+{
+	bool show = owner == 0 || m->group_symbols == GROUP_SYMBOLS_YES ||
+		(m->group_symbols == GROUP_SYMBOLS_AUTO && kallsyms_shown_to_users());
+
+	return show ? m->kallsyms : NULL;
+}
+
+static uint64_t memory_committed(const struct manager *m)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < SESSION_MAX; i++)
+		if (m->slots[i].session)
+			sum += session_memory(m->slots[i].session);
+	return sum;
+}
+
+/* What a new session of @owner gets from the daemon. */
+static struct session_env session_env_of(struct manager *m, uid_t owner)
 {
 	return (struct session_env){
 		.event = m->event,
 		.pool = m->pool,
 		.state_dir_fd = m->state_dir_fd,
 		.instance_tag = m->instance_tag,
-		.kallsyms = m->kallsyms,
+		.kallsyms = symbols_for(m, owner),
+		.memory_limit = m->memory_limit,
+		.memory_committed = memory_committed(m),
 		.runner = m->runner,
 		.written = &m->written,
 		.retire_instance = retire_instance,
@@ -250,7 +275,7 @@ static void load_session_file(struct manager *m, int dir_fd, const char *file)
 	static struct ctl_builder b;
 	_cleanup_free_ char *text = NULL, *default_name = NULL;
 	char error[FTRACED_MESSAGE_MAX] = "";
-	struct session_env env = session_env_of(m);
+	struct session_env env = session_env_of(m, 0);
 	struct ctl_request *req = NULL;
 	struct session *s;
 	struct slot *slot;
@@ -358,7 +383,7 @@ static void handle_new(struct manager *m, struct ctl_conn *c, const struct ctl_r
 {
 	char error[FTRACED_MESSAGE_MAX] = "", name[FTRACED_NAME_MAX + 1];
 	bool record = req->type == FTRACED_MSG_RECORD;
-	struct session_env env = session_env_of(m);
+	struct session_env env = session_env_of(m, ctl_conn_uid(c));
 	struct session *s;
 	struct slot *slot;
 	uid_t uid = ctl_conn_uid(c);
@@ -864,6 +889,11 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	m->state_dir_fd = -EBADF;
 	m->lock_fd = -EBADF;
 	h.userdata = m;
+	m->memory_limit = daemon_config_memory_limit(c->settings);
+	m->group_symbols = c->settings->group_symbols;
+	if (m->memory_limit)
+		log_info("All sessions together may take %" PRIu64 " MiB of memory (memory-limit)",
+			 m->memory_limit >> 20);
 	r = kallsyms_open(&m->kallsyms);
 	if (!m->kallsyms)
 		return log_error_errno(r, "Out of memory");

@@ -7,11 +7,14 @@
 
 struct manager;
 
+struct daemon_config;
+
 struct manager_config {
 	const char *socket_path;
 	const char *state_dir;
 	const char *group; /* may be NULL or name a missing group: then root only */
 	const char *sessions_dir; /* *.conf files of sessions to start, or NULL */
+	const struct daemon_config *settings; /* ftraced.conf */
 	bool test_hooks;          /* FTRACED_TEST_HOOKS=1: SIGUSR2 blocks a capture worker */
 };
 

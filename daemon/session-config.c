@@ -231,11 +231,44 @@ static void *copy_strings(const void *src, unsigned n, size_t size)
 }
 
 /**
+ * session_config_memory() - the memory a session takes: rings and history.
+ * @c: configuration
+ * @n_cpus: CPUs it captures
+ *
+ * Return: bytes: its ring (all CPUs), its triggers' small rings, and a
+ * memory-backend flight recorder's history budget.
+ */
+uint64_t session_config_memory(const struct session_config *c, unsigned n_cpus)
+{
+	uint64_t ring_kb = c->buffer_kb + (uint64_t)c->n_triggers * TRIGGER_BUFFER_KB;
+
+	return ring_kb * 1024 * n_cpus + (c->backend == FTRACED_FLIGHT_MEMORY ? c->flight_size : 0);
+}
+
+/*
+ * One limit over all sessions (memory-limit in ftraced.conf): per-session
+ * checks against MemAvailable alone let four sessions take 8 GB.
+ */
+static int check_memory_limit(const struct session_config *c, unsigned n_cpus,
+			      const struct memory_budget *mem, char *error, size_t n_error)
+{
+	uint64_t need = session_config_memory(c, n_cpus);
+
+	if (!mem->limit || mem->committed + need <= mem->limit)
+		return 0;
+	snprintf(error, n_error, "the session would take %" PRIu64 " KiB of memory (rings and "
+		 "history); with the %" PRIu64 " KiB other sessions take, that is over the daemon's "
+		 "limit of %" PRIu64 " KiB (memory-limit in ftraced.conf)", need / 1024,
+		 mem->committed / 1024, mem->limit / 1024);
+	return -ENOMEM;
+}
+
+/**
  * session_config_from_request() - the configuration a RECORD or CREATE request asks for.
  * @req: the parsed request
  * @owner: uid of the client
  * @n_cpus: CPUs the session captures (sizes are per CPU)
- * @mem_available_kb: MemAvailable now; 0 if unknown (memory is then not checked)
+ * @mem: memory available now, and the daemon's limit over all sessions
  * @ret: the configuration, on success; free with session_config_done()
  * @error: receives a message for the client on failure
  * @n_error: its size
@@ -243,7 +276,7 @@ static void *copy_strings(const void *src, unsigned n, size_t size)
  * Return: 0, or -errno with @error set (-ENOMEM may leave it empty).
  */
 int session_config_from_request(const struct ctl_request *req, uid_t owner, unsigned n_cpus,
-				uint64_t mem_available_kb, struct session_config *ret,
+				const struct memory_budget *mem, struct session_config *ret,
 				char *error, size_t n_error)
 {
 	_cleanup_(session_config_done) struct session_config c = {};
@@ -252,11 +285,11 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 	if (n_cpus == 0)
 		return -EINVAL;
 	c.mode = req->type == FTRACED_MSG_RECORD ? FTRACED_MODE_RECORD : req->mode;
-	r = check_common(req, n_cpus, mem_available_kb, error, n_error);
+	r = check_common(req, n_cpus, mem->available_kb, error, n_error);
 	if (r < 0)
 		return r;
 	if (c.mode == FTRACED_MODE_FLIGHT) {
-		r = flight_options(req, n_cpus, mem_available_kb, &c, error, n_error);
+		r = flight_options(req, n_cpus, mem->available_kb, &c, error, n_error);
 		if (r < 0)
 			return r;
 	} else if (req->n_triggers > 0 || ctl_request_has(req, FTRACED_ATTR_FLIGHT_SIZE) ||
@@ -275,12 +308,15 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 
 	c.buffer_kb = req->buffer_kb ?: BUFFER_KB_DEFAULT;
 	c.subbuf_kb = req->subbuf_kb;
+	c.n_triggers = req->n_triggers;
+	r = check_memory_limit(&c, n_cpus, mem, error, n_error);
+	if (r < 0)
+		return r;
 	c.zstd = req->compression == FTRACED_COMPRESSION_ZSTD;
 	c.level = ctl_request_has(req, FTRACED_ATTR_LEVEL) ? req->level : ZSTD_LEVEL_DEFAULT;
 	c.duration_ms = req->duration_ms;
 	c.n_events = req->n_events;
 	c.events = copy_strings(req->events, req->n_events, sizeof(*c.events));
-	c.n_triggers = req->n_triggers;
 	c.triggers = copy_strings(req->triggers, req->n_triggers, sizeof(*c.triggers));
 	if (ctl_request_has(req, FTRACED_ATTR_FILTER))
 		c.filter = strdup(req->filter);

@@ -40,7 +40,15 @@ struct session_config {
 	char (*triggers)[FTRACED_TRIGGER_MAX + 1];
 };
 
+/* The memory a new session may take. */
+struct memory_budget {
+	uint64_t available_kb; /* MemAvailable now; 0: unknown (not checked) */
+	uint64_t limit;        /* bytes, all sessions together (memory-limit); 0: none */
+	uint64_t committed;    /* bytes the other sessions take */
+};
+
 int session_config_from_request(const struct ctl_request *req, uid_t owner, unsigned n_cpus,
-				uint64_t mem_available_kb, struct session_config *ret,
+				const struct memory_budget *mem, struct session_config *ret,
 				char *error, size_t n_error);
+uint64_t session_config_memory(const struct session_config *c, unsigned n_cpus);
 void session_config_done(struct session_config *c);

@@ -23,24 +23,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "daemon/keyfile.h"
 #include "daemon/session-file.h"
 #include "lib/ctl-proto.h"
 #include "lib/parse-util.h"
 
-#define LINE_MAX_LEN 8192
 #define SESSION_FILE_KEYS_MAX 32 /* more than there are keys: an unknown one fails anyway */
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		*--e = '\0';
-	return s;
-}
 
 static int add_events(struct ctl_builder *b, char *list, unsigned *total, char *error,
 		      size_t n_error)
@@ -49,7 +37,7 @@ static int add_events(struct ctl_builder *b, char *list, unsigned *total, char *
 	int n = 0;
 
 	for (char *e = strtok_r(list, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
-		e = trim(e);
+		e = keyfile_trim(e);
 		if (!*e)
 			continue;
 		if (!ctl_string_valid(FTRACED_ATTR_EVENT, e, FTRACED_EVENT_SPEC_MAX)) {
@@ -224,7 +212,7 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 
 		if (len > 1 && v[len - 1] == '%') {
 			v[len - 1] = '\0';
-			return put_number(b, FTRACED_ATTR_KEEP_FREE_PERCENT, trim(v), 99, error,
+			return put_number(b, FTRACED_ATTR_KEEP_FREE_PERCENT, keyfile_trim(v), 99, error,
 					  n_error);
 		}
 		return put_size(b, FTRACED_ATTR_KEEP_FREE, v, error, n_error);
@@ -249,11 +237,10 @@ int session_file_parse(const char *text, size_t n, const char *default_name,
 		       struct ctl_builder *b, char *error, size_t n_error, unsigned *ret_line)
 {
 	struct file_state st = { .mode = FTRACED_MODE_CONTINUOUS };
-	char line[LINE_MAX_LEN];
 	char seen[SESSION_FILE_KEYS_MAX][16];
+	struct keyfile k;
 	unsigned n_seen = 0;
-	unsigned lineno = 0;
-	size_t pos = 0;
+	char *key, *v;
 	int r;
 
 	*ret_line = 0;
@@ -262,36 +249,14 @@ int session_file_parse(const char *text, size_t n, const char *default_name,
 		return -EINVAL;
 	}
 	ctl_builder_init(b, FTRACED_MSG_CREATE);
-	while (pos < n) {
-		const char *nl = memchr(text + pos, '\n', n - pos);
-		size_t len = nl ? (size_t)(nl - text - pos) : n - pos;
-		char *key, *v, *eq;
-
-		lineno++;
-		*ret_line = lineno;
-		if (len >= sizeof(line)) {
-			snprintf(error, n_error, "line longer than %u bytes", LINE_MAX_LEN - 1);
-			return -EINVAL;
-		}
-		memcpy(line, text + pos, len);
-		line[len] = '\0';
-		pos += len + 1;
-		key = trim(line);
-		if (!*key || *key == '#')
-			continue;
-		eq = strchr(key, '=');
-		if (!eq) {
-			snprintf(error, n_error, "expected 'key = value'");
-			return -EINVAL;
-		}
-		*eq = '\0';
-		v = trim(eq + 1);
-		key = trim(key);
+	keyfile_init(&k, text, n);
+	while ((r = keyfile_next(&k, &key, &v, error, n_error)) > 0) {
+		*ret_line = k.line;
 		/* A key said twice is a mistake (the request would carry it twice). */
 		if (strcmp(key, "event") != 0 && strcmp(key, "events") != 0 &&
 		    strcmp(key, "trigger") != 0) {
-			for (unsigned k = 0; k < n_seen; k++)
-				if (strcmp(seen[k], key) == 0) {
+			for (unsigned i = 0; i < n_seen; i++)
+				if (strcmp(seen[i], key) == 0) {
 					snprintf(error, n_error, "'%.40s' is set twice", key);
 					return -EINVAL;
 				}
@@ -301,6 +266,10 @@ int session_file_parse(const char *text, size_t n, const char *default_name,
 		r = parse_line(b, key, v, &st, error, n_error);
 		if (r < 0)
 			return r;
+	}
+	if (r < 0) {
+		*ret_line = k.line;
+		return r;
 	}
 	*ret_line = 0;
 	if (st.n_events == 0) {

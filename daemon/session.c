@@ -47,6 +47,7 @@
 #include "daemon/capture.h"
 #include "daemon/flight.h"
 #include "daemon/log.h"
+#include "daemon/meminfo.h"
 #include "daemon/recovery.h"
 #include "daemon/ring-alloc.h"
 #include "daemon/session-internal.h"
@@ -173,23 +174,6 @@ struct session *session_free(struct session *s)
 	safe_close(s->event_fd);
 	free(s);
 	return NULL;
-}
-
-static uint64_t mem_available_kb(void)
-{
-	_cleanup_free_ char *line = NULL;
-	size_t n = 0;
-	uint64_t kb = 0;
-	FILE *f;
-
-	f = fopen("/proc/meminfo", "re");
-	if (!f)
-		return 0;
-	while (getline(&line, &n, f) > 0)
-		if (sscanf(line, "MemAvailable: %" SCNu64 " kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
 }
 
 /* The configuration's event specs, each expanded against tracefs. */
@@ -366,6 +350,7 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 {
 	_cleanup_(session_freep) struct session *s = NULL;
 	unsigned n_cpus = capture_pool_cpus(env->pool);
+	struct memory_budget mem;
 	int r;
 
 	s = calloc(1, sizeof(*s));
@@ -391,8 +376,12 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		.userdata = s,
 	};
 
-	r = session_config_from_request(req, owner, n_cpus, mem_available_kb(), &s->config,
-					error, n_error);
+	mem = (struct memory_budget){
+		.available_kb = meminfo_kb("MemAvailable"),
+		.limit = env->memory_limit,
+		.committed = env->memory_committed,
+	};
+	r = session_config_from_request(req, owner, n_cpus, &mem, &s->config, error, n_error);
 	if (r < 0)
 		return r;
 	s->publisher.on_segment = s->config.on_segment;
@@ -995,6 +984,12 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
 uint32_t session_id(const struct session *s)
 {
 	return s->id;
+}
+
+/* Bytes its rings and history take (what memory-limit counts). */
+uint64_t session_memory(const struct session *s)
+{
+	return session_config_memory(&s->config, s->cpus.n_cpus);
 }
 
 const char *session_name(const struct session *s)

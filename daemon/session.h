@@ -46,7 +46,9 @@ struct session_env {
 	struct capture_pool *pool;
 	int state_dir_fd;
 	uint32_t instance_tag;
-	struct kallsyms *kallsyms;   /* symbols for every file */
+	struct kallsyms *kallsyms;   /* symbols for the session's files; NULL: none */
+	uint64_t memory_limit;       /* bytes, all sessions together; 0: none */
+	uint64_t memory_committed;   /* bytes the other sessions take */
 	struct runner *runner;       /* runs on-segment commands */
 	_Atomic uint64_t *written;   /* every byte written to spools and files is added here */
 	/* Takes an instance the session is done with: removed now, or as soon as tracefs lets. */
@@ -78,6 +80,7 @@ const char *session_name(const struct session *s);
 const char *session_instance_name(const struct session *s);
 uid_t session_owner(const struct session *s);
 enum session_state session_state(const struct session *s);
+uint64_t session_memory(const struct session *s);
 enum ftraced_mode session_mode(const struct session *s);
 const char *session_state_to_string(enum session_state st);
 int session_error(const struct session *s, const char **ret_message);

@@ -354,6 +354,88 @@ def test_peer_credentials_checked_by_the_daemon():
         d.cleanup()
 
 
+def kallsyms_count(path):
+    """(symbols, symbols at non-zero addresses) in the file's kallsyms section."""
+    dump = subprocess.run(["trace-cmd", "dump", "--kallsyms", path], capture_output=True,
+                          text=True).stdout.splitlines()
+    addresses = [int(line.split()[0], 16) for line in dump
+                 if len(line.split()) >= 3 and len(line.split()[0]) == 16]
+    return len(addresses), sum(1 for a in addresses if a)
+
+
+def shown_to_users():
+    """What /proc/kallsyms shows a user without CAP_SYSLOG, by the kernel's rule."""
+    with open("/proc/sys/kernel/kptr_restrict") as f:
+        kptr = int(f.read())
+    with open("/proc/sys/kernel/perf_event_paranoid") as f:
+        paranoid = int(f.read())
+    return kptr == 0 and paranoid <= 1
+
+
+def test_group_members_get_symbols_as_kallsyms_shows_them():
+    import grp
+    nogroup = grp.getgrnam("nogroup").gr_gid
+    for setting, expected in ((None, shown_to_users()), ("yes", True), ("no", False)):
+        d = Daemon(extra_args=["--group", "nogroup"])
+        if setting:
+            conf = os.path.join(d.dir, "ftraced.conf")
+            with open(conf, "w") as f:
+                f.write("# test\ngroup-symbols = %s\n" % setting)
+            d.extra_args += ["--config", conf]
+        try:
+            d.start()
+            os.chmod(d.dir, 0o777)
+            member = os.path.join(d.dir, "member.dat")
+            d.ctl("record", "-e", "sched:sched_switch", "-d", "100ms", "-o", member,
+                  user=65534, gid=nogroup)
+            n, real = kallsyms_count(member)
+            if expected:
+                assert n > 1000 and real > n // 2, (setting, n, real)
+            else:
+                assert real == 0, (setting, n, real)
+            # Root's own files always have them.
+            mine = os.path.join(d.dir, "root.dat")
+            d.ctl("record", "-e", "sched:sched_switch", "-d", "100ms", "-o", mine)
+            assert_real_kallsyms(mine)
+            d.stop()
+        finally:
+            d.cleanup()
+
+
+def test_memory_limit_over_all_sessions():
+    d = Daemon()
+    conf = os.path.join(d.dir, "ftraced.conf")
+    with open(conf, "w") as f:
+        f.write("memory-limit = %dK\n" % (3 * 8192 * len(CPUS)))
+    d.extra_args = ["--group", "", "--config", conf]
+    try:
+        d.start()
+        d.ctl("create", "one", "-e", "sched", "-b", "8192")
+        d.ctl("create", "two", "-e", "sched", "-b", "8192")
+        r = d.ctl("create", "three", "-e", "sched", "-b", "16384", check=False)
+        assert r.returncode != 0 and "memory-limit in ftraced.conf" in r.stderr, r.stderr
+        r = d.ctl("record", "-e", "sched", "-b", "16384", "-o", os.path.join(d.dir, "x.dat"),
+                  check=False)
+        assert r.returncode != 0 and "memory-limit" in r.stderr, r.stderr
+        d.ctl("destroy", "two")
+        d.ctl("create", "three", "-e", "sched", "-b", "16384")
+        d.ctl("destroy", "one")
+        d.ctl("destroy", "three")
+        d.stop()
+    finally:
+        d.cleanup()
+    # A malformed file: the daemon does not start, and says where.
+    with tempfile.TemporaryDirectory(prefix="ftraced-test-") as tmp:
+        conf = os.path.join(tmp, "ftraced.conf")
+        with open(conf, "w") as f:
+            f.write("memory-limit = 25%\nmemory-limit = lots\n")
+        p = subprocess.run([FTRACED, "--socket", os.path.join(tmp, "s"), "--state-dir",
+                            os.path.join(tmp, "state"), "--config", conf],
+                           capture_output=True, text=True, timeout=20)
+        assert p.returncode == 1 and \
+            "ftraced.conf:2: memory-limit: invalid size 'lots'" in p.stderr, p.stderr
+
+
 def test_spool_full_keeps_what_was_captured():
     """ENOSPC in the state directory: a valid file of what came before, a clear error."""
     d = Daemon().mount_tmpfs_state("1m")

@@ -37,7 +37,9 @@ static int build(const struct ctl_request *req, uid_t owner, uint64_t avail_kb,
 		 struct session_config *c)
 {
 	error[0] = '\0';
-	return session_config_from_request(req, owner, CPUS, avail_kb, c, error, sizeof(error));
+	struct memory_budget mem = { .available_kb = avail_kb };
+
+	return session_config_from_request(req, owner, CPUS, &mem, c, error, sizeof(error));
 }
 
 static void expect_refused(const struct ctl_request *req, uid_t owner, uint64_t avail_kb,
@@ -218,11 +220,39 @@ static void test_flight(void)
 	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "for continuous sessions");
 }
 
+/* One limit over all sessions: rings (with triggers') and a memory history count. */
+static void test_memory_limit(void)
+{
+	struct ctl_request req = request(FTRACED_MSG_CREATE, FTRACED_MODE_FLIGHT);
+	uint64_t need = (uint64_t)BUFFER_KB_DEFAULT * 1024 * CPUS + FLIGHT_SIZE_DEFAULT;
+	struct memory_budget mem = { .available_kb = PLENTY_KB, .limit = need };
+	struct session_config c = { .level = 12345 };
+
+	assert(session_config_from_request(&req, 0, CPUS, &mem, &c, error, sizeof(error)) == 0);
+	assert(session_config_memory(&c, CPUS) == need);
+	session_config_done(&c);
+	mem.committed = 1;
+	c.level = 12345;
+	assert(session_config_from_request(&req, 0, CPUS, &mem, &c, error, sizeof(error)) ==
+	       -ENOMEM);
+	assert(c.level == 12345 && strstr(error, "memory-limit in ftraced.conf"));
+
+	req.n_triggers = 1;
+	snprintf(req.triggers[0], sizeof(req.triggers[0]), "oom");
+	mem = (struct memory_budget){ .limit = need + TRIGGER_BUFFER_KB * 1024 * CPUS };
+	assert(session_config_from_request(&req, 0, CPUS, &mem, &c, error, sizeof(error)) == 0);
+	session_config_done(&c);
+	mem.limit--;
+	assert(session_config_from_request(&req, 0, CPUS, &mem, &c, error, sizeof(error)) ==
+	       -ENOMEM);
+}
+
 int main(void)
 {
 	test_record_defaults();
 	test_sizes();
 	test_continuous();
 	test_flight();
+	test_memory_limit();
 	return 0;
 }

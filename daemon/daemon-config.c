@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The daemon's own settings, /etc/ftraced/ftraced.conf ("key = value"
+ * lines, as session files):
+ *
+ *   # what all sessions' rings and flight histories may take together
+ *   memory-limit = 25%
+ *   # kernel symbol addresses in group members' files: auto, yes, no
+ *   group-symbols = auto
+ *
+ * A missing file means the defaults; a malformed one stops the daemon
+ * from starting (with its line), rather than run with settings nobody
+ * chose.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/daemon-config.h"
+#include "daemon/keyfile.h"
+#include "daemon/log.h"
+#include "daemon/meminfo.h"
+#include "ftraced/macro.h"
+#include "lib/io-util.h"
+#include "lib/parse-util.h"
+
+void daemon_config_defaults(struct daemon_config *c)
+{
+	*c = (struct daemon_config){
+		.memory_limit_percent = MEMORY_LIMIT_PERCENT_DEFAULT,
+		.group_symbols = GROUP_SYMBOLS_AUTO,
+	};
+}
+
+static int parse_memory_limit(char *v, struct daemon_config *c, char *error, size_t n_error)
+{
+	size_t len = strlen(v);
+	uint64_t n;
+
+	if (len > 1 && v[len - 1] == '%') {
+		v[len - 1] = '\0';
+		if (parse_size(keyfile_trim(v), &n) < 0 || n == 0 || n > MEMORY_LIMIT_PERCENT_MAX) {
+			snprintf(error, n_error, "memory-limit: a percentage of RAM must be between "
+				 "1%% and %u%%", MEMORY_LIMIT_PERCENT_MAX);
+			return -EINVAL;
+		}
+		c->memory_limit = 0;
+		c->memory_limit_percent = (unsigned)n;
+		return 0;
+	}
+	if (parse_size(v, &n) < 0 || n == 0) {
+		snprintf(error, n_error, "memory-limit: invalid size '%.40s' (e.g. 2G, or 25%%)", v);
+		return -EINVAL;
+	}
+	c->memory_limit = n;
+	return 0;
+}
+
+/**
+ * daemon_config_parse() - settings from the text of ftraced.conf.
+ * @text: the file's contents
+ * @n: their length (at most DAEMON_CONFIG_MAX)
+ * @c: defaults on entry; the settings on success
+ * @error: receives the problem
+ * @n_error: its size
+ * @ret_line: the line of the problem (0: the file as a whole)
+ *
+ * Return: 0, or -EINVAL with @error and @ret_line set.
+ */
+int daemon_config_parse(const char *text, size_t n, struct daemon_config *c, char *error,
+			size_t n_error, unsigned *ret_line)
+{
+	struct keyfile k;
+	char *key, *v;
+	int r;
+
+	*ret_line = 0;
+	if (n > DAEMON_CONFIG_MAX) {
+		snprintf(error, n_error, "larger than %u bytes", DAEMON_CONFIG_MAX);
+		return -EINVAL;
+	}
+	keyfile_init(&k, text, n);
+	while ((r = keyfile_next(&k, &key, &v, error, n_error)) > 0) {
+		*ret_line = k.line;
+		if (strcmp(key, "memory-limit") == 0) {
+			r = parse_memory_limit(v, c, error, n_error);
+			if (r < 0)
+				return r;
+		} else if (strcmp(key, "group-symbols") == 0) {
+			if (strcmp(v, "auto") == 0)
+				c->group_symbols = GROUP_SYMBOLS_AUTO;
+			else if (strcmp(v, "yes") == 0)
+				c->group_symbols = GROUP_SYMBOLS_YES;
+			else if (strcmp(v, "no") == 0)
+				c->group_symbols = GROUP_SYMBOLS_NO;
+			else {
+				snprintf(error, n_error, "group-symbols: '%.40s' is not auto, yes or no",
+					 v);
+				return -EINVAL;
+			}
+		} else {
+			snprintf(error, n_error, "unknown key '%.40s'", key);
+			return -EINVAL;
+		}
+	}
+	if (r < 0)
+		*ret_line = k.line;
+	else
+		*ret_line = 0;
+	return r;
+}
+
+/**
+ * daemon_config_load() - read ftraced.conf; a missing file leaves the defaults.
+ * @path: the file
+ * @c: receives the settings
+ *
+ * Return: 0, or -errno after logging why (the daemon should not start).
+ */
+int daemon_config_load(const char *path, struct daemon_config *c)
+{
+	_cleanup_close_ int fd = -EBADF;
+	char text[DAEMON_CONFIG_MAX], error[256];
+	unsigned line;
+	struct stat st;
+	size_t n;
+	int r;
+
+	daemon_config_defaults(c);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0)
+		return log_error_errno(-errno, "Cannot open '%s': %m", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return log_error_errno(-EINVAL, "'%s' is not a regular file", path);
+	if ((uint64_t)st.st_size > sizeof(text))
+		return log_error_errno(-EFBIG, "'%s' is larger than %u bytes", path,
+				       DAEMON_CONFIG_MAX);
+	n = (size_t)st.st_size;
+	r = loop_pread_exact(fd, text, n, 0);
+	if (r < 0)
+		return log_error_errno(r, "Cannot read '%s': %m", path);
+	r = daemon_config_parse(text, n, c, error, sizeof(error), &line);
+	if (r < 0 && line)
+		return log_error_errno(r, "%s:%u: %s", path, line, error);
+	if (r < 0)
+		return log_error_errno(r, "%s: %s", path, error);
+	return 0;
+}
+
+/**
+ * daemon_config_memory_limit() - the memory all sessions may take together.
+ * @c: settings
+ *
+ * Return: bytes; 0 if unknown (a percentage of RAM /proc does not tell).
+ */
+uint64_t daemon_config_memory_limit(const struct daemon_config *c)
+{
+	if (c->memory_limit)
+		return c->memory_limit;
+	return meminfo_kb("MemTotal") * 1024 / 100 * c->memory_limit_percent;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DAEMON_CONFIG_MAX (16u * 1024u)
+#define DAEMON_CONFIG_DEFAULT "/etc/ftraced/ftraced.conf"
+/* All sessions' rings and histories together, by default: a quarter of RAM. */
+#define MEMORY_LIMIT_PERCENT_DEFAULT 25u
+#define MEMORY_LIMIT_PERCENT_MAX 90u
+
+/* Whether files of group members' sessions carry kernel symbol addresses. */
+enum group_symbols {
+	GROUP_SYMBOLS_AUTO, /* as /proc/kallsyms would show them (kptr_restrict) */
+	GROUP_SYMBOLS_YES,
+	GROUP_SYMBOLS_NO,
+};
+
+/* The daemon's own settings (ftraced.conf). */
+struct daemon_config {
+	uint64_t memory_limit;          /* bytes; 0: memory_limit_percent of MemTotal */
+	unsigned memory_limit_percent;
+	enum group_symbols group_symbols;
+};
+
+void daemon_config_defaults(struct daemon_config *c);
+int daemon_config_parse(const char *text, size_t n, struct daemon_config *c, char *error,
+			size_t n_error, unsigned *ret_line);
+int daemon_config_load(const char *path, struct daemon_config *c);
+uint64_t daemon_config_memory_limit(const struct daemon_config *c);
