@@ -115,11 +115,11 @@ bool kallsyms_shown_to_users(void)
  * Without CAP_SYSLOG at open time (a unit whose bounding set lacks it, or
  * ProtectKernelLogs=yes, which removes it) every address reads as zero.
  *
- * Return: true if the first symbols have non-zero addresses.
+ * Return: true if any of the first symbols (4 KiB of them) has a non-zero address.
  */
 bool kallsyms_has_addresses(const struct kallsyms *k)
 {
-	char head[256];
+	char head[4096];
 	ssize_t n;
 
 	if (k->fd < 0)
@@ -128,9 +128,17 @@ bool kallsyms_has_addresses(const struct kallsyms *k)
 	if (n <= 0)
 		return false;
 	head[n] = '\0';
-	for (char *p = head; *p && *p != ' '; p++)
-		if (*p != '0')
-			return true;
+	/* Per-CPU symbols come first on some kernels (6.1), legitimately at 0. */
+	for (char *line = head; *line;) {
+		char *end = strchr(line, '\n');
+
+		for (char *p = line; *p && *p != ' ' && *p != '\n'; p++)
+			if (*p != '0')
+				return true;
+		if (!end)
+			break;
+		line = end + 1;
+	}
 	return false;
 }
 

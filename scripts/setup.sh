@@ -10,6 +10,8 @@ TEST_PACKAGES=(libtracecmd-dev python3 valgrind bindfs)
 # The systemd suite boots a Debian 12 root; the fuzzers need clang's libFuzzer.
 NSPAWN_PACKAGES=(systemd-container mmdebstrap)
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
+# The vm suite boots Debian 12's own kernel (6.1) under qemu with a busybox initramfs.
+VM_PACKAGES=(qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio)
 
 die() {
     echo "error: $*" >&2

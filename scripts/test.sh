@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Sets up a fresh Debian 12 machine (as root) and runs every test suite:
 # unit and integration (real kernel) on a warning-free gcc build, the units
-# under a real systemd in a booted container, the same suites under
+# under a real systemd in a booted container, the daemon on Debian 12's own
+# 6.1 kernel under qemu, the same suites under
 # ASan+UBSan, the unit suite under valgrind, and each libFuzzer target
 # for a short while (clang).
 set -uo pipefail
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 need_root
 install_packages "${BUILD_PACKAGES[@]}" "${RUNTIME_PACKAGES[@]}" "${TEST_PACKAGES[@]}" \
-    "${NSPAWN_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}"
+    "${NSPAWN_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}" "${VM_PACKAGES[@]}"
 ensure_tracefs
 
 passed=0
@@ -44,6 +45,7 @@ build build-test --buildtype=debugoptimized -Dwerror=true
 run_suite "unit (gcc, -Werror)" -C build-test
 run_suite "integration (gcc)" -C build-test --suite integration
 run_suite "systemd in a booted container (gcc)" -C build-test --suite nspawn
+run_suite "Debian 12's kernel (6.1) under qemu (gcc)" -C build-test --suite vm
 
 build build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1

@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A second kernel for tests: Debian 12's own 6.1 (linux-image-cloud-amd64),
+booted under qemu with the built ftraced and ftracectl in a busybox
+initramfs. A test gives a shell script; the guest runs it as root with
+tracefs mounted and a daemon listening, and every file the script hands to
+`emit NAME PATH` comes back to the host (base64 over the serial console),
+to be read there with trace-cmd and the project's counter.
+
+TCG only (nested KVM hangs at boot on the machines this runs on): 10-50x
+slower than native, so guest tests check what only this kernel can show,
+never timing."""
+
+import base64
+import glob
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+BUSYBOX = "/bin/busybox"
+
+INIT = r"""#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t tracefs nodev /sys/kernel/tracing
+export PATH=/bin:/usr/bin:/sbin FTRACED_SOCKET=/run/control
+emit() {
+    echo "=== FILE $1"
+    base64 "$2"
+    echo "=== END"
+}
+echo "=== KERNEL $(uname -r)"
+/usr/bin/ftraced --socket /run/control --state-dir /tmp/state --group '' \
+    --log-level debug > /tmp/ftraced.log 2>&1 &
+i=0
+while [ ! -S /run/control ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+. /test.sh
+echo "=== EXIT $?"
+kill -TERM %1 2>/dev/null
+wait
+echo "=== DAEMON LOG"
+cat /tmp/ftraced.log
+echo "=== DONE"
+poweroff -f
+"""
+
+
+def kernel():
+    """The newest installed Debian cloud kernel and its initrd-less boot, or None."""
+    found = sorted(glob.glob("/boot/vmlinuz-*-cloud-amd64"))
+    return found[-1] if found else None
+
+
+def skip_reason():
+    if os.geteuid() != 0:
+        return "needs root"
+    if not kernel():
+        return "no /boot/vmlinuz-*-cloud-amd64 (apt-get install linux-image-cloud-amd64)"
+    if not shutil.which("qemu-system-x86_64"):
+        return "no qemu-system-x86_64 (apt-get install qemu-system-x86)"
+    if not os.path.exists(BUSYBOX) or not shutil.which("cpio"):
+        return "no static busybox or cpio (apt-get install busybox-static cpio)"
+    return None
+
+
+def libraries(binary):
+    """Every shared library ldd names for @binary, the loader included."""
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
+    libs = set()
+    for line in out.splitlines():
+        m = re.search(r"(/\S+) \(0x", line)
+        if m:
+            libs.add(m.group(1))
+    return libs
+
+
+def copy_into(root, path, dest=None):
+    dest = os.path.join(root, (dest or path).lstrip("/"))
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    shutil.copy2(path, dest)
+
+
+def build_initramfs(work, binaries, script):
+    """A gzip'd cpio: busybox, @binaries (host path -> guest path) with their
+    libraries, /init, and /test.sh = @script."""
+    root = os.path.join(work, "root")
+    for d in ("bin", "usr/bin", "proc", "sys", "dev", "tmp", "run", "etc"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    copy_into(root, BUSYBOX, "/bin/busybox")
+    libs = set()
+    for host, guest in binaries.items():
+        copy_into(root, host, guest)
+        libs |= libraries(host)
+    for lib in libs:
+        copy_into(root, lib)
+        # Libraries are found through /lib64 and /usr/lib on Debian alike.
+        real = os.path.realpath(lib)
+        if real != lib:
+            copy_into(root, real)
+    with open(os.path.join(root, "etc/passwd"), "w") as f:
+        f.write("root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534::/:/bin/false\n")
+    with open(os.path.join(root, "etc/group"), "w") as f:
+        f.write("root:x:0:\nnogroup:x:65534:\n")
+    for name, text in (("init", INIT), ("test.sh", script)):
+        path = os.path.join(root, name)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o755)
+    image = os.path.join(work, "initramfs.gz")
+    files = subprocess.run(["find", "."], cwd=root, capture_output=True, check=True).stdout
+    cpio = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root, input=files,
+                          capture_output=True, check=True).stdout
+    with open(image, "wb") as f:
+        f.write(subprocess.run(["gzip", "-1"], input=cpio, capture_output=True,
+                               check=True).stdout)
+    return image
+
+
+class GuestRun:
+    """What a guest run left: its console, the files it emitted, its exit code."""
+
+    def __init__(self, console):
+        self.console = console.replace("\r", "")
+        self.files = {}
+        self.exit = None
+        name, chunks = None, []
+        for line in self.console.splitlines():
+            if name is not None:
+                if line == "=== END":
+                    self.files[name] = base64.b64decode("".join(chunks))
+                    name = None
+                else:
+                    chunks.append(line.strip())
+            elif line.startswith("=== FILE "):
+                name, chunks = line[len("=== FILE "):].strip(), []
+            elif line.startswith("=== EXIT "):
+                self.exit = int(line.split()[2])
+        m = re.search(r"=== KERNEL (\S+)", self.console)
+        self.kernel = m.group(1) if m else None
+        log = self.console.split("=== DAEMON LOG\n", 1)
+        self.daemon_log = log[1].split("=== DONE")[0] if len(log) == 2 else ""
+
+    def save(self, name, directory):
+        path = os.path.join(directory, name)
+        with open(path, "wb") as f:
+            f.write(self.files[name])
+        return path
+
+
+def run(script, binaries, smp=2, memory_mb=1536, timeout=300):
+    """Boots the 6.1 kernel with @binaries and runs @script; returns a GuestRun."""
+    with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as work:
+        image = build_initramfs(work, binaries, script)
+        cmd = ["qemu-system-x86_64", "-accel", "tcg,thread=multi", "-cpu", "max",
+               "-smp", str(smp), "-m", str(memory_mb), "-kernel", kernel(), "-initrd", image,
+               "-append", "console=ttyS0 quiet panic=-1", "-nographic", "-no-reboot"]
+        console = os.path.join(work, "console")
+        with open(console, "wb") as out:
+            try:
+                subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, timeout=timeout,
+                               stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                pass  # what the console shows says where it stuck
+        with open(console, "rb") as f:
+            result = GuestRun(f.read().decode(errors="replace"))
+        if result.exit is None:
+            raise AssertionError("the guest did not finish its script:\n" + result.console[-6000:])
+        return result
