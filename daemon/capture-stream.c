@@ -66,6 +66,7 @@ struct capture_stream {
 	uint32_t batch_bytes; /* a whole number of chunks */
 	bool zstd;
 	int level;
+	bool drain_only;
 
 	uint64_t notify_bytes;
 	_Atomic uint64_t *progress; /* borrowed: every stored byte is added here too */
@@ -120,6 +121,7 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 		.level = c->level,
 		.notify_bytes = c->notify_bytes,
 		.progress = c->progress,
+		.drain_only = c->drain_only,
 		.next_notify = c->notify_bytes,
 	};
 	if (c->subbuf_size == 0 || c->subbuf_size > CAPTURE_PIPE_BYTES) {
@@ -596,6 +598,11 @@ bool capture_stream_has_ring(const struct capture_stream *s)
 bool capture_stream_dead(const struct capture_stream *s)
 {
 	return s->dead;
+}
+
+bool capture_stream_drain_only(const struct capture_stream *s)
+{
+	return s->drain_only;
 }
 
 /**

@@ -98,7 +98,8 @@ static bool process_commands(struct capture_worker *w)
 
 			if (r < 0)
 				capture_stream_fail(s, r);
-			else if (epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, capture_stream_trace_fd(s),
+			else if (!capture_stream_drain_only(s) &&
+				 epoll_ctl(w->epoll_fd, EPOLL_CTL_ADD, capture_stream_trace_fd(s),
 					   &ev) < 0)
 				capture_stream_fail(s, negative_errno());
 		} else if (queue[i].op == CMD_ROTATE) {

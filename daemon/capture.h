@@ -23,6 +23,7 @@ struct capture_stream_config {
 	int level;
 	uint64_t notify_bytes; /* 0: no progress notifications */
 	_Atomic uint64_t *progress; /* borrowed: stored bytes are added here too; may be NULL */
+	bool drain_only;  /* never polled, only finished: snapshot_raw has no poll */
 };
 
 /* Where the last rotation cut a stream: totals stored before the new spool took over. */

@@ -9,9 +9,11 @@
  * the oldest; a snapshot asks every worker to flush, then takes
  * references to what the rings hold and publishes them as a file of its
  * own. With the kernel backend the instance's ring runs in overwrite mode
- * and nothing reads it; a snapshot pauses tracing, drains the ring
- * through temporary streams and rings, and resumes (no kernel here has a
- * snapshot buffer to swap). Triggers (trigger.c) ask for snapshots by
+ * and nothing reads it; a snapshot swaps the ring with the kernel's
+ * snapshot buffer (CONFIG_TRACER_SNAPSHOT, allocated with the ring) and
+ * drains that through temporary streams and rings while tracing goes on.
+ * Where the kernel has no snapshot buffer, it pauses tracing, drains the
+ * ring itself, and resumes. Triggers (trigger.c) ask for snapshots by
  * themselves, optionally after a post time.
  *
  * A snapshot job is served once its data is in the rings: memory
@@ -66,7 +68,8 @@ struct flight {
 	size_t n_jobs;
 	uint32_t flush_requested;     /* flushes (memory) or drains (kernel) begun */
 	uint32_t flush_done;          /* kernel: drains complete */
-	bool draining;                /* kernel: tracing paused, streams draining the ring */
+	bool swap;                    /* kernel: snapshots swap the ring with the snapshot buffer */
+	bool draining;                /* kernel: streams draining the ring (or snapshot buffer) */
 	bool drain_again;             /* kernel: jobs came in during a drain */
 	uint64_t drain_start_usec;
 	struct trigger_slot *triggers;
@@ -181,9 +184,14 @@ int flight_new(struct session *s, char *error, size_t n_error)
 				 strerror(-r));
 			return r;
 		}
-		/* No kernel here has the snapshot buffer (CONFIG_TRACER_SNAPSHOT) swap wired up. */
-		snprintf(f->note, sizeof(f->note), "kernel backend: each snapshot pauses tracing "
-			 "while the ring is drained (no snapshot buffer swap)");
+		f->swap = instance_has_snapshot(s->instance);
+		if (f->swap)
+			snprintf(f->note, sizeof(f->note), "kernel backend: each snapshot swaps the "
+				 "ring with the kernel's snapshot buffer; tracing never pauses");
+		else
+			snprintf(f->note, sizeof(f->note), "kernel backend: each snapshot pauses "
+				 "tracing while the ring is drained (this kernel has no snapshot "
+				 "buffer)");
 	}
 	r = open_snapshot_dir(s, f);
 	if (r < 0) {
@@ -223,6 +231,17 @@ int flight_new(struct session *s, char *error, size_t n_error)
 		f->n_triggers++;
 	}
 	return 0;
+}
+
+/**
+ * flight_swaps() - does this session's ring need a snapshot buffer beside it?
+ * @s: session
+ *
+ * Return: true for a kernel-backend flight recorder on a kernel that has one.
+ */
+bool flight_swaps(const struct session *s)
+{
+	return s->flight && s->flight->swap;
 }
 
 /**
@@ -332,7 +351,9 @@ static void write_snapshot(struct session *s, struct snapshot_job *job)
 		snapshot_failed(s, job->waiter, job->trigger, r);
 		return;
 	}
-	r = stream_set_read_stats(&s->cpus, s->instance, /* start= */ false, /* text= */ true);
+	/* With a swap, the statistics of the buffer drained were read before it. */
+	r = f->swap ? 0 : stream_set_read_stats(&s->cpus, s->instance, /* start= */ false,
+						 /* text= */ true);
 	if (r < 0)
 		log_warning_errno(r, "Session '%s': reading statistics failed, ignoring: %m",
 				  s->name);
@@ -402,19 +423,32 @@ static int kernel_drain_begin(struct session *s)
 	if (r < 0)
 		return r;
 	f->drain_start_usec = session_now_usec();
-	if (s->state == SESSION_RUNNING) {
+	if (f->swap) {
+		/* The counters of the buffer about to be drained: after the swap they are its. */
+		r = stream_set_read_stats(&s->cpus, s->instance, /* start= */ false, /* text= */ true);
+		if (r < 0)
+			log_warning_errno(r, "Session '%s': reading statistics failed, ignoring: %m",
+					  s->name);
+		r = instance_snapshot_swap(s->instance);
+		if (r < 0) {
+			log_error_errno(r, "Session '%s': cannot swap the snapshot buffer: %m", s->name);
+			stream_set_rings_free(&s->cpus);
+			return r;
+		}
+	} else if (s->state == SESSION_RUNNING) {
 		r = instance_set_tracing(s->instance, false);
 		if (r < 0)
 			log_warning_errno(r, "Session '%s': cannot pause tracing, draining anyway: %m",
 					  s->name);
 	}
 	session_stream_params(s, &params);
+	params.snapshot_raw = f->swap;
 	r = stream_set_open(&s->cpus, s->instance, &params, NULL, error, sizeof(error));
 	if (r < 0) {
 		log_error("Session '%s': %s", s->name, error);
 		stream_set_release(&s->cpus, true);
 		stream_set_rings_free(&s->cpus);
-		if (s->state == SESSION_RUNNING)
+		if (s->state == SESSION_RUNNING && !f->swap)
 			instance_set_tracing(s->instance, true);
 		return r;
 	}
@@ -435,6 +469,38 @@ static int kernel_drain_begin(struct session *s)
 	return 0;
 }
 
+/*
+ * Swap: the snapshot buffer is drained. Clearing it resets its counters,
+ * so the ring it becomes at the next swap counts from 0: nothing of it
+ * is lost yet, and its counters going "back" is no interference.
+ */
+static void swap_end(struct session *s)
+{
+	struct flight *f = s->flight;
+	int r;
+
+	r = instance_snapshot_clear(s->instance);
+	if (r < 0)
+		log_warning_errno(r, "Session '%s': cannot clear the snapshot buffer: %m", s->name);
+	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
+		s->cpus.cpus[cpu].seen = (struct cpu_counters){};
+		s->cpus.cpus[cpu].lost_base = 0;
+	}
+	if (s->state == SESSION_STOPPING)
+		s->state = SESSION_STOPPED;
+	log_info("Session '%s': snapshot by swap, drained in %.1f ms while tracing went on",
+		 s->name, (double)(session_now_usec() - f->drain_start_usec) / 1000);
+	if (f->drain_again) {
+		f->drain_again = false;
+		r = kernel_drain_begin(s);
+		if (r < 0) {
+			for (size_t i = 0; i < f->n_jobs; i++)
+				f->jobs[i].flush = f->flush_done;
+			serve_jobs(s);
+		}
+	}
+}
+
 /* Kernel backend: the ring is drained; write the snapshots, then resume tracing. */
 static void kernel_drain_end(struct session *s)
 {
@@ -452,6 +518,10 @@ static void kernel_drain_end(struct session *s)
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++)
 		s->cpus.cpus[cpu].lost_base = s->cpus.cpus[cpu].cut.overrun;
 	stream_set_rings_free(&s->cpus);
+	if (f->swap) {
+		swap_end(s);
+		return;
+	}
 	if (s->state == SESSION_RUNNING) {
 		r = instance_set_tracing(s->instance, true);
 		if (r < 0) {

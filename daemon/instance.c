@@ -359,6 +359,19 @@ int instance_read(struct instance *i, const char *file, char **ret, size_t *ret_
 	return 0;
 }
 
+static int open_cpu_file(struct instance *i, unsigned cpu, const char *name, int *ret_fd)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "per_cpu/cpu%u/%s", cpu, name);
+	fd = tracefs_instance_file_open(i->tfs, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	*ret_fd = fd;
+	return 0;
+}
+
 /**
  * instance_open_cpu_raw() - open one CPU's trace_pipe_raw, non-blocking.
  * @i: instance
@@ -369,15 +382,55 @@ int instance_read(struct instance *i, const char *file, char **ret, size_t *ret_
  */
 int instance_open_cpu_raw(struct instance *i, unsigned cpu, int *ret_fd)
 {
-	char path[64];
-	int fd;
+	return open_cpu_file(i, cpu, "trace_pipe_raw", ret_fd);
+}
 
-	snprintf(path, sizeof(path), "per_cpu/cpu%u/trace_pipe_raw", cpu);
-	fd = tracefs_instance_file_open(i->tfs, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return negative_errno();
-	*ret_fd = fd;
-	return 0;
+/**
+ * instance_open_cpu_snapshot_raw() - open one CPU's snapshot_raw, non-blocking.
+ * @i: instance with a snapshot buffer
+ * @cpu: CPU number
+ * @ret_fd: the fd: the snapshot buffer's sub-buffers, read like trace_pipe_raw
+ *
+ * Return: 0 or -errno.
+ */
+int instance_open_cpu_snapshot_raw(struct instance *i, unsigned cpu, int *ret_fd)
+{
+	return open_cpu_file(i, cpu, "snapshot_raw", ret_fd);
+}
+
+/**
+ * instance_has_snapshot() - can the ring be swapped with a snapshot buffer here?
+ * @i: instance
+ *
+ * Return: true if the kernel has CONFIG_TRACER_SNAPSHOT (Debian's 6.1 does).
+ */
+bool instance_has_snapshot(struct instance *i)
+{
+	return tracefs_file_exists(i->tfs, "snapshot");
+}
+
+/**
+ * instance_snapshot_swap() - swap the ring with the snapshot buffer, tracing on or off.
+ * @i: instance with a snapshot buffer
+ *
+ * The first swap allocates the snapshot buffer (as large as the ring).
+ *
+ * Return: 0 or -errno.
+ */
+int instance_snapshot_swap(struct instance *i)
+{
+	return write_file(i, "snapshot", "1");
+}
+
+/**
+ * instance_snapshot_clear() - empty the snapshot buffer (its counters go back to 0).
+ * @i: instance
+ *
+ * Return: 0 or -errno.
+ */
+int instance_snapshot_clear(struct instance *i)
+{
+	return write_file(i, "snapshot", "2");
 }
 
 /**

@@ -23,6 +23,7 @@
 struct ring_alloc {
 	struct instance *instance; /* borrowed; the thread's alone until done */
 	uint32_t buffer_kb;
+	bool snapshot;             /* allocate the snapshot buffer too */
 	int notify_fd;             /* borrowed eventfd */
 	pthread_t thread;
 	int result;                /* written by the thread before done */
@@ -35,6 +36,11 @@ static void *alloc_thread(void *userdata)
 	uint64_t one = 1;
 
 	a->result = instance_set_buffer_size(a->instance, a->buffer_kb);
+	/* A swap allocates the snapshot buffer, as large as the ring; clearing it keeps it. */
+	if (a->result >= 0 && a->snapshot)
+		a->result = instance_snapshot_swap(a->instance);
+	if (a->result >= 0 && a->snapshot)
+		a->result = instance_snapshot_clear(a->instance);
 	atomic_store_explicit(&a->done, true, memory_order_release);
 	(void)!write(a->notify_fd, &one, sizeof(one));
 	return NULL;
@@ -44,12 +50,13 @@ static void *alloc_thread(void *userdata)
  * ring_alloc_start() - size the instance's per-CPU ring on a thread.
  * @i: a new instance, tracing off; left alone by the caller until done
  * @buffer_kb: per-CPU size, checked against bounds.h
+ * @snapshot: allocate the snapshot buffer too (a kernel-backend flight recorder)
  * @notify_fd: an eventfd written once the allocation is over
  * @ret: the allocation under way
  *
  * Return: 0 or -errno (nothing was started).
  */
-int ring_alloc_start(struct instance *i, uint32_t buffer_kb, int notify_fd,
+int ring_alloc_start(struct instance *i, uint32_t buffer_kb, bool snapshot, int notify_fd,
 		     struct ring_alloc **ret)
 {
 	struct ring_alloc *a;
@@ -58,7 +65,8 @@ int ring_alloc_start(struct instance *i, uint32_t buffer_kb, int notify_fd,
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	*a = (struct ring_alloc){ .instance = i, .buffer_kb = buffer_kb, .notify_fd = notify_fd };
+	*a = (struct ring_alloc){ .instance = i, .buffer_kb = buffer_kb, .snapshot = snapshot,
+				  .notify_fd = notify_fd };
 	r = pthread_create(&a->thread, NULL, alloc_thread, a);
 	if (r != 0) {
 		free(a);

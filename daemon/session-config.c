@@ -236,11 +236,16 @@ static void *copy_strings(const void *src, unsigned n, size_t size)
  * @n_cpus: CPUs it captures
  *
  * Return: bytes: its ring (all CPUs), its triggers' small rings, and a
- * memory-backend flight recorder's history budget.
+ * flight recorder's history: the budget of the memory backend, or the
+ * kernel backend's snapshot buffer (counted even where the kernel has none).
  */
 uint64_t session_config_memory(const struct session_config *c, unsigned n_cpus)
 {
 	uint64_t ring_kb = c->buffer_kb + (uint64_t)c->n_triggers * TRIGGER_BUFFER_KB;
+
+	/* A kernel-backend history has a snapshot buffer as large as its ring beside it. */
+	if (c->mode == FTRACED_MODE_FLIGHT && c->backend == FTRACED_FLIGHT_KERNEL)
+		ring_kb += c->buffer_kb;
 
 	return ring_kb * 1024 * n_cpus + (c->backend == FTRACED_FLIGHT_MEMORY ? c->flight_size : 0);
 }

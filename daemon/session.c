@@ -443,7 +443,8 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 	publisher_retention(&s->publisher);
 
 	/* Last: from here the instance is the allocating thread's until it is done. */
-	r = ring_alloc_start(s->instance, s->config.buffer_kb, s->event_fd, &s->ring_alloc);
+	r = ring_alloc_start(s->instance, s->config.buffer_kb, flight_swaps(s), s->event_fd,
+			     &s->ring_alloc);
 	if (r < 0) {
 		snprintf(error, n_error, "cannot start allocating the ring buffer: %s",
 			 strerror(-r));

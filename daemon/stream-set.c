@@ -78,11 +78,13 @@ int stream_set_open(struct stream_set *set, struct instance *inst, const struct 
 			.level = p->level,
 			.notify_bytes = p->notify_bytes,
 			.progress = p->progress,
+			.drain_only = p->snapshot_raw,
 			.stats_fd = -EBADF,
 		};
 		int r;
 
-		r = instance_open_cpu_raw(inst, cpu, &c.trace_fd);
+		r = p->snapshot_raw ? instance_open_cpu_snapshot_raw(inst, cpu, &c.trace_fd) :
+			instance_open_cpu_raw(inst, cpu, &c.trace_fd);
 		if (r >= 0 && instance_open_cpu_stats(inst, cpu, &c.stats_fd) < 0)
 			c.stats_fd = -EBADF; /* recovery then cannot tell; capture goes on */
 		if (r >= 0)

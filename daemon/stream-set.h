@@ -33,6 +33,7 @@ struct stream_params {
 	int level;
 	uint64_t notify_bytes;  /* per CPU; 0: no progress notifications */
 	_Atomic uint64_t *progress; /* the daemon's count of bytes written; may be NULL */
+	bool snapshot_raw;      /* read the snapshot buffer, not the ring */
 };
 
 /* All CPUs of one session. */

@@ -71,6 +71,9 @@ markers $inst t 3000
 ftracectl --json snapshot kf -o /tmp/snap.dat > /tmp/snap.json
 emit snap.json /tmp/snap.json
 emit snap.dat /tmp/snap.dat
+markers $inst u 500
+ftracectl snapshot kf -o /tmp/snap2.dat
+emit snap2.dat /tmp/snap2.dat
 ftracectl --json status kf > /tmp/status.json
 emit status.json /tmp/status.json
 ftracectl destroy kf
@@ -91,8 +94,18 @@ emit left /tmp/left
             g = c["generators"][cpu]
             # The kernel ring keeps the newest: a gap-free suffix ending at the last marker.
             assert g["max"] == 2999 and g["distinct"] == g["max"] - g["min"] + 1, c
+            assert g["min"] > 0, "the ring did not wrap? %s" % c
+        # The second swap's buffer was cleared after the first: exactly what came since.
+        c = count_markers(r.save("snap2.dat", d), "u")
+        for cpu in ("0", "1"):
+            g = c["generators"][cpu]
+            assert g["min"] == 0 and g["max"] == 499 and g["distinct"] == 500, c
+        assert not count_markers(os.path.join(d, "snap2.dat"), "t")["generators"]
     assert r.files["left"].strip() == b"", r.files["left"]
     assert "shows no addresses" not in r.daemon_log, r.daemon_log
+    # 6.1 has the snapshot buffer: a snapshot swaps, tracing never pauses.
+    assert b"tracing never pauses" in r.files["status.json"], r.files["status.json"]
+    assert "snapshot by swap" in r.daemon_log and "paused" not in r.daemon_log, r.daemon_log
 
 
 if __name__ == "__main__":
