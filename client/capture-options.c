@@ -82,6 +82,12 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 			return -EINVAL;
 		}
 		return 1;
+	case 'T':
+		ctl_put_u32(b, FTRACED_ATTR_STACKTRACE, 1);
+		return 1;
+	case 'i':
+		ctl_put_u32(b, FTRACED_ATTR_IGNORE_MISSING, 1);
+		return 1;
 	case OPT_LEVEL:
 		if (parse_long(command, "zstd level", arg, -100, 100, &v) < 0)
 			return -EINVAL;

@@ -15,7 +15,7 @@ enum {
 	_OPT_CAPTURE_END,
 };
 
-#define CAPTURE_SHORT_OPTIONS "e:b:C:"
+#define CAPTURE_SHORT_OPTIONS "e:b:C:Ti"
 #define CAPTURE_LONG_OPTIONS \
 	{ "event", required_argument, NULL, 'e' }, \
 	{ "filter", required_argument, NULL, OPT_FILTER }, \
@@ -23,7 +23,9 @@ enum {
 	{ "subbuf-kb", required_argument, NULL, OPT_SUBBUF }, \
 	{ "clock", required_argument, NULL, OPT_CLOCK }, \
 	{ "compression", required_argument, NULL, 'C' }, \
-	{ "level", required_argument, NULL, OPT_LEVEL }
+	{ "level", required_argument, NULL, OPT_LEVEL }, \
+	{ "stacktrace", no_argument, NULL, 'T' }, \
+	{ "ignore-missing", no_argument, NULL, 'i' }
 
 #define CAPTURE_OPTIONS_HELP \
 	"  -e, --event EVENT      SYSTEM:EVENT, SYSTEM:* or SYSTEM (repeatable)\n" \
@@ -32,7 +34,9 @@ enum {
 	"      --subbuf-kb N      ring-buffer sub-buffer size in KiB (power of two)\n" \
 	"      --clock NAME       trace clock (default local)\n" \
 	"  -C, --compression ALG  zstd (default) or none\n" \
-	"      --level N          zstd level (default 3)\n"
+	"      --level N          zstd level (default 3)\n" \
+	"  -T, --stacktrace       record a kernel stack trace with each event\n" \
+	"  -i, --ignore-missing   skip events this kernel lacks (with a warning)\n"
 
 int capture_option(const char *command, int c, const char *arg, struct ctl_builder *b,
 		   bool *has_event);

@@ -183,6 +183,23 @@ static int add_cpu(struct ftraced_cpu_stats **cpus, unsigned *n, const struct ct
 	return 0;
 }
 
+/* A SKIPPED_EVENT names one of the session's EVENTs (sent before it). */
+static int mark_skipped(struct session_info *s, const struct ctl_attr *a)
+{
+	char spec[FTRACED_EVENT_SPEC_MAX + 1];
+	int r = ctl_attr_string(a, FTRACED_EVENT_SPEC_MAX, spec);
+
+	if (r < 0)
+		return r;
+	for (unsigned k = 0; k < s->n_events; k++)
+		if (!s->skipped[k] && strcmp(s->events[k], spec) == 0) {
+			s->skipped[k] = true;
+			s->n_skipped++;
+			return 0;
+		}
+	return -EBADMSG;
+}
+
 static int decode_session(struct ctl_attr_iter *it, struct session_info *s, struct ctl_attr *next,
 			  bool *has_next)
 {
@@ -254,6 +271,9 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 			r = ctl_attr_string(&a, FTRACED_EVENT_SPEC_MAX, s->events[s->n_events]);
 			if (r >= 0)
 				s->n_events++;
+			break;
+		case FTRACED_ATTR_SKIPPED_EVENT:
+			r = mark_skipped(s, &a);
 			break;
 		case FTRACED_ATTR_ELAPSED_MS:
 			r = ctl_attr_u64(&a, &s->elapsed_ms);
@@ -623,6 +643,19 @@ static void print_flight_json(const struct session_info *s)
 }
 
 /**
+ * print_skipped() - a warning line for each event the session skipped (-i).
+ * @command: the command, for the prefix
+ * @s: session
+ */
+void print_skipped(const char *command, const struct session_info *s)
+{
+	for (unsigned k = 0; k < s->n_events; k++)
+		if (s->skipped[k])
+			fprintf(stderr, "ftracectl %s: warning: this kernel has no event '%s'; "
+				"skipped (-i)\n", command, s->events[k]);
+}
+
+/**
  * print_session_json() - one session as a JSON object (no trailing newline).
  * @s: session
  * @indent: prefix of each line
@@ -659,7 +692,17 @@ void print_session_json(const struct session_info *s, const char *indent)
 		printf(i ? ", " : "");
 		print_json_string(s->events[i]);
 	}
-	printf("], \"elapsed_ms\": %llu", (unsigned long long)s->elapsed_ms);
+	printf("]");
+	if (s->n_skipped) {
+		printf(", \"skipped_events\": [");
+		for (unsigned i = 0, n = 0; i < s->n_events; i++)
+			if (s->skipped[i]) {
+				printf(n++ ? ", " : "");
+				print_json_string(s->events[i]);
+			}
+		printf("]");
+	}
+	printf(", \"elapsed_ms\": %llu", (unsigned long long)s->elapsed_ms);
 	if (s->has_file_bytes)
 		printf(", \"file_bytes\": %llu", (unsigned long long)s->file_bytes);
 	printf(", \"bytes_raw\": %llu, \"bytes_stored\": %llu, \"lost_events\": %llu, "

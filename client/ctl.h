@@ -34,6 +34,8 @@ struct session_info {
 	uint32_t subbuf_size;
 	unsigned n_events;
 	char events[FTRACED_EVENTS_PER_REQUEST_MAX][FTRACED_EVENT_SPEC_MAX + 1];
+	bool skipped[FTRACED_EVENTS_PER_REQUEST_MAX]; /* -i: this kernel lacks events[k] */
+	unsigned n_skipped;
 	uint64_t elapsed_ms;
 	bool has_file_bytes;
 	uint64_t file_bytes;
@@ -118,6 +120,7 @@ uint64_t session_bytes_stored(const struct session_info *s);
 
 void print_size(char *buf, size_t n, uint64_t bytes);
 const char *mode_name(uint32_t mode);
+void print_skipped(const char *command, const struct session_info *s);
 void print_session_json(const struct session_info *s, const char *indent);
 void print_json_string(const char *s);
 

@@ -180,7 +180,8 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 		printf("  owner uid:    %u\n", s->owner);
 		printf("  events:      ");
 		for (unsigned k = 0; k < s->n_events; k++)
-			printf(" %s", s->events[k]);
+			printf(" %s%s", s->events[k], s->skipped[k] ? " (skipped: not in this kernel)" :
+			       "");
 		printf("\n  compression:  %s, sub-buffer %u bytes\n",
 		       s->compression == FTRACED_COMPRESSION_NONE ? "none" : "zstd", s->subbuf_size);
 		print_size(a, sizeof(a), session_bytes_raw(s));

@@ -269,6 +269,7 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 		fprintf(stderr, "Recording into '%s' as session '%s' on instance '%s'%s\n", a.output,
 			rep.sessions.items[0].name, rep.sessions.items[0].instance,
 			progress ? " (Ctrl-C to stop)" : "");
+	print_skipped("record", &rep.sessions.items[0]);
 
 	{
 		char session[FTRACED_NAME_MAX + 1];

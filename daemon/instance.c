@@ -706,6 +706,14 @@ int instance_configure(struct instance *i, const struct instance_setup *p, char 
 			return r;
 		}
 	}
+	if (p->stacktrace) {
+		r = write_file(i, "options/stacktrace", "1");
+		if (r < 0) {
+			snprintf(error, n_error, "cannot turn on stack traces (options/stacktrace): %s",
+				 strerror(-r));
+			return r;
+		}
+	}
 	for (size_t k = 0; k < p->events->n; k++) {
 		const struct event_id *e = &p->events->events[k];
 		_cleanup_free_ char *kernel_error = NULL;

@@ -26,6 +26,7 @@ struct instance_setup {
 	const char *clock;               /* NULL: the default */
 	const char *filter;              /* for every event; NULL: none */
 	const struct event_list *events;
+	bool stacktrace;                 /* options/stacktrace: a kernel stack with each event */
 };
 
 uint32_t instance_tag(const char *state_dir);

@@ -320,6 +320,8 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 	c.zstd = req->compression == FTRACED_COMPRESSION_ZSTD;
 	c.level = ctl_request_has(req, FTRACED_ATTR_LEVEL) ? req->level : ZSTD_LEVEL_DEFAULT;
 	c.duration_ms = req->duration_ms;
+	c.stacktrace = req->stacktrace;
+	c.ignore_missing = req->ignore_missing;
 	c.n_events = req->n_events;
 	c.events = copy_strings(req->events, req->n_events, sizeof(*c.events));
 	c.triggers = copy_strings(req->triggers, req->n_triggers, sizeof(*c.triggers));

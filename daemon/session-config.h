@@ -26,6 +26,8 @@ struct session_config {
 	bool zstd;
 	int level;
 	uint64_t duration_ms;  /* 0: until stopped */
+	bool stacktrace;       /* a kernel stack with each event (options/stacktrace) */
+	bool ignore_missing;   /* events this kernel lacks are skipped, not refused */
 
 	/* continuous */
 	uint64_t segment_size; /* 0: by time only */

@@ -193,6 +193,16 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 		ctl_put_u32(b, FTRACED_ATTR_LEVEL, (uint32_t)level);
 		return 0;
 	}
+	if (strcmp(key, "stacktrace") == 0 || strcmp(key, "ignore-missing") == 0) {
+		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
+			snprintf(error, n_error, "%s: '%.40s' is not yes or no", key, v);
+			return -EINVAL;
+		}
+		if (strcmp(v, "yes") == 0)
+			ctl_put_u32(b, key[0] == 's' ? FTRACED_ATTR_STACKTRACE :
+				    FTRACED_ATTR_IGNORE_MISSING, 1);
+		return 0;
+	}
 	if (strcmp(key, "buffer-kb") == 0)
 		return put_number(b, FTRACED_ATTR_BUFFER_KB, v, UINT32_MAX, error, n_error);
 	if (strcmp(key, "subbuf-kb") == 0)

@@ -32,6 +32,7 @@ struct session {
 	enum session_state state;
 	struct session_config config;
 	struct event_list events;       /* the config's specs, expanded */
+	bool *skipped;                  /* per config spec: missing here, skipped (-i) */
 
 	struct instance *instance;
 	struct ring_alloc *ring_alloc;  /* while ALLOCATING: the thread sizing the ring */

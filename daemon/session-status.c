@@ -108,6 +108,9 @@ void session_describe(struct session *s, struct ctl_builder *b)
 		ctl_put_string(b, FTRACED_ATTR_INSTANCE, instance_name(s->instance));
 	for (unsigned k = 0; k < s->config.n_events; k++)
 		ctl_put_string(b, FTRACED_ATTR_EVENT, s->config.events[k]);
+	for (unsigned k = 0; s->skipped && k < s->config.n_events; k++)
+		if (s->skipped[k])
+			ctl_put_string(b, FTRACED_ATTR_SKIPPED_EVENT, s->config.events[k]);
 	ctl_put_u64(b, FTRACED_ATTR_ELAPSED_MS, s->start_usec ? (end - s->start_usec) / 1000 : 0);
 	if (s->config.mode == FTRACED_MODE_RECORD && s->state == SESSION_DONE)
 		ctl_put_u64(b, FTRACED_ATTR_FILE_BYTES, s->file_bytes);

@@ -168,6 +168,7 @@ struct session *session_free(struct session *s)
 	stream_set_deinit(&s->cpus);
 	instance_meta_done(&s->imeta);
 	event_list_done(&s->events);
+	free(s->skipped);
 	session_config_done(&s->config);
 	safe_close(s->out_fd);
 	safe_close(s->dir_fd);
@@ -176,14 +177,32 @@ struct session *session_free(struct session *s)
 	return NULL;
 }
 
-/* The configuration's event specs, each expanded against tracefs. */
+/*
+ * The configuration's event specs, each expanded against tracefs. With
+ * -i, a spec this kernel lacks is skipped (and said so in the log and in
+ * status), so one session file serves kernels that differ.
+ */
 static int expand_events(struct session *s, char *error, size_t n_error)
 {
+	unsigned n_skipped = 0;
+
+	s->skipped = calloc(MAX(s->config.n_events, 1u), sizeof(*s->skipped));
+	if (!s->skipped) {
+		snprintf(error, n_error, "out of memory");
+		return -ENOMEM;
+	}
 	for (unsigned k = 0; k < s->config.n_events; k++) {
 		const char *spec = s->config.events[k];
 		int r;
 
 		r = event_list_expand(&s->events, NULL, spec, EVENTS_PER_SESSION_MAX);
+		if (r == -ENOENT && s->config.ignore_missing) {
+			log_warning("Session '%s': this kernel has no event '%s', skipping it (-i)",
+				    s->name, spec);
+			s->skipped[k] = true;
+			n_skipped++;
+			continue;
+		}
 		if (r == -E2BIG) {
 			snprintf(error, n_error, "too many events: with '%s' the session would have "
 				 "more than %u, the limit per session", spec, EVENTS_PER_SESSION_MAX);
@@ -202,9 +221,14 @@ static int expand_events(struct session *s, char *error, size_t n_error)
 			return r;
 		}
 		if (r < 0) {
-			snprintf(error, n_error, "unknown event '%s'", spec);
+			snprintf(error, n_error, "unknown event '%s'%s", spec,
+				 s->config.ignore_missing ? "" : " (-i skips events this kernel lacks)");
 			return -ENOENT;
 		}
+	}
+	if (n_skipped == s->config.n_events) {
+		snprintf(error, n_error, "this kernel has none of the events asked for");
+		return -ENOENT;
 	}
 	return 0;
 }
@@ -219,6 +243,7 @@ static int configure_instance(struct session *s, char *error, size_t n_error)
 		.clock = c->clock,
 		.filter = c->filter,
 		.events = &s->events,
+		.stacktrace = c->stacktrace,
 	};
 	int r;
 

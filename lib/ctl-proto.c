@@ -137,6 +137,7 @@ static bool char_ok(uint16_t type, uint8_t c)
 	case FTRACED_ATTR_STATE:
 		return alnum || c == '_' || c == '-';
 	case FTRACED_ATTR_EVENT:
+	case FTRACED_ATTR_SKIPPED_EVENT:
 		return alnum || c == '_' || c == '-' || c == ':' || c == '*' || c == '.';
 	case FTRACED_ATTR_FILTER:
 	case FTRACED_ATTR_ON_SEGMENT:
@@ -179,7 +180,8 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 #define CAPTURE_ATTRS (BIT(FTRACED_ATTR_EVENT) | BIT(FTRACED_ATTR_FILTER) | \
 		       BIT(FTRACED_ATTR_BUFFER_KB) | BIT(FTRACED_ATTR_SUBBUF_KB) | \
 		       BIT(FTRACED_ATTR_CLOCK) | BIT(FTRACED_ATTR_COMPRESSION) | \
-		       BIT(FTRACED_ATTR_LEVEL))
+		       BIT(FTRACED_ATTR_LEVEL) | BIT(FTRACED_ATTR_STACKTRACE) | \
+		       BIT(FTRACED_ATTR_IGNORE_MISSING))
 #define SEGMENT_ATTRS (BIT(FTRACED_ATTR_SEGMENT_SIZE) | BIT(FTRACED_ATTR_SEGMENT_TIME_MS) | \
 		       BIT(FTRACED_ATTR_MAX_TOTAL) | BIT(FTRACED_ATTR_MAX_FILES) | \
 		       BIT(FTRACED_ATTR_MAX_AGE_MS) | BIT(FTRACED_ATTR_KEEP_FREE) | \
@@ -366,6 +368,16 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 		case FTRACED_ATTR_TRIM:
 			r = ctl_attr_u32(&a, &req.trim);
 			if (r >= 0 && req.trim > 1)
+				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_STACKTRACE:
+			r = ctl_attr_u32(&a, &req.stacktrace);
+			if (r >= 0 && req.stacktrace > 1)
+				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_IGNORE_MISSING:
+			r = ctl_attr_u32(&a, &req.ignore_missing);
+			if (r >= 0 && req.ignore_missing > 1)
 				r = -EBADMSG;
 			break;
 		default:

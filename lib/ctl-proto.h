@@ -53,6 +53,8 @@ struct ctl_request {
 	unsigned n_triggers;
 	char triggers[FTRACED_TRIGGERS_PER_REQUEST_MAX][FTRACED_TRIGGER_MAX + 1];
 	uint32_t trim;
+	uint32_t stacktrace;
+	uint32_t ignore_missing;
 };
 
 static inline bool ctl_request_has(const struct ctl_request *r, enum ftraced_attr a)

@@ -120,6 +120,11 @@ enum ftraced_attr {
 	/* a session's STATUS record, added after the attributes above */
 	FTRACED_ATTR_WARNING,           /* string: what another process did to the session's instance */
 	FTRACED_ATTR_EVENTS_DISCARDED,  /* u64: events ftraced read or left unread and could not store */
+	/* capture options of RECORD and CREATE (trace-cmd record's -T and -i) */
+	FTRACED_ATTR_STACKTRACE,        /* u32, 0 or 1: a kernel stack with each event */
+	FTRACED_ATTR_IGNORE_MISSING,    /* u32, 0 or 1: skip events this kernel lacks */
+	/* a session's STATUS record */
+	FTRACED_ATTR_SKIPPED_EVENT,     /* string, repeated: an event spec skipped (-i) */
 	_FTRACED_ATTR_MAX,
 };
 static_assert(_FTRACED_ATTR_MAX <= 64, "attribute bits fit in a u64");

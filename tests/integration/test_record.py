@@ -197,6 +197,48 @@ def test_ring_allocated_off_the_event_loop():
         assert set(our_instances()) <= d.instances_before, our_instances()
 
 
+def test_stacktrace_with_each_event():
+    with daemon() as d:
+        out = os.path.join(d.dir, "stack.dat")
+        d.ctl("record", "-T", "-e", "sched:sched_switch", "-d", "300ms", "-o", out)
+        check_events(out)
+        lines = report(out)
+        switches = [line for line in lines if "sched_switch:" in line]
+        stacks = [line for line in lines if "kernel_stack:" in line]
+        # Each event comes with the kernel stack that emitted it (instance option stacktrace).
+        assert switches and len(stacks) == len(switches), (len(stacks), len(switches))
+        assert any("=> __schedule" in line for line in lines), lines[:40]
+        # Without -T: no stacks.
+        plain = os.path.join(d.dir, "plain.dat")
+        d.ctl("record", "-e", "sched:sched_switch", "-d", "200ms", "-o", plain)
+        assert not any("kernel_stack:" in line for line in report(plain))
+
+
+def test_ignore_missing_events():
+    with daemon() as d:
+        out = os.path.join(d.dir, "lenient.dat")
+        r = d.ctl("record", "-e", "nosuch:event", "-e", "sched:sched_switch", "-d", "300ms",
+                  "-o", out, check=False)
+        assert r.returncode != 0 and "unknown event 'nosuch:event'" in r.stderr and \
+            "-i skips" in r.stderr, r.stderr
+        r = d.ctl("record", "-i", "-e", "nosuch:event", "-e", "sched:sched_switch",
+                  "-e", "sched:nosuch", "-d", "300ms", "-o", out)
+        assert "no event 'nosuch:event'; skipped (-i)" in r.stderr, r.stderr
+        assert "no event 'sched:nosuch'; skipped (-i)" in r.stderr, r.stderr
+        lines = event_lines(report(out))
+        assert lines and all("sched_switch" in line for line in lines), lines[:5]
+        assert "this kernel has no event 'nosuch:event', skipping it" in d.log()
+        # A continuous session says so in status, text and JSON.
+        d.ctl("create", "mixed", "-i", "-e", "sched:sched_switch", "-e", "nosuch")
+        st = d.ctl_json("status", "mixed")
+        assert st["skipped_events"] == ["nosuch"] and st["events"] == ["sched:sched_switch",
+                                                                        "nosuch"], st
+        assert "nosuch (skipped: not in this kernel)" in d.ctl("status", "mixed").stdout
+        d.ctl("destroy", "mixed")
+        r = d.ctl("create", "none", "-i", "-e", "nosuch", check=False)
+        assert r.returncode != 0 and "none of the events" in r.stderr, r.stderr
+
+
 def test_client_killed_file_still_finished():
     with daemon() as d:
         out = os.path.join(d.dir, "killed.dat")

@@ -57,6 +57,10 @@ int main(void)
 	assert(parse("name = other\nevents = sched\nkeep-free = 1G\n", "file") == 0);
 	assert(strcmp(req.session, "other") == 0 && req.keep_free == 1ull << 30);
 
+	assert(parse("events = sched, nosuch\nstacktrace = yes\nignore-missing = yes\n", "x") == 0);
+	assert(req.stacktrace == 1 && req.ignore_missing == 1 && req.n_events == 2);
+	assert(parse("events = sched\nstacktrace = no\n", "x") == 0 && req.stacktrace == 0);
+	assert(parse("events = sched\nstacktrace = maybe\n", "x") == -EINVAL && line == 2);
 	assert(parse("events = sched\nbogus = 1\n", "x") == -EINVAL && line == 2);
 	assert(strstr(error, "unknown key 'bogus'"));
 	assert(parse("events = sched\nno equals sign\n", "x") == -EINVAL && line == 2);
