@@ -239,6 +239,32 @@ def test_ignore_missing_events():
         assert r.returncode != 0 and "none of the events" in r.stderr, r.stderr
 
 
+def test_bash_completion_of_sessions_and_events():
+    """Session names come from the daemon, event names from tracefs."""
+    completion = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                              "completion", "ftracectl.bash")
+    script = ('source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); '
+              '_ftracectl; printf "%s\\n" "${COMPREPLY[@]}"')
+    path = os.path.dirname(os.path.abspath(FTRACECTL)) + os.pathsep + os.environ["PATH"]
+
+    def complete(*words):
+        r = subprocess.run(["bash", "-c", script, "bash", completion, "ftracectl"] + list(words),
+                           capture_output=True, text=True, env=dict(os.environ, PATH=path),
+                           check=True)
+        return sorted(w for w in r.stdout.splitlines() if w)
+
+    with daemon() as d:
+        d.ctl("create", "alpha", "-e", "sched")
+        d.ctl("create", "alps", "-e", "sched")
+        d.ctl("create", "beta", "-e", "sched")
+        assert complete("--socket", d.socket, "status", "al") == ["alpha", "alps"]
+        assert complete("--socket", d.socket, "destroy", "b") == ["beta"]
+        assert complete("record", "-e", "sched:sched_sw") == ["sched:sched_switch"]
+        assert "sched" in complete("record", "-e", "sch")
+        for name in ("alpha", "alps", "beta"):
+            d.ctl("destroy", name)
+
+
 def test_client_killed_file_still_finished():
     with daemon() as d:
         out = os.path.join(d.dir, "killed.dat")
