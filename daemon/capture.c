@@ -52,8 +52,8 @@ struct capture_worker {
 	int epoll_fd;
 	int wake_fd;
 
-	/* CLOCK_MONOTONIC usec of the worker's last turn: it takes one at least every heartbeat. */
-	_Atomic uint64_t beat_usec;
+	/* CLOCK_MONOTONIC usec when the worker began its current turn; 0 while it waits. */
+	_Atomic uint64_t busy_since_usec;
 
 	pthread_mutex_t lock; /* protects queue and stop */
 	struct cmd *queue;
@@ -137,8 +137,10 @@ static void *worker_main(void *userdata)
 		bool commands = false;
 		int n;
 
-		atomic_store_explicit(&w->beat_usec, monotonic_usec(), memory_order_relaxed);
-		n = epoll_wait(w->epoll_fd, evs, EPOLL_BATCH, CAPTURE_HEARTBEAT_MS);
+		/* No timeout: an idle daemon does not wake (the watchdog asks how long a turn lasts). */
+		atomic_store_explicit(&w->busy_since_usec, 0, memory_order_relaxed);
+		n = epoll_wait(w->epoll_fd, evs, EPOLL_BATCH, -1);
+		atomic_store_explicit(&w->busy_since_usec, monotonic_usec(), memory_order_relaxed);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -222,7 +224,7 @@ static int worker_init(struct capture_worker *w, unsigned cpu)
 	int r;
 
 	*w = (struct capture_worker){ .cpu = cpu, .epoll_fd = -EBADF, .wake_fd = -EBADF,
-				      .beat_usec = monotonic_usec() };
+				      .busy_since_usec = 0 };
 	pthread_mutex_init(&w->lock, NULL);
 	w->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -304,10 +306,11 @@ struct capture_pool *capture_pool_free(struct capture_pool *p)
  * @ret_cpu: the CPU of the worker stuck longest
  * @ret_age_usec: since when
  *
- * An idle worker still takes a turn every CAPTURE_HEARTBEAT_MS; one that
- * does not is blocked (a system call that never returns, a deadlock).
+ * A worker waiting in epoll_wait() is idle, however long; one whose turn
+ * (reading, compressing, writing, serving commands) lasts longer than
+ * @max_age_usec is blocked (a system call that never returns, a deadlock).
  *
- * Return: true if some worker went longer than @max_age_usec without a turn.
+ * Return: true if some worker has been in one turn longer than @max_age_usec.
  */
 bool capture_pool_stalled(const struct capture_pool *p, uint64_t max_age_usec, unsigned *ret_cpu,
 			  uint64_t *ret_age_usec)
@@ -316,8 +319,9 @@ bool capture_pool_stalled(const struct capture_pool *p, uint64_t max_age_usec, u
 	unsigned cpu = 0;
 
 	for (unsigned i = 0; i < p->n_cpus; i++) {
-		uint64_t beat = atomic_load_explicit(&p->workers[i].beat_usec, memory_order_relaxed);
-		uint64_t age = now > beat ? now - beat : 0;
+		uint64_t busy = atomic_load_explicit(&p->workers[i].busy_since_usec,
+						     memory_order_relaxed);
+		uint64_t age = busy && now > busy ? now - busy : 0;
 
 		if (age > oldest) {
 			oldest = age;
