@@ -150,12 +150,38 @@ int cmd_list(const struct client_options *o, int argc, char *argv[])
 
 int cmd_status(const struct client_options *o, int argc, char *argv[])
 {
+	char *args[3] = { argv[0] };
 	const char *session;
+	bool watch = false;
 	struct reply rep;
-	int r;
+	int n = 1, r;
 
-	if (parse_session_arg("status", argc, argv, false, &session) < 0)
+	/* status [--watch|-w] [SESSION], in either order */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--watch") == 0 || strcmp(argv[i], "-w") == 0) {
+			watch = true;
+		} else if (n < 3) {
+			args[n++] = argv[i];
+		} else {
+			print_error("status", "unexpected argument '%s'", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (n == 2 && (strcmp(args[1], "--help") == 0 || strcmp(args[1], "-h") == 0)) {
+		printf("Usage: ftracectl status [SESSION] [--watch]\n\n"
+		       "Show sessions in detail.\n\n"
+		       "  -w, --watch   a live view refreshed every second (q or Ctrl-C quits);\n"
+		       "                one line per refresh when the output is not a terminal\n");
+		return EXIT_OK;
+	}
+	if (parse_session_arg("status", n, args, false, &session) < 0)
 		return EXIT_USAGE;
+	if (watch && o->json) {
+		print_error("status", "--watch draws for people; use --json without it");
+		return EXIT_USAGE;
+	}
+	if (watch)
+		return watch_status(o, session);
 	r = call_sessions(o, "status", FTRACED_MSG_STATUS, session, &rep);
 	if (r != EXIT_OK)
 		return r;

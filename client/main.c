@@ -26,7 +26,7 @@ static void help(void)
 	       "  snapshot SESSION [-o FILE] [--trim]     write a flight recorder's history\n"
 	       "  destroy SESSION                         stop and forget a session (files stay)\n"
 	       "  list                                    list sessions\n"
-	       "  status [SESSION]                        show sessions in detail\n"
+	       "  status [SESSION] [--watch]              show sessions in detail, or a live view\n"
 	       "  recover STATE_DIR                       rebuild files a crash left unfinished\n"
 	       "  info FILE                               what a v7 file holds (offline)\n"
 	       "  verify FILE                             check a v7 file, name the first problem\n\n"

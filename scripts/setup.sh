@@ -6,7 +6,7 @@
 BUILD_PACKAGES=(meson ninja-build pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev libzstd-dev
                 libsystemd-dev libcap-dev scdoc)
 RUNTIME_PACKAGES=(trace-cmd util-linux)
-TEST_PACKAGES=(libtracecmd-dev python3 valgrind bindfs)
+TEST_PACKAGES=(libtracecmd-dev python3 valgrind bindfs tmux)
 # The systemd suite boots a Debian 12 root; the fuzzers need clang's libFuzzer.
 NSPAWN_PACKAGES=(systemd-container mmdebstrap)
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)

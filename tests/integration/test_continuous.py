@@ -14,7 +14,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (daemon, start_markers, count_markers, CPUS, Daemon,  # noqa: E402
+from harness import (daemon, start_markers, count_markers, CPUS, Daemon, FTRACECTL,  # noqa: E402
                      assert_complete_sequences, check_events, event_lines, loadgen,
                      loadgen_result, our_instances, parse_markers, report, run, TRACING)
 
@@ -360,6 +360,59 @@ def test_sessions_from_files():
         d.stop()
     finally:
         d.cleanup()
+
+
+def tmux(name, *args):
+    return subprocess.run(["tmux", "-L", name] + list(args), capture_output=True, text=True)
+
+
+def test_status_watch_in_tmux_and_a_pipe():
+    """The live view in a real 80x24 terminal under load: it changes every second,
+    shows every CPU, fits, and quits on q; in a pipe, one line per refresh."""
+    with daemon() as d:
+        d.ctl("create", "w", "-e", "ftrace:print", "--max-total", "1G", "--keep-free", "5%")
+        d.ctl("start", "w")
+        instance = d.ctl_json("status", "w")["instance"]
+        finish = start_markers(instance, CPUS, 200000, rate=40000)
+        name = "ftraced-test-%d" % os.getpid()
+        cmd = "env FTRACED_SOCKET=%s %s status --watch w" % (d.socket, os.path.abspath(FTRACECTL))
+        r = tmux(name, "new-session", "-d", "-x", "80", "-y", "24", cmd)
+        assert r.returncode == 0, r.stderr
+        try:
+            screens = []
+            deadline = time.monotonic() + 30
+            while len(set(screens)) < 3 and time.monotonic() < deadline:
+                screen = tmux(name, "capture-pane", "-p").stdout
+                if "CPU" in screen and (not screens or screen != screens[-1]):
+                    screens.append(screen)
+                time.sleep(0.2)
+            assert len(set(screens)) >= 3, "the view did not change:\n%s" % screens
+            last = screens[-1]
+            for cpu in CPUS:
+                assert "CPU%-3d" % cpu in last, last
+            assert "disk   [" in last and "keep 5% free" in last and "lost: 0" in last, last
+            assert any(ch in last for ch in "▁▂▃▄▅▆▇█"), "no sparkline:\n" + last
+            assert all(len(line) <= 80 for line in last.splitlines()), last
+            tmux(name, "send-keys", "q")
+            deadline = time.monotonic() + 10
+            while tmux(name, "has-session").returncode == 0 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert tmux(name, "has-session").returncode != 0, "q did not quit"
+        finally:
+            tmux(name, "kill-server")
+
+        # Not a terminal: one line per refresh; Ctrl-C ends it cleanly.
+        p = subprocess.Popen([FTRACECTL, "status", "--watch", "w"], stdout=subprocess.PIPE,
+                             text=True, env=d.env())
+        lines = [p.stdout.readline() for _ in range(3)]
+        p.send_signal(signal.SIGINT)
+        rest, _ = p.communicate(timeout=30)
+        assert p.returncode == 0, p.returncode
+        for line in lines:
+            assert " | w running " in line and "\033" not in line, lines
+        finish()
+        d.ctl("stop", "w")
+        d.ctl("destroy", "w")
 
 
 def test_disk_full():

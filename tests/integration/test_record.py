@@ -259,7 +259,7 @@ def test_bash_completion_of_sessions_and_events():
         d.ctl("create", "beta", "-e", "sched")
         assert complete("--socket", d.socket, "status", "al") == ["alpha", "alps"]
         assert complete("--socket", d.socket, "destroy", "b") == ["beta"]
-        assert complete("record", "-e", "sched:sched_sw") == ["sched:sched_switch"]
+        assert complete("record", "-e", "sched:sched_swi") == ["sched:sched_switch"]
         assert "sched" in complete("record", "-e", "sch")
         for name in ("alpha", "alps", "beta"):
             d.ctl("destroy", name)
