@@ -27,7 +27,6 @@ the real one is refused here and makes it exit).
 import argparse
 import json
 import os
-import resource
 import signal
 import statistics
 import subprocess
