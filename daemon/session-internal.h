@@ -76,4 +76,8 @@ void session_set_error(struct session *s, int error, const char *fmt, ...) _prin
 void session_stream_params(const struct session *s, struct stream_params *ret);
 int session_begin_running(struct session *s);
 void session_arm_check(struct session *s);
+int session_expand_events(struct session *s, char *error, size_t n_error);
+int session_configure_instance(struct session *s, char *error, size_t n_error);
+int session_open_dir(struct session *s);
+int session_check_disk_room(struct session *s, char *error, size_t n_error);
 char *session_cpustat_text(const struct session *s, uint64_t discarded, char *text);

@@ -141,3 +141,60 @@ void session_describe(struct session *s, struct ctl_builder *b)
 		ctl_put_string(b, FTRACED_ATTR_MESSAGE, s->cut_message);
 	}
 }
+
+uint32_t session_id(const struct session *s)
+{
+	return s->id;
+}
+
+/* Bytes its rings and history take (what memory-limit counts). */
+uint64_t session_memory(const struct session *s)
+{
+	return session_config_memory(&s->config, s->cpus.n_cpus);
+}
+
+const char *session_name(const struct session *s)
+{
+	return s->name;
+}
+
+/**
+ * session_instance_name() - the session's tracefs instance.
+ * @s: session
+ *
+ * Return: its name, or NULL once the session released it (a record, at assembly).
+ */
+const char *session_instance_name(const struct session *s)
+{
+	return s->instance ? instance_name(s->instance) : NULL;
+}
+
+uid_t session_owner(const struct session *s)
+{
+	return s->owner;
+}
+
+enum ftraced_mode session_mode(const struct session *s)
+{
+	return s->config.mode;
+}
+
+enum session_state session_state(const struct session *s)
+{
+	return s->state;
+}
+
+/**
+ * session_error() - why the session failed, or was cut short.
+ * @s: session
+ * @ret_message: the message, or NULL
+ *
+ * Return: 0, or the first -errno that failed the session (a record whose
+ * capture was merely cut short still has its file, and returns 0).
+ */
+int session_error(const struct session *s, const char **ret_message)
+{
+	if (ret_message)
+		*ret_message = s->error_message;
+	return s->error;
+}

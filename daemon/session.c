@@ -39,7 +39,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -177,161 +176,6 @@ struct session *session_free(struct session *s)
 	return NULL;
 }
 
-/*
- * The configuration's event specs, each expanded against tracefs. With
- * -i, a spec this kernel lacks is skipped (and said so in the log and in
- * status), so one session file serves kernels that differ.
- */
-static int expand_events(struct session *s, char *error, size_t n_error)
-{
-	unsigned n_skipped = 0;
-
-	s->skipped = calloc(MAX(s->config.n_events, 1u), sizeof(*s->skipped));
-	if (!s->skipped) {
-		snprintf(error, n_error, "out of memory");
-		return -ENOMEM;
-	}
-	for (unsigned k = 0; k < s->config.n_events; k++) {
-		const char *spec = s->config.events[k];
-		int r;
-
-		r = event_list_expand(&s->events, NULL, spec, EVENTS_PER_SESSION_MAX);
-		if (r == -ENOENT && s->config.ignore_missing) {
-			log_warning("Session '%s': this kernel has no event '%s', skipping it (-i)",
-				    s->name, spec);
-			s->skipped[k] = true;
-			n_skipped++;
-			continue;
-		}
-		if (r == -E2BIG) {
-			snprintf(error, n_error, "too many events: with '%s' the session would have "
-				 "more than %u, the limit per session", spec, EVENTS_PER_SESSION_MAX);
-			return r;
-		}
-		if (r == -EOPNOTSUPP) {
-			snprintf(error, n_error, "'%s' cannot be recorded: ftrace events other than "
-				 "ftrace:print and ftrace:raw_data come from the kernel's tracers, "
-				 "which sessions do not run", spec);
-			return r;
-		}
-		if (r == -EINVAL) {
-			snprintf(error, n_error,
-				 "malformed event '%s' (expected SYSTEM:EVENT, SYSTEM:* or SYSTEM)",
-				 spec);
-			return r;
-		}
-		if (r < 0) {
-			snprintf(error, n_error, "unknown event '%s'%s", spec,
-				 s->config.ignore_missing ? "" : " (-i skips events this kernel lacks)");
-			return -ENOENT;
-		}
-	}
-	if (n_skipped == s->config.n_events) {
-		snprintf(error, n_error, "this kernel has none of the events asked for");
-		return -ENOENT;
-	}
-	return 0;
-}
-
-/* Sets up the kernel side: instance, buffer, clock, events, filter, wake-up watermark. */
-static int configure_instance(struct session *s, char *error, size_t n_error)
-{
-	const struct session_config *c = &s->config;
-	struct instance_setup setup = {
-		.buffer_kb = 0, /* sized on a thread once the rest is set, see ring-alloc.c */
-		.subbuf_kb = c->subbuf_kb,
-		.clock = c->clock,
-		.filter = c->filter,
-		.events = &s->events,
-		.stacktrace = c->stacktrace,
-	};
-	int r;
-
-	r = instance_new(s->env.instance_tag, s->id, &s->instance);
-	if (r < 0) {
-		snprintf(error, n_error, "cannot create tracefs instance: %s", strerror(-r));
-		return r;
-	}
-	r = instance_configure(s->instance, &setup, error, n_error);
-	if (r < 0)
-		return r;
-	r = instance_meta_read(&s->imeta, s->instance);
-	if (r < 0) {
-		snprintf(error, n_error, "cannot read the instance's header_page: %s", strerror(-r));
-		return r;
-	}
-	if (c->mode == FTRACED_MODE_CONTINUOUS && c->segment_size > 0) {
-		/*
-		 * Readers wake when a CPU's buffer is half full: segments could not be
-		 * cut finer than that. Wake about every SEGMENT_SIZE_CHECKS-th of a
-		 * segment per CPU instead.
-		 */
-		uint64_t buffer_bytes = (uint64_t)c->buffer_kb * 1024;
-		uint64_t wake = c->segment_size / s->cpus.n_cpus / SEGMENT_SIZE_CHECKS;
-		unsigned percent = (unsigned)MIN((uint64_t)50, MAX((uint64_t)1,
-							   wake * 100 / buffer_bytes));
-
-		r = instance_set_buffer_percent(s->instance, percent);
-		if (r < 0)
-			log_warning_errno(r, "Session '%s': cannot set buffer_percent, segments may "
-					  "grow past their size: %m", s->name);
-	}
-	return 0;
-}
-
-/* Opens the session's directory, STATE_DIR/sessions/<name>, creating it. */
-static int open_session_dir(struct session *s)
-{
-	int sessions_fd, r;
-
-	if (mkdirat(s->env.state_dir_fd, SESSIONS_DIR, 0700) < 0 && errno != EEXIST)
-		return negative_errno();
-	sessions_fd = openat(s->env.state_dir_fd, SESSIONS_DIR,
-			     O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (sessions_fd < 0)
-		return negative_errno();
-	/* The name is [A-Za-z0-9_-]{1,64} (checked by the protocol parser): no path tricks. */
-	if (mkdirat(sessions_fd, s->name, 0750) < 0 && errno != EEXIST) {
-		r = negative_errno();
-		close(sessions_fd);
-		return r;
-	}
-	s->dir_fd = openat(sessions_fd, s->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	r = s->dir_fd < 0 ? negative_errno() : 0;
-	close(sessions_fd);
-	return r;
-}
-
-/*
- * --keep-free against the file system the segments go to: refused when
- * even an empty file system could not hold one segment besides the space
- * to keep free; a warning when today's free space cannot.
- */
-static int check_disk_room(struct session *s, char *error, size_t n_error)
-{
-	const struct retention_limits *l = &s->config.retention;
-	uint64_t segment = s->config.segment_size ?: SEGMENT_SIZE_MIN, size, avail, keep;
-	struct statvfs sv;
-
-	if (fstatvfs(s->dir_fd, &sv) < 0)
-		return 0; /* retention will say so when it runs */
-	size = (uint64_t)sv.f_blocks * sv.f_frsize;
-	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
-	keep = MAX(l->keep_free, size / 100 * l->keep_free_percent);
-	if (keep + segment > size) {
-		snprintf(error, n_error, "--keep-free leaves no room for one segment: the file "
-			 "system of the state directory holds %" PRIu64 " KiB, %" PRIu64 " KiB are "
-			 "to be kept free and a segment takes %" PRIu64 " KiB", size / 1024,
-			 keep / 1024, segment / 1024);
-		return -ENOSPC;
-	}
-	if (keep + segment > avail)
-		log_warning("Session '%s': only %" PRIu64 " KiB are free and %" PRIu64 " KiB are to "
-			    "be kept free: segments will be deleted as they close until space is "
-			    "freed", s->name, avail / 1024, keep / 1024);
-	return 0;
-}
-
 /**
  * session_stream_params() - how this session's streams capture.
  * @s: session with its instance
@@ -415,7 +259,7 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		snprintf(error, n_error, "out of memory");
 		return r;
 	}
-	r = expand_events(s, error, n_error);
+	r = session_expand_events(s, error, n_error);
 	if (r < 0)
 		return r;
 
@@ -430,7 +274,7 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		return r;
 	}
 
-	r = configure_instance(s, error, n_error);
+	r = session_configure_instance(s, error, n_error);
 	if (r < 0)
 		return r;
 	s->segment_env = (struct segment_env){
@@ -446,7 +290,7 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		.level = s->config.level,
 	};
 	if (s->config.mode != FTRACED_MODE_RECORD) {
-		r = open_session_dir(s);
+		r = session_open_dir(s);
 		if (r < 0) {
 			snprintf(error, n_error, "cannot create the session's directory: %s",
 				 strerror(-r));
@@ -455,7 +299,7 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		s->publisher.dir_fd = s->dir_fd;
 	}
 	if (s->config.mode == FTRACED_MODE_CONTINUOUS) {
-		r = check_disk_room(s, error, n_error);
+		r = session_check_disk_room(s, error, n_error);
 		if (r < 0)
 			return r;
 	}
@@ -1005,61 +849,4 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
 	publisher_poll(&s->publisher);
 	maybe_done(s);
 	return 0;
-}
-
-uint32_t session_id(const struct session *s)
-{
-	return s->id;
-}
-
-/* Bytes its rings and history take (what memory-limit counts). */
-uint64_t session_memory(const struct session *s)
-{
-	return session_config_memory(&s->config, s->cpus.n_cpus);
-}
-
-const char *session_name(const struct session *s)
-{
-	return s->name;
-}
-
-/**
- * session_instance_name() - the session's tracefs instance.
- * @s: session
- *
- * Return: its name, or NULL once the session released it (a record, at assembly).
- */
-const char *session_instance_name(const struct session *s)
-{
-	return s->instance ? instance_name(s->instance) : NULL;
-}
-
-uid_t session_owner(const struct session *s)
-{
-	return s->owner;
-}
-
-enum ftraced_mode session_mode(const struct session *s)
-{
-	return s->config.mode;
-}
-
-enum session_state session_state(const struct session *s)
-{
-	return s->state;
-}
-
-/**
- * session_error() - why the session failed, or was cut short.
- * @s: session
- * @ret_message: the message, or NULL
- *
- * Return: 0, or the first -errno that failed the session (a record whose
- * capture was merely cut short still has its file, and returns 0).
- */
-int session_error(const struct session *s, const char **ret_message)
-{
-	if (ret_message)
-		*ret_message = s->error_message;
-	return s->error;
 }

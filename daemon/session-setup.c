@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Setting a new session up (session_new() calls these in order): its event
+ * specs expanded against tracefs (-i skips what this kernel lacks), its
+ * instance configured (sub-buffer, clock, stack traces, events and their
+ * filter, wake-up watermark; the ring itself is sized later on a thread,
+ * ring-alloc.c), its directory under the state directory, and the disk
+ * room a continuous session's budget needs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "daemon/bounds.h"
+#include "daemon/log.h"
+#include "daemon/session-internal.h"
+
+/*
+ * The configuration's event specs, each expanded against tracefs. With
+ * -i, a spec this kernel lacks is skipped (and said so in the log and in
+ * status), so one session file serves kernels that differ.
+ */
+int session_expand_events(struct session *s, char *error, size_t n_error)
+{
+	unsigned n_skipped = 0;
+
+	s->skipped = calloc(MAX(s->config.n_events, 1u), sizeof(*s->skipped));
+	if (!s->skipped) {
+		snprintf(error, n_error, "out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned k = 0; k < s->config.n_events; k++) {
+		const char *spec = s->config.events[k];
+		int r;
+
+		r = event_list_expand(&s->events, NULL, spec, EVENTS_PER_SESSION_MAX);
+		if (r == -ENOENT && s->config.ignore_missing) {
+			log_warning("Session '%s': this kernel has no event '%s', skipping it (-i)",
+				    s->name, spec);
+			s->skipped[k] = true;
+			n_skipped++;
+			continue;
+		}
+		if (r == -E2BIG) {
+			snprintf(error, n_error, "too many events: with '%s' the session would have "
+				 "more than %u, the limit per session", spec, EVENTS_PER_SESSION_MAX);
+			return r;
+		}
+		if (r == -EOPNOTSUPP) {
+			snprintf(error, n_error, "'%s' cannot be recorded: ftrace events other than "
+				 "ftrace:print and ftrace:raw_data come from the kernel's tracers, "
+				 "which sessions do not run", spec);
+			return r;
+		}
+		if (r == -EINVAL) {
+			snprintf(error, n_error,
+				 "malformed event '%s' (expected SYSTEM:EVENT, SYSTEM:* or SYSTEM)",
+				 spec);
+			return r;
+		}
+		if (r < 0) {
+			snprintf(error, n_error, "unknown event '%s'%s", spec,
+				 s->config.ignore_missing ? "" : " (-i skips events this kernel lacks)");
+			return -ENOENT;
+		}
+	}
+	if (n_skipped == s->config.n_events) {
+		snprintf(error, n_error, "this kernel has none of the events asked for");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Sets up the kernel side: instance, buffer, clock, events, filter, wake-up watermark. */
+int session_configure_instance(struct session *s, char *error, size_t n_error)
+{
+	const struct session_config *c = &s->config;
+	struct instance_setup setup = {
+		.buffer_kb = 0, /* sized on a thread once the rest is set, see ring-alloc.c */
+		.subbuf_kb = c->subbuf_kb,
+		.clock = c->clock,
+		.filter = c->filter,
+		.events = &s->events,
+		.stacktrace = c->stacktrace,
+	};
+	int r;
+
+	r = instance_new(s->env.instance_tag, s->id, &s->instance);
+	if (r < 0) {
+		snprintf(error, n_error, "cannot create tracefs instance: %s", strerror(-r));
+		return r;
+	}
+	r = instance_configure(s->instance, &setup, error, n_error);
+	if (r < 0)
+		return r;
+	r = instance_meta_read(&s->imeta, s->instance);
+	if (r < 0) {
+		snprintf(error, n_error, "cannot read the instance's header_page: %s", strerror(-r));
+		return r;
+	}
+	if (c->mode == FTRACED_MODE_CONTINUOUS && c->segment_size > 0) {
+		/*
+		 * Readers wake when a CPU's buffer is half full: segments could not be
+		 * cut finer than that. Wake about every SEGMENT_SIZE_CHECKS-th of a
+		 * segment per CPU instead.
+		 */
+		uint64_t buffer_bytes = (uint64_t)c->buffer_kb * 1024;
+		uint64_t wake = c->segment_size / s->cpus.n_cpus / SEGMENT_SIZE_CHECKS;
+		unsigned percent = (unsigned)MIN((uint64_t)50, MAX((uint64_t)1,
+							   wake * 100 / buffer_bytes));
+
+		r = instance_set_buffer_percent(s->instance, percent);
+		if (r < 0)
+			log_warning_errno(r, "Session '%s': cannot set buffer_percent, segments may "
+					  "grow past their size: %m", s->name);
+	}
+	return 0;
+}
+
+/* Opens the session's directory, STATE_DIR/sessions/<name>, creating it. */
+int session_open_dir(struct session *s)
+{
+	int sessions_fd, r;
+
+	if (mkdirat(s->env.state_dir_fd, SESSIONS_DIR, 0700) < 0 && errno != EEXIST)
+		return negative_errno();
+	sessions_fd = openat(s->env.state_dir_fd, SESSIONS_DIR,
+			     O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (sessions_fd < 0)
+		return negative_errno();
+	/* The name is [A-Za-z0-9_-]{1,64} (checked by the protocol parser): no path tricks. */
+	if (mkdirat(sessions_fd, s->name, 0750) < 0 && errno != EEXIST) {
+		r = negative_errno();
+		close(sessions_fd);
+		return r;
+	}
+	s->dir_fd = openat(sessions_fd, s->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	r = s->dir_fd < 0 ? negative_errno() : 0;
+	close(sessions_fd);
+	return r;
+}
+
+/*
+ * --keep-free against the file system the segments go to: refused when
+ * even an empty file system could not hold one segment besides the space
+ * to keep free; a warning when today's free space cannot.
+ */
+int session_check_disk_room(struct session *s, char *error, size_t n_error)
+{
+	const struct retention_limits *l = &s->config.retention;
+	uint64_t segment = s->config.segment_size ?: SEGMENT_SIZE_MIN, size, avail, keep;
+	struct statvfs sv;
+
+	if (fstatvfs(s->dir_fd, &sv) < 0)
+		return 0; /* retention will say so when it runs */
+	size = (uint64_t)sv.f_blocks * sv.f_frsize;
+	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	keep = MAX(l->keep_free, size / 100 * l->keep_free_percent);
+	if (keep + segment > size) {
+		snprintf(error, n_error, "--keep-free leaves no room for one segment: the file "
+			 "system of the state directory holds %" PRIu64 " KiB, %" PRIu64 " KiB are "
+			 "to be kept free and a segment takes %" PRIu64 " KiB", size / 1024,
+			 keep / 1024, segment / 1024);
+		return -ENOSPC;
+	}
+	if (keep + segment > avail)
+		log_warning("Session '%s': only %" PRIu64 " KiB are free and %" PRIu64 " KiB are to "
+			    "be kept free: segments will be deleted as they close until space is "
+			    "freed", s->name, avail / 1024, keep / 1024);
+	return 0;
+}
