@@ -88,6 +88,14 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 	case 'i':
 		ctl_put_u32(b, FTRACED_ATTR_IGNORE_MISSING, 1);
 		return 1;
+	case 'P':
+		if (parse_long(command, "pid", arg, 1, INT32_MAX, &v) < 0)
+			return -EINVAL;
+		ctl_put_u32(b, FTRACED_ATTR_PID, (uint32_t)v);
+		return 1;
+	case 'c':
+		ctl_put_u32(b, FTRACED_ATTR_FOLLOW_FORK, 1);
+		return 1;
 	case OPT_LEVEL:
 		if (parse_long(command, "zstd level", arg, -100, 100, &v) < 0)
 			return -EINVAL;

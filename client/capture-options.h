@@ -15,7 +15,7 @@ enum {
 	_OPT_CAPTURE_END,
 };
 
-#define CAPTURE_SHORT_OPTIONS "e:b:C:Ti"
+#define CAPTURE_SHORT_OPTIONS "e:b:C:TiP:c"
 #define CAPTURE_LONG_OPTIONS \
 	{ "event", required_argument, NULL, 'e' }, \
 	{ "filter", required_argument, NULL, OPT_FILTER }, \
@@ -25,7 +25,9 @@ enum {
 	{ "compression", required_argument, NULL, 'C' }, \
 	{ "level", required_argument, NULL, OPT_LEVEL }, \
 	{ "stacktrace", no_argument, NULL, 'T' }, \
-	{ "ignore-missing", no_argument, NULL, 'i' }
+	{ "ignore-missing", no_argument, NULL, 'i' }, \
+	{ "pid", required_argument, NULL, 'P' }, \
+	{ "children", no_argument, NULL, 'c' }
 
 #define CAPTURE_OPTIONS_HELP \
 	"  -e, --event EVENT      SYSTEM:EVENT, SYSTEM:* or SYSTEM (repeatable)\n" \
@@ -36,7 +38,9 @@ enum {
 	"  -C, --compression ALG  zstd (default) or none\n" \
 	"      --level N          zstd level (default 3)\n" \
 	"  -T, --stacktrace       record a kernel stack trace with each event\n" \
-	"  -i, --ignore-missing   skip events this kernel lacks (with a warning)\n"
+	"  -i, --ignore-missing   skip events this kernel lacks (with a warning)\n" \
+	"  -P, --pid PID          only events of process PID (repeatable, at most 64)\n" \
+	"  -c, --children         and of the processes they fork from then on\n"
 
 int capture_option(const char *command, int c, const char *arg, struct ctl_builder *b,
 		   bool *has_event);

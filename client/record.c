@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,12 +22,14 @@
 #include "client/commands.h"
 #include "client/ctl.h"
 #include "client/output.h"
+#include "client/spawn.h"
 #include "ftraced/macro.h"
 
 #define PROGRESS_INTERVAL_MS 1000
 
 static volatile sig_atomic_t stop_requested;
 
+/* A signal to stop, or the command we ran has ended (SIGCHLD). */
 static void on_stop_signal(int sig)
 {
 	stop_requested = 1;
@@ -34,9 +37,11 @@ static void on_stop_signal(int sig)
 
 static void record_help(void)
 {
-	printf("Usage: ftracectl record -e EVENT [-e EVENT...] -o FILE [OPTIONS]\n\n"
-	       "Record kernel events into a trace-cmd v7 file.\n\n"
+	printf("Usage: ftracectl record -e EVENT [-e EVENT...] -o FILE [OPTIONS] [-- CMD [ARG...]]\n\n"
+	       "Record kernel events into a trace-cmd v7 file; with CMD, run it (as you, once\n"
+	       "tracing is on) and record until it exits.\n\n"
 	       CAPTURE_OPTIONS_HELP
+	       "  -F, --only-command     only events of CMD's process (with -c, and its children)\n"
 	       "  -o, --output FILE      output file (written as FILE.partial until complete;\n"
 	       "                         an existing FIFO is streamed into)\n"
 	       "  -d, --duration TIME    stop after TIME (e.g. 10s, 500ms, 2m); default: until Ctrl-C\n"
@@ -95,6 +100,8 @@ struct record_args {
 	bool force;
 	bool quiet;
 	bool has_event;
+	bool only_command;  /* -F */
+	char **command;     /* after "--"; NULL: none */
 };
 
 static int parse_args(int argc, char *argv[], struct record_args *a)
@@ -106,14 +113,24 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "force", no_argument, NULL, ARG_FORCE },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "only-command", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	uint64_t ms;
 	int c, r;
 
+	/* Everything after "--" is the command to run, never an option of ours. */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			if (i + 1 < argc)
+				a->command = argv + i + 1;
+			argc = i;
+			break;
+		}
 	optind = 0; /* 0, not 1: re-initialise getopt fully (main used "+") */
-	while ((c = getopt_long(argc, argv, CAPTURE_SHORT_OPTIONS "o:d:qh", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, CAPTURE_SHORT_OPTIONS "o:d:qhF", options,
+				NULL)) >= 0) {
 		r = capture_option("record", c, optarg, a->req, &a->has_event);
 		if (r < 0)
 			return r;
@@ -137,6 +154,9 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 		case 'q':
 			a->quiet = true;
 			break;
+		case 'F':
+			a->only_command = true;
+			break;
 		case 'h':
 			record_help();
 			return 0;
@@ -154,6 +174,10 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 	}
 	if (!a->output) {
 		print_error("record", "no output file given; use -o FILE");
+		return -EINVAL;
+	}
+	if (a->only_command && !a->command) {
+		print_error("record", "-F traces the command given after '--'; there is none");
 		return -EINVAL;
 	}
 	if (a->req->error) {
@@ -223,9 +247,10 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 	struct sigaction sa = { .sa_handler = on_stop_signal };
 	_cleanup_close_ int sock = -EBADF, out = -EBADF;
 	char partial[PATH_MAX];
+	struct spawned cmd = { .go_fd = -EBADF };
 	struct reply rep = {};
 	bool progress;
-	int r;
+	int r, status;
 
 	if (!req)
 		return EXIT_FAILED;
@@ -247,17 +272,30 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	if (a.command) {
+		/* Held until tracing is on; its end stops the record. */
+		sigaction(SIGCHLD, &sa, NULL);
+		r = spawn_held(a.command, &cmd);
+		if (r < 0) {
+			print_error("record", "cannot start '%s': %s", a.command[0], strerror(-r));
+			output_discard(partial);
+			return EXIT_FAILED;
+		}
+		if (a.only_command)
+			ctl_put_u32(req, FTRACED_ATTR_PID, (uint32_t)cmd.pid);
+	}
 	r = ctl_send_and_receive(sock, req, out, CTL_LONG_TIMEOUT_MS, &rep);
 	out = safe_close(out);
-	if (r < 0) {
-		print_error("record", "talking to the daemon failed: %s", strerror(-r));
+	if (r < 0 || rep.type == FTRACED_MSG_ERROR) {
+		if (a.command)
+			spawn_abort(&cmd);
+		if (r < 0)
+			print_error("record", "talking to the daemon failed: %s", strerror(-r));
+		else
+			print_error("record", "%s", rep.message[0] ? rep.message :
+				    strerror(-rep.error));
 		output_discard(partial);
-		return EXIT_FAILED;
-	}
-	if (rep.type == FTRACED_MSG_ERROR) {
-		print_error("record", "%s", rep.message[0] ? rep.message : strerror(-rep.error));
-		output_discard(partial);
-		return exit_code_for_error(rep.error);
+		return r < 0 ? EXIT_FAILED : exit_code_for_error(rep.error);
 	}
 	if (rep.type != FTRACED_MSG_STARTED || rep.sessions.n != 1) {
 		print_error("record", "unexpected reply from the daemon");
@@ -270,6 +308,8 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 			rep.sessions.items[0].name, rep.sessions.items[0].instance,
 			progress ? " (Ctrl-C to stop)" : "");
 	print_skipped("record", &rep.sessions.items[0]);
+	if (a.command && spawn_release(&cmd) < 0)
+		print_error("record", "could not start '%s'; stopping", a.command[0]);
 
 	{
 		char session[FTRACED_NAME_MAX + 1];
@@ -290,6 +330,15 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 			    partial[0] ? partial : a.output);
 		reply_done(&rep);
 		return EXIT_FAILED;
+	}
+	/* A -d that ended first leaves the command running; it is not waited for. */
+	if (a.command && spawn_reap(&cmd, false, &status) == 0 && !o->json) {
+		if (WIFEXITED(status))
+			fprintf(stderr, "'%s' exited with status %d\n", a.command[0],
+				WEXITSTATUS(status));
+		else if (WIFSIGNALED(status))
+			fprintf(stderr, "'%s' was killed by signal %d\n", a.command[0],
+				WTERMSIG(status));
 	}
 	if (output_commit("record", partial, a.output) < 0) {
 		reply_done(&rep);

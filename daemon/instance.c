@@ -10,6 +10,7 @@
  * thread may use on an instance that is no longer changed.
  */
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -661,6 +662,32 @@ static void filter_error(const struct event_id *e, const char *kernel_error, int
 		 e->event, msg);
 }
 
+/* Events of these processes only (and, with event-fork, of their children). */
+static int set_event_pids(struct instance *i, const struct instance_setup *p, char *error,
+			  size_t n_error)
+{
+	char list[FTRACED_PIDS_PER_REQUEST_MAX * 12 + 1] = "";
+	size_t len = 0;
+	int r;
+
+	for (unsigned k = 0; k < p->n_pids; k++) {
+		/* A pid nobody has would scope the session to nothing, silently. */
+		if (kill((pid_t)p->pids[k], 0) < 0 && errno == ESRCH) {
+			snprintf(error, n_error, "no process %u", p->pids[k]);
+			return -ESRCH;
+		}
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u", k ? " " : "",
+					p->pids[k]);
+	}
+	r = write_file(i, "set_event_pid", list);
+	if (r >= 0 && p->follow_fork)
+		r = write_file(i, "options/event-fork", "1");
+	if (r < 0)
+		snprintf(error, n_error, "cannot scope the session to processes %s: %s", list,
+			 strerror(-r));
+	return r;
+}
+
 /**
  * instance_configure() - a new instance as a session asks for it.
  * @i: the instance, tracing off
@@ -705,6 +732,11 @@ int instance_configure(struct instance *i, const struct instance_setup *p, char 
 				 list ?: "?");
 			return r;
 		}
+	}
+	if (p->n_pids > 0) {
+		r = set_event_pids(i, p, error, n_error);
+		if (r < 0)
+			return r;
 	}
 	if (p->stacktrace) {
 		r = write_file(i, "options/stacktrace", "1");

@@ -27,6 +27,9 @@ struct instance_setup {
 	const char *filter;              /* for every event; NULL: none */
 	const struct event_list *events;
 	bool stacktrace;                 /* options/stacktrace: a kernel stack with each event */
+	unsigned n_pids;                 /* set_event_pid; 0: every process */
+	const uint32_t *pids;
+	bool follow_fork;                /* options/event-fork */
 };
 
 uint32_t instance_tag(const char *state_dir);

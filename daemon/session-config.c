@@ -322,6 +322,14 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 	c.duration_ms = req->duration_ms;
 	c.stacktrace = req->stacktrace;
 	c.ignore_missing = req->ignore_missing;
+	if (req->follow_fork && req->n_pids == 0) {
+		snprintf(error, n_error, "-c follows the children of the processes given with -P "
+			 "(or record -F's command)");
+		return -EINVAL;
+	}
+	c.n_pids = req->n_pids;
+	memcpy(c.pids, req->pids, sizeof(c.pids));
+	c.follow_fork = req->follow_fork;
 	c.n_events = req->n_events;
 	c.events = copy_strings(req->events, req->n_events, sizeof(*c.events));
 	c.triggers = copy_strings(req->triggers, req->n_triggers, sizeof(*c.triggers));

@@ -28,6 +28,9 @@ struct session_config {
 	uint64_t duration_ms;  /* 0: until stopped */
 	bool stacktrace;       /* a kernel stack with each event (options/stacktrace) */
 	bool ignore_missing;   /* events this kernel lacks are skipped, not refused */
+	unsigned n_pids;       /* only events of these processes (set_event_pid); 0: all */
+	uint32_t pids[FTRACED_PIDS_PER_REQUEST_MAX];
+	bool follow_fork;      /* and of the children they fork (options/event-fork) */
 
 	/* continuous */
 	uint64_t segment_size; /* 0: by time only */

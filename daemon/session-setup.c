@@ -88,6 +88,9 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 		.filter = c->filter,
 		.events = &s->events,
 		.stacktrace = c->stacktrace,
+		.n_pids = c->n_pids,
+		.pids = c->pids,
+		.follow_fork = c->follow_fork,
 	};
 	int r;
 

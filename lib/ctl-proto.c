@@ -181,7 +181,8 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 		       BIT(FTRACED_ATTR_BUFFER_KB) | BIT(FTRACED_ATTR_SUBBUF_KB) | \
 		       BIT(FTRACED_ATTR_CLOCK) | BIT(FTRACED_ATTR_COMPRESSION) | \
 		       BIT(FTRACED_ATTR_LEVEL) | BIT(FTRACED_ATTR_STACKTRACE) | \
-		       BIT(FTRACED_ATTR_IGNORE_MISSING))
+		       BIT(FTRACED_ATTR_IGNORE_MISSING) | BIT(FTRACED_ATTR_PID) | \
+		       BIT(FTRACED_ATTR_FOLLOW_FORK))
 #define SEGMENT_ATTRS (BIT(FTRACED_ATTR_SEGMENT_SIZE) | BIT(FTRACED_ATTR_SEGMENT_TIME_MS) | \
 		       BIT(FTRACED_ATTR_MAX_TOTAL) | BIT(FTRACED_ATTR_MAX_FILES) | \
 		       BIT(FTRACED_ATTR_MAX_AGE_MS) | BIT(FTRACED_ATTR_KEEP_FREE) | \
@@ -279,7 +280,7 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 		if (!(allowed & bit))
 			return -EBADMSG;
 		if ((req.present & bit) && a.type != FTRACED_ATTR_EVENT &&
-		    a.type != FTRACED_ATTR_TRIGGER)
+		    a.type != FTRACED_ATTR_TRIGGER && a.type != FTRACED_ATTR_PID)
 			return -EBADMSG;
 		req.present |= bit;
 
@@ -378,6 +379,20 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 		case FTRACED_ATTR_IGNORE_MISSING:
 			r = ctl_attr_u32(&a, &req.ignore_missing);
 			if (r >= 0 && req.ignore_missing > 1)
+				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_PID:
+			if (req.n_pids >= FTRACED_PIDS_PER_REQUEST_MAX)
+				return -EBADMSG;
+			r = ctl_attr_u32(&a, &req.pids[req.n_pids]);
+			if (r >= 0 && (req.pids[req.n_pids] == 0 || req.pids[req.n_pids] > INT32_MAX))
+				r = -EBADMSG;
+			if (r >= 0)
+				req.n_pids++;
+			break;
+		case FTRACED_ATTR_FOLLOW_FORK:
+			r = ctl_attr_u32(&a, &req.follow_fork);
+			if (r >= 0 && req.follow_fork > 1)
 				r = -EBADMSG;
 			break;
 		default:
@@ -561,6 +576,9 @@ void ctl_attr_rule(uint16_t type, char *buf, size_t n)
 		break;
 	case FTRACED_ATTR_FLIGHT_BACKEND:
 		snprintf(buf, n, "flight backend (memory or kernel)");
+		break;
+	case FTRACED_ATTR_PID:
+		snprintf(buf, n, "pid (1 to %d, at most %u)", INT32_MAX, FTRACED_PIDS_PER_REQUEST_MAX);
 		break;
 	default:
 		snprintf(buf, n, "attribute %u (unknown to this request, repeated, of the wrong "

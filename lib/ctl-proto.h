@@ -55,6 +55,9 @@ struct ctl_request {
 	uint32_t trim;
 	uint32_t stacktrace;
 	uint32_t ignore_missing;
+	unsigned n_pids;
+	uint32_t pids[FTRACED_PIDS_PER_REQUEST_MAX];
+	uint32_t follow_fork;
 };
 
 static inline bool ctl_request_has(const struct ctl_request *r, enum ftraced_attr a)

@@ -31,6 +31,7 @@
 #define FTRACED_COMMAND_MAX            1024u /* --on-segment command line */
 #define FTRACED_TRIGGER_MAX            512u  /* one --trigger specification */
 #define FTRACED_TRIGGERS_PER_REQUEST_MAX 8u
+#define FTRACED_PIDS_PER_REQUEST_MAX   64u  /* -P, and record -F's command */
 #define FTRACED_PATH_MAX               4096u
 
 struct ftraced_msg_hdr {
@@ -125,6 +126,9 @@ enum ftraced_attr {
 	FTRACED_ATTR_IGNORE_MISSING,    /* u32, 0 or 1: skip events this kernel lacks */
 	/* a session's STATUS record */
 	FTRACED_ATTR_SKIPPED_EVENT,     /* string, repeated: an event spec skipped (-i) */
+	/* capture options of RECORD and CREATE (trace-cmd record's -P/-F and -c) */
+	FTRACED_ATTR_PID,               /* u32, repeated: only events of these processes */
+	FTRACED_ATTR_FOLLOW_FORK,       /* u32, 0 or 1: and of the children they fork */
 	_FTRACED_ATTR_MAX,
 };
 static_assert(_FTRACED_ATTR_MAX <= 64, "attribute bits fit in a u64");

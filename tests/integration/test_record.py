@@ -15,7 +15,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (CPUS, daemon, FTRACECTL, FTRACED, Daemon, assert_complete_sequences,  # noqa: E402
+from harness import (CPUS, daemon, FTRACECTL, FTRACED, LOADGEN, Daemon,  # noqa: E402
+                     assert_complete_sequences,
                      assert_real_kallsyms,
                      check_events, event_lines, loadgen, loadgen_result, markers,
                      our_instances, parse_markers, report, run, TRACING)
@@ -263,6 +264,56 @@ def test_bash_completion_of_sessions_and_events():
         assert "sched" in complete("record", "-e", "sch")
         for name in ("alpha", "alps", "beta"):
             d.ctl("destroy", name)
+
+
+def comm_counts(path):
+    """Events per task name in a file (report lines start with COMM-PID)."""
+    counts = {}
+    for _, _, line in event_lines(report(path)):
+        comm = line.split()[0].rsplit("-", 1)[0]
+        counts[comm] = counts.get(comm, 0) + 1
+    return counts
+
+
+def test_record_a_command_and_its_children_only():
+    """record -F -c -- CMD: exact counts from the command's processes, none from
+    a concurrent outsider doing the same syscall."""
+    with daemon() as d:
+        outsider = loadgen("--syscall", "--cpu", "1", "--count", "1000000", "--rate", "20000")
+        try:
+            out = os.path.join(d.dir, "cmd.dat")
+            cmd = "%s --syscall --cpu 0 --count 700 >/dev/null; " \
+                  "%s --syscall --cpu 1 --count 300 >/dev/null" % (LOADGEN, LOADGEN)
+            r = d.ctl("record", "-q", "-F", "-c", "-e", "syscalls:sys_enter_getppid", "-o", out,
+                      "--", "sh", "-c", cmd)
+            assert "'sh' exited with status 0" in r.stderr, r.stderr
+            counts = comm_counts(out)
+            # sh itself may ask for its parent once at start; the children did 1000.
+            assert counts.get("ftraced-loadgen") == 1000, counts
+            assert set(counts) <= {"ftraced-loadgen", "sh"}, counts
+            # Without -c the children are outside the scope.
+            r = d.ctl("record", "-q", "-F", "-e", "syscalls:sys_enter_getppid", "-o", out,
+                      "--force", "--", "sh", "-c", cmd)
+            assert "ftraced-loadgen" not in comm_counts(out)
+            # -P: an existing process only.
+            r = d.ctl("record", "-q", "-P", str(outsider.pid), "-e",
+                      "syscalls:sys_enter_getppid", "-d", "300ms", "-o", out, "--force")
+            counts = comm_counts(out)
+            assert counts and set(counts) == {"ftraced-loadgen"}, counts
+            # A command that cannot run: the record ends, and says why.
+            r = d.ctl("record", "-q", "-F", "-e", "sched", "-o", out, "--force", "--",
+                      "/nonexistent/cmd", check=False)
+            assert "cannot run '/nonexistent/cmd'" in r.stderr, r.stderr
+            r = d.ctl("record", "-P", "999999999", "-e", "sched", "-o", out, "--force",
+                      check=False)
+            assert r.returncode != 0 and "no process 999999999" in r.stderr, r.stderr
+            r = d.ctl("record", "-P", "abc", "-e", "sched", "-o", out, "--force", check=False)
+            assert r.returncode != 0 and "invalid pid 'abc'" in r.stderr, r.stderr
+            r = d.ctl("record", "-c", "-e", "sched", "-o", out, "--force", check=False)
+            assert r.returncode != 0 and "-c follows the children" in r.stderr, r.stderr
+        finally:
+            outsider.kill()
+            outsider.wait()
 
 
 def test_client_killed_file_still_finished():
