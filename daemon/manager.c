@@ -9,8 +9,8 @@
  * Main thread only.
  */
 #include <errno.h>
-#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -39,7 +39,7 @@
 #include "daemon/reaper.h"
 #include "daemon/recovery.h"
 #include "daemon/runner.h"
-#include "daemon/session-file.h"
+#include "daemon/sessions-dir.h"
 #include "daemon/session.h"
 #include "daemon/spool.h"
 #include "lib/ctl-proto.h"
@@ -267,114 +267,31 @@ static struct session_env session_env_of(struct manager *m, uid_t owner)
 }
 
 /*
- * Creates a session for a session file, as root, and starts it. Problems
- * are logged with the file's name; other files are not affected.
+ * A session file's request (sessions-dir.c): created as root now, started
+ * once its ring is allocated. Problems are logged with the file's name.
  */
-static void load_session_file(struct manager *m, int dir_fd, const char *file)
+static void create_from_file(const char *file, const struct ctl_request *req, void *userdata)
 {
-	static struct ctl_builder b;
-	_cleanup_free_ char *text = NULL, *default_name = NULL;
 	char error[FTRACED_MESSAGE_MAX] = "";
+	struct manager *m = userdata;
 	struct session_env env = session_env_of(m, 0);
-	struct ctl_request *req = NULL;
 	struct session *s;
 	struct slot *slot;
-	unsigned line;
-	size_t n = 0;
-	int fd, r;
+	int r;
 
-	fd = openat(dir_fd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		log_error_errno(negative_errno(), "%s: cannot open, skipping: %m", file);
-		return;
-	}
-	text = malloc(SESSION_FILE_MAX + 1);
-	if (text) {
-		ssize_t k;
-
-		while ((k = read(fd, text + n, SESSION_FILE_MAX + 1 - n)) > 0)
-			n += (size_t)k;
-	}
-	close(fd);
-	default_name = strndup(file, strlen(file) - strlen(".conf"));
-	req = malloc(sizeof(*req));
-	if (!text || !default_name || !req) {
-		free(req);
-		log_error("%s: out of memory, skipping", file);
-		return;
-	}
-	r = session_file_parse(text, n, default_name, &b, error, sizeof(error), &line);
-	if (r >= 0) {
-		size_t len;
-
-		r = ctl_builder_finish(&b, &len);
-		if (r >= 0)
-			r = ctl_request_parse(b.buf, len, req, NULL);
-		if (r < 0)
-			snprintf(error, sizeof(error), "too large or malformed");
-	}
-	if (r < 0) {
-		if (line)
-			log_error("%s:%u: %s; skipping this session", file, line, error);
-		else
-			log_error("%s: %s; skipping this session", file, error);
-		free(req);
-		return;
-	}
 	if (find_slot(m, req->session) || !(slot = free_slot(m))) {
 		log_error("%s: session '%s' exists already or too many sessions; skipping", file,
 			  req->session);
-		free(req);
 		return;
 	}
 	r = session_new(&env, ++m->next_id, req->session, /* owner= */ 0, req, -EBADF, &s,
 			error, sizeof(error));
-	free(req);
 	if (r < 0) {
 		log_error("%s: %s; skipping this session", file, error);
 		return;
 	}
 	slot->session = s;
 	snprintf(slot->origin, sizeof(slot->origin), "%s", file); /* started in on_session_ready() */
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Creates and starts the sessions of every *.conf in @dir, in name order. */
-static void load_sessions(struct manager *m, const char *dir)
-{
-	char *names[SESSION_MAX * 4];
-	struct dirent *de;
-	size_t n = 0;
-	int dir_fd;
-	DIR *d;
-
-	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd < 0) {
-		if (errno != ENOENT)
-			log_warning_errno(negative_errno(), "Cannot read '%s', no sessions from "
-					  "files: %m", dir);
-		return;
-	}
-	d = fdopendir(dup(dir_fd));
-	while (d && (de = readdir(d)) && n < ELEMENTSOF(names)) {
-		size_t len = strlen(de->d_name);
-
-		if (len > 5 && strcmp(de->d_name + len - 5, ".conf") == 0 && de->d_name[0] != '.')
-			names[n++] = strdup(de->d_name);
-	}
-	if (d)
-		closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str);
-	for (size_t i = 0; i < n; i++) {
-		if (names[i])
-			load_session_file(m, dir_fd, names[i]);
-		free(names[i]);
-	}
-	close(dir_fd);
 }
 
 /* RECORD (with the output fd) or CREATE: a new session. */
@@ -968,7 +885,7 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 		return log_error_errno(r, "Cannot start capture workers: %m");
 
 	if (c->sessions_dir)
-		load_sessions(m, c->sessions_dir);
+		sessions_dir_load(c->sessions_dir, SESSION_MAX * 4, create_from_file, m);
 
 	r = ctl_server_new(m->event, c->socket_path, resolve_group(c->group), &h, &m->server);
 	if (r == -EADDRINUSE)
