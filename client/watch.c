@@ -255,6 +255,19 @@ static int refresh(const struct client_options *o, const char *session, struct w
 		       rep.sessions.n, stamp, 40, "q: quit");
 	else
 		printf("%s %zu session(s)", stamp, rep.sessions.n);
+	/* Sessions that went (records get a new name each time) make room for new ones. */
+	for (size_t i = 0; i < *n_w;) {
+		bool found = false;
+
+		for (size_t k = 0; k < rep.sessions.n && !found; k++)
+			found = strcmp(rep.sessions.items[k].name, w[i].name) == 0;
+		if (found) {
+			i++;
+			continue;
+		}
+		memmove(&w[i], &w[i + 1], (*n_w - i - 1) * sizeof(*w));
+		(*n_w)--;
+	}
 	for (size_t i = 0; i < rep.sessions.n; i++) {
 		const struct session_info *s = &rep.sessions.items[i];
 		struct watched *ws = find_watched(w, n_w, SESSION_WATCH_MAX, s->name);

@@ -405,14 +405,43 @@ def test_status_watch_in_tmux_and_a_pipe():
         p = subprocess.Popen([FTRACECTL, "status", "--watch", "w"], stdout=subprocess.PIPE,
                              text=True, env=d.env())
         lines = [p.stdout.readline() for _ in range(3)]
-        p.send_signal(signal.SIGINT)
-        rest, _ = p.communicate(timeout=30)
-        assert p.returncode == 0, p.returncode
         for line in lines:
             assert " | w running " in line and "\033" not in line, lines
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=30)
+        assert p.returncode == 0, p.returncode
         finish()
         d.ctl("stop", "w")
         d.ctl("destroy", "w")
+
+        # Every session, while sessions come and go.
+        p = subprocess.Popen([FTRACECTL, "status", "--watch"], stdout=subprocess.PIPE,
+                             text=True, env=d.env())
+
+        def wait_line(text):
+            deadline = time.monotonic() + 30
+            seen = []
+            while time.monotonic() < deadline:
+                line = p.stdout.readline()
+                if text in line:
+                    return line
+                seen.append(line[:100])
+            raise AssertionError("no line with %r in %s" % (text, seen[-3:]))
+
+        # Sessions come and go (records get a new name each time): the view keeps up
+        # past the 16 it can show at once.
+        names = ["churn%d" % i for i in range(16)]
+        for name in names:
+            d.ctl("create", name, "-e", "sched:sched_switch", "-b", "64")
+        wait_line("16 session(s)")
+        for name in names:
+            d.ctl("destroy", name)
+        d.ctl("create", "late", "-e", "sched:sched_switch", "-b", "64")
+        wait_line(" | late created ")
+        d.ctl("destroy", "late")
+        p.send_signal(signal.SIGINT)
+        rest, _ = p.communicate(timeout=30)
+        assert p.returncode == 0, p.returncode
 
 
 def test_disk_full():
