@@ -470,42 +470,47 @@ static int kernel_drain_begin(struct session *s)
 }
 
 /*
- * Swap: the snapshot buffer is drained. Clearing it resets its counters,
- * so the ring it becomes at the next swap counts from 0: nothing of it
- * is lost yet, and its counters going "back" is no interference.
+ * Swap: the snapshot buffer is drained while tracing went on. Clearing it
+ * resets its counters, so the ring it becomes at the next swap counts
+ * from 0: its counters going "back" then is no interference.
  */
-static void swap_end(struct session *s)
+static void swap_done(struct session *s)
 {
-	struct flight *f = s->flight;
 	int r;
 
 	r = instance_snapshot_clear(s->instance);
 	if (r < 0)
 		log_warning_errno(r, "Session '%s': cannot clear the snapshot buffer: %m", s->name);
-	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
+	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++)
 		s->cpus.cpus[cpu].seen = (struct cpu_counters){};
-		s->cpus.cpus[cpu].lost_base = 0;
-	}
-	if (s->state == SESSION_STOPPING)
-		s->state = SESSION_STOPPED;
 	log_info("Session '%s': snapshot by swap, drained in %.1f ms while tracing went on",
-		 s->name, (double)(session_now_usec() - f->drain_start_usec) / 1000);
-	if (f->drain_again) {
-		f->drain_again = false;
-		r = kernel_drain_begin(s);
-		if (r < 0) {
-			for (size_t i = 0; i < f->n_jobs; i++)
-				f->jobs[i].flush = f->flush_done;
-			serve_jobs(s);
-		}
-	}
+		 s->name, (double)(session_now_usec() - s->flight->drain_start_usec) / 1000);
 }
 
-/* Kernel backend: the ring is drained; write the snapshots, then resume tracing. */
+/* No snapshot buffer: the ring itself was drained; tracing resumes where it ran. */
+static void pause_done(struct session *s)
+{
+	struct flight *f = s->flight;
+	int r;
+
+	if (s->state == SESSION_RUNNING) {
+		r = instance_set_tracing(s->instance, true);
+		if (r < 0) {
+			session_set_error(s, r, "cannot resume tracing after a snapshot: %s",
+					  strerror(-r));
+			s->state = SESSION_STOPPED;
+		}
+	}
+	snprintf(f->note, sizeof(f->note), "kernel backend: no snapshot buffer to swap on this "
+		 "kernel, so tracing was paused for %.1f ms while the ring was drained",
+		 (double)(session_now_usec() - f->drain_start_usec) / 1000);
+	log_info("Session '%s': %s", s->name, f->note);
+}
+
+/* Kernel backend: the drain is over; write the snapshots, then the next drain if asked. */
 static void kernel_drain_end(struct session *s)
 {
 	struct flight *f = s->flight;
-	double paused_ms;
 	int r;
 
 	/* The drain's streams are temporary: the session's totals stay as they were. */
@@ -514,28 +519,19 @@ static void kernel_drain_end(struct session *s)
 	f->draining = false;
 	f->flush_done = f->flush_requested;
 	serve_jobs(s);
-	/* The ring is empty now: what was overwritten so far is accounted for. */
+	/*
+	 * What was overwritten so far is accounted for: the ring drained is
+	 * empty now, or (swap) tracing goes on in the cleared buffer, from 0.
+	 */
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++)
-		s->cpus.cpus[cpu].lost_base = s->cpus.cpus[cpu].cut.overrun;
+		s->cpus.cpus[cpu].lost_base = f->swap ? 0 : s->cpus.cpus[cpu].cut.overrun;
 	stream_set_rings_free(&s->cpus);
-	if (f->swap) {
-		swap_end(s);
-		return;
-	}
-	if (s->state == SESSION_RUNNING) {
-		r = instance_set_tracing(s->instance, true);
-		if (r < 0) {
-			session_set_error(s, r, "cannot resume tracing after a snapshot: %s",
-					  strerror(-r));
-			s->state = SESSION_STOPPED;
-		}
-	} else if (s->state == SESSION_STOPPING) {
+	if (f->swap)
+		swap_done(s);
+	else
+		pause_done(s);
+	if (s->state == SESSION_STOPPING)
 		s->state = SESSION_STOPPED;
-	}
-	paused_ms = (double)(session_now_usec() - f->drain_start_usec) / 1000;
-	snprintf(f->note, sizeof(f->note), "kernel backend: no snapshot buffer to swap on this "
-		 "kernel, so tracing was paused for %.1f ms while the ring was drained", paused_ms);
-	log_info("Session '%s': %s", s->name, f->note);
 	if (f->drain_again) {
 		f->drain_again = false;
 		r = kernel_drain_begin(s);

@@ -434,6 +434,29 @@ static uint64_t orphan_read_events(struct instance *orphan, unsigned cpu)
 }
 
 /*
+ * The file's CPU data: each CPU's intact spool records from @offset on
+ * (fd < 0: none). Return: bytes of captured data, all CPUs.
+ */
+static uint64_t describe_spools(const struct parsed_recipe *p, const int *fds, uint64_t offset,
+				struct v7_cpu_data *data)
+{
+	uint64_t total = 0;
+
+	for (unsigned cpu = 0; cpu < p->n_cpus; cpu++) {
+		struct spool_scan scan;
+
+		data[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = fds[cpu], .offset = offset };
+		if (fds[cpu] >= 0) {
+			spool_scan(fds[cpu], offset, p->zstd, p->imeta.subbuf_size, &scan);
+			data[cpu].size = scan.bytes;
+			data[cpu].n_chunks = (uint32_t)scan.chunks;
+		}
+		total += data[cpu].size;
+	}
+	return total;
+}
+
+/*
  * A kernel-backend flight recorder's history: its recipe has no spool
  * data, the orphaned instance's ring (overwrite mode) holds it all. It
  * becomes a snapshot, "...-recovered.dat" in the session's snapshots
@@ -445,7 +468,7 @@ static int recover_history(int state_dir_fd, int spool_dir_fd, const struct pars
 	_cleanup_free_ struct v7_cpu_data *data = NULL;
 	_cleanup_free_ int *fds = NULL;
 	struct instance *orphan = NULL;
-	uint64_t total = 0;
+	uint64_t total;
 	int r;
 
 	if (!prefix || instance_adopt_orphan(p->instance, prefix, &orphan) < 0)
@@ -459,17 +482,7 @@ static int recover_history(int state_dir_fd, int spool_dir_fd, const struct pars
 	for (unsigned cpu = 0; cpu < p->n_cpus; cpu++)
 		fds[cpu] = openat(spool_dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	drain_orphan(orphan, p, fds);
-	for (unsigned cpu = 0; cpu < p->n_cpus; cpu++) {
-		struct spool_scan scan;
-
-		data[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = fds[cpu] };
-		if (fds[cpu] >= 0) {
-			spool_scan(fds[cpu], 0, p->zstd, p->imeta.subbuf_size, &scan);
-			data[cpu].size = scan.bytes;
-			data[cpu].n_chunks = (uint32_t)scan.chunks;
-		}
-		total += data[cpu].size;
-	}
+	total = describe_spools(p, fds, 0, data);
 	r = recovered_name(p->target, "-recovered.dat", out, n_out);
 	if (r >= 0)
 		r = write_recovered(state_dir_fd, p, out, data, ks);
@@ -489,7 +502,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 	struct instance *orphan = NULL;
 	int *fds = NULL, *after_fds = NULL, r;
 	struct spool_scan *scan = NULL;
-	uint64_t total = 0, lost = 0;
+	uint64_t total, lost = 0;
 	bool contiguous = true;
 	char after_path[PATH_MAX];
 
@@ -553,15 +566,8 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 		drain_orphan(orphan, &p, contiguous ? fds : after_fds);
 		orphan = NULL;
 	}
-	for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
-		data[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = fds[cpu], .offset = SPOOL_HDR_SIZE };
-		if (fds[cpu] >= 0) {
-			spool_scan(fds[cpu], SPOOL_HDR_SIZE, p.zstd, p.imeta.subbuf_size, &scan[cpu]);
-			data[cpu].size = scan[cpu].bytes;
-			data[cpu].n_chunks = (uint32_t)scan[cpu].chunks;
-		}
-		total += data[cpu].size;
-	}
+	/* Scanned again: the orphan's events may have been appended. */
+	total = describe_spools(&p, fds, SPOOL_HDR_SIZE, data);
 	r = recovered_name(p.target, "-recovered.dat", out, n_out);
 	if (r >= 0)
 		r = write_recovered(state_dir_fd, &p, out, data, ks);
@@ -569,14 +575,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 		goto out;
 	log_notice("Recovered '%s' (%" PRIu64 " bytes of captured data)", out, total);
 	if (!contiguous) {
-		for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
-			after[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = after_fds[cpu] };
-			if (after_fds[cpu] >= 0) {
-				spool_scan(after_fds[cpu], 0, p.zstd, p.imeta.subbuf_size, &scan[cpu]);
-				after[cpu].size = scan[cpu].bytes;
-				after[cpu].n_chunks = (uint32_t)scan[cpu].chunks;
-			}
-		}
+		describe_spools(&p, after_fds, 0, after);
 		log_warning("Recovery: %" PRIu64 " event(s) were lost in flight when '%s' stopped; "
 			    "what its ring buffers still held goes to a file of its own", lost,
 			    p.target);

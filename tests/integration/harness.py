@@ -52,6 +52,15 @@ def our_instances():
                   if n.startswith("ftraced-"))
 
 
+def remove_instances_since(before):
+    """Removes the ftraced-* instances that were not there in @before (after a failure)."""
+    for name in set(our_instances()) - set(before):
+        try:
+            os.rmdir(os.path.join(TRACING, "instances", name))
+        except OSError:
+            pass
+
+
 class Daemon:
     def __init__(self, extra_args=(), state=None):
         self.tmp = tempfile.TemporaryDirectory(prefix="ftraced-test-")
@@ -164,11 +173,7 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        for name in set(our_instances()) - getattr(self, "instances_before", set()):
-            try:
-                os.rmdir(os.path.join(TRACING, "instances", name))
-            except OSError:
-                pass
+        remove_instances_since(getattr(self, "instances_before", set()))
         subprocess.run(["umount", "-q", self.state], capture_output=True)
         self.tmp.cleanup()
 
@@ -291,13 +296,18 @@ def assert_complete_sequences(seen, written):
                                                      missing[:5], dups, got == sorted(got)))
 
 
+def kallsyms_addresses(path):
+    """The addresses of the symbols in a file's kallsyms section."""
+    dump = subprocess.run(["trace-cmd", "dump", "--kallsyms", path], capture_output=True,
+                          text=True).stdout.splitlines()
+    return [int(line.split()[0], 16) for line in dump
+            if len(line.split()) >= 3 and len(line.split()[0]) == 16]
+
+
 def assert_real_kallsyms(path):
     """The file's kallsyms: thousands of symbols, most at non-zero addresses (CAP_SYSLOG
     was held when the daemon opened /proc/kallsyms)."""
-    dump = subprocess.run(["trace-cmd", "dump", "--kallsyms", path], capture_output=True,
-                          text=True).stdout.splitlines()
-    addresses = [int(line.split()[0], 16) for line in dump
-                 if len(line.split()) >= 3 and len(line.split()[0]) == 16]
+    addresses = kallsyms_addresses(path)
     assert len(addresses) > 1000, "kallsyms missing in " + path
     assert sum(1 for a in addresses if a) > len(addresses) // 2, "kallsyms are zeros in " + path
 

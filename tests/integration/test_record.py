@@ -17,7 +17,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (CPUS, daemon, FTRACECTL, FTRACED, LOADGEN, Daemon,  # noqa: E402
                      assert_complete_sequences,
-                     assert_real_kallsyms,
+                     assert_real_kallsyms, kallsyms_addresses,
                      check_events, event_lines, loadgen, loadgen_result, markers,
                      our_instances, parse_markers, report, run, TRACING)
 
@@ -266,22 +266,12 @@ def test_bash_completion_of_sessions_and_events():
             d.ctl("destroy", name)
 
 
-def comm_counts(path):
-    """Events per task name in a file (report lines start with COMM-PID)."""
+def task_counts(path):
+    """Events per task in a file: {(comm, pid): n} (report lines start with COMM-PID)."""
     counts = {}
     for _, _, line in event_lines(report(path)):
-        comm = line.split()[0].rsplit("-", 1)[0]
-        counts[comm] = counts.get(comm, 0) + 1
-    return counts
-
-
-def pid_counts(path, comm):
-    """Events per pid of the tasks named @comm in a file."""
-    counts = {}
-    for _, _, line in event_lines(report(path)):
-        name, _, pid = line.split()[0].rpartition("-")
-        if name == comm:
-            counts[pid] = counts.get(pid, 0) + 1
+        comm, _, pid = line.split()[0].rpartition("-")
+        counts[comm, int(pid)] = counts.get((comm, int(pid)), 0) + 1
     return counts
 
 
@@ -297,22 +287,28 @@ def test_record_a_command_and_its_children_only():
             r = d.ctl("record", "-q", "-F", "-c", "-e", "syscalls:sys_enter_getppid", "-o", out,
                       "--", "sh", "-c", cmd)
             assert "'sh' exited with status 0" in r.stderr, r.stderr
-            counts = comm_counts(out)
-            assert set(counts) <= {"ftraced-loadgen", "sh"}, counts
+            counts = task_counts(out)
+            assert {comm for comm, _ in counts} <= {"ftraced-loadgen", "sh"}, counts
             # The two children asked exactly 300 and 700 times. (A sanitizer's runtime
             # forks helpers of its own, which ask a couple of times: followed too.)
-            per_pid = sorted(pid_counts(out, "ftraced-loadgen").values())
+            per_pid = sorted(n for (comm, _), n in counts.items() if comm == "ftraced-loadgen")
             assert per_pid[-2:] == [300, 700] and all(n < 10 for n in per_pid[:-2]), per_pid
-            assert set(counts) <= {"ftraced-loadgen", "sh"}, counts
-            # Without -c the children are outside the scope.
+            assert outsider.pid not in {pid for _, pid in counts}, counts
+            # -F alone: the command's own process, exactly.
             r = d.ctl("record", "-q", "-F", "-e", "syscalls:sys_enter_getppid", "-o", out,
-                      "--force", "--", "sh", "-c", cmd)
-            assert "ftraced-loadgen" not in comm_counts(out)
+                      "--force", "--", LOADGEN, "--syscall", "--cpu", "0", "--count", "500")
+            counts = task_counts(out)
+            assert list(counts.values()) == [500], counts
+            # Without -c a shell's children are outside the scope; the shell is in it.
+            r = d.ctl("record", "-q", "-F", "-e", "syscalls:sys_enter_getppid", "-e",
+                      "sched:sched_process_exit", "-o", out, "--force", "--", "sh", "-c", cmd)
+            counts = task_counts(out)
+            assert {comm for comm, _ in counts} == {"sh"}, counts
             # -P: an existing process only.
             r = d.ctl("record", "-q", "-P", str(outsider.pid), "-e",
                       "syscalls:sys_enter_getppid", "-d", "300ms", "-o", out, "--force")
-            counts = comm_counts(out)
-            assert counts and set(counts) == {"ftraced-loadgen"}, counts
+            counts = task_counts(out)
+            assert list(counts) == [("ftraced-loadgen", outsider.pid)], counts
             # A command that cannot run: the record ends, and says why.
             r = d.ctl("record", "-q", "-F", "-e", "sched", "-o", out, "--force", "--",
                       "/nonexistent/cmd", check=False)
@@ -486,15 +482,6 @@ def test_peer_credentials_checked_by_the_daemon():
         d.cleanup()
 
 
-def kallsyms_count(path):
-    """(symbols, symbols at non-zero addresses) in the file's kallsyms section."""
-    dump = subprocess.run(["trace-cmd", "dump", "--kallsyms", path], capture_output=True,
-                          text=True).stdout.splitlines()
-    addresses = [int(line.split()[0], 16) for line in dump
-                 if len(line.split()) >= 3 and len(line.split()[0]) == 16]
-    return len(addresses), sum(1 for a in addresses if a)
-
-
 def shown_to_users():
     """What /proc/kallsyms shows a user without CAP_SYSLOG, by the kernel's rule."""
     with open("/proc/sys/kernel/kptr_restrict") as f:
@@ -520,7 +507,8 @@ def test_group_members_get_symbols_as_kallsyms_shows_them():
             member = os.path.join(d.dir, "member.dat")
             d.ctl("record", "-e", "sched:sched_switch", "-d", "100ms", "-o", member,
                   user=65534, gid=nogroup)
-            n, real = kallsyms_count(member)
+            addresses = kallsyms_addresses(member)
+            n, real = len(addresses), sum(1 for a in addresses if a)
             if expected:
                 assert n > 1000 and real > n // 2, (setting, n, real)
             else:

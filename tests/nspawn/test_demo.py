@@ -21,7 +21,8 @@ from test_nspawn import CACHE, skip_unless_possible
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from harness import check_events, event_lines, our_instances, report, TRACING  # noqa: E402
+from harness import (check_events, event_lines, our_instances,  # noqa: E402
+                     remove_instances_since, report)
 
 DEMO_TIMEOUT = 1500
 
@@ -87,11 +88,7 @@ def main():
         print("1 passed, 0 failed")
         return 0
     finally:
-        for name in set(our_instances()) - before:
-            try:
-                os.rmdir(os.path.join(TRACING, "instances", name))
-            except OSError:
-                pass
+        remove_instances_since(before)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -22,7 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from harness import (assert_complete_sequences, assert_real_kallsyms,  # noqa: E402
                      check_events, event_lines,
-                     our_instances, parse_markers, report, SKIP, TRACING)
+                     our_instances, remove_instances_since, parse_markers, report, SKIP,
+                     TRACING)
 
 BUILD = os.environ["MESON_BUILD_ROOT"]
 LOADGEN = os.environ["LOADGEN"]
@@ -157,11 +158,7 @@ def main():
         verify(results)
         return 0
     finally:
-        for name in set(our_instances()) - before:
-            try:
-                os.rmdir(os.path.join(TRACING, "instances", name))
-            except OSError:
-                pass
+        remove_instances_since(before)
         shutil.rmtree(work, ignore_errors=True)
 
 
