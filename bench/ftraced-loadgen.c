@@ -6,7 +6,8 @@
  *   marker:  writes "ftseq=TAG:CPU:I" for I = 0..COUNT-1 into an
  *            instance's trace_marker, so a reader can check that every
  *            number arrived exactly once and in order;
- *   syscall: calls getppid() COUNT times (a cheap, filterable syscall).
+ *   syscall: calls getppid() COUNT times (a cheap, filterable syscall), each
+ *   from loadgen_syscall(i), a function for uprobes to count.
  *
  * At a given rate per second, or flat out (rate 0), for COUNT events or
  * until --seconds have passed, whichever comes first. With --wait, it prints
@@ -33,6 +34,14 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One syscall of --syscall mode: a real function with the call's number, for uprobe tests. */
+__attribute__((noinline, used)) void loadgen_syscall(unsigned long long n);
+__attribute__((noinline, used)) void loadgen_syscall(unsigned long long n)
+{
+	__asm__ volatile("" : : "r"(n) : "memory"); /* kept: the call is what is probed */
+	syscall(SYS_getppid);
 }
 
 static void usage(void)
@@ -116,7 +125,7 @@ int main(int argc, char *argv[])
 			}
 		}
 		if (syscall_mode) {
-			syscall(SYS_getppid);
+			loadgen_syscall(i);
 		} else {
 			int n = snprintf(buf, sizeof(buf), "ftseq=%s:%d:%llu", tag, cpu, i);
 

@@ -33,23 +33,75 @@ static int parse_long(const char *command, const char *what, const char *arg, lo
  * @c: getopt's value
  * @arg: its argument
  * @b: the request being built
- * @has_event: set when an event was given
+ * @st: what the options said so far
  *
  * Return: 1 if handled, 0 if @c is not a capture option, -EINVAL (printed).
  */
 int capture_option(const char *command, int c, const char *arg, struct ctl_builder *b,
-		   bool *has_event)
+		   struct capture_state *st)
 {
 	long v;
 
 	switch (c) {
+	case 'f':
+		/* trace-cmd's meaning: the filter of the -e just before. */
+		if (!st->has_event || st->event_filtered) {
+			print_error(command, "-f '%s' filters the -e just before it: %s", arg,
+				    st->has_event ? "that event already has a filter" : "there is none");
+			return -EINVAL;
+		}
+		if (strlen(arg) > FTRACED_FILTER_MAX) {
+			print_error(command, "filter is longer than %u bytes", FTRACED_FILTER_MAX);
+			return -EINVAL;
+		}
+		ctl_put_string(b, FTRACED_ATTR_EVENT_FILTER, arg);
+		st->event_filtered = true;
+		return 1;
+	case 'p':
+		if (strlen(arg) > FTRACED_TRACER_MAX) {
+			print_error(command, "unknown tracer '%s' (function or function_graph)", arg);
+			return -EINVAL;
+		}
+		ctl_put_string(b, FTRACED_ATTR_TRACER, arg);
+		st->has_source = true;
+		return 1;
+	case 'l':
+	case 'n':
+	case 'g':
+		if (strlen(arg) > FTRACED_FUNCTION_MAX) {
+			print_error(command, "-%c: function '%s' is longer than %u characters", c, arg,
+				    FTRACED_FUNCTION_MAX);
+			return -EINVAL;
+		}
+		ctl_put_string(b, c == 'l' ? FTRACED_ATTR_FTRACE_FILTER :
+			       c == 'n' ? FTRACED_ATTR_FTRACE_NOTRACE : FTRACED_ATTR_GRAPH_FUNCTION,
+			       arg);
+		return 1;
+	case OPT_MAX_GRAPH_DEPTH:
+		if (parse_long(command, "graph depth (a positive integer)", arg, 1, INT32_MAX, &v) < 0)
+			return -EINVAL;
+		ctl_put_u32(b, FTRACED_ATTR_MAX_GRAPH_DEPTH, (uint32_t)v);
+		return 1;
+	case OPT_FUNC_STACK:
+		ctl_put_u32(b, FTRACED_ATTR_FUNC_STACK, 1);
+		return 1;
+	case OPT_PROBE:
+		if (strlen(arg) > FTRACED_PROBE_MAX) {
+			print_error(command, "probe is longer than %u bytes", FTRACED_PROBE_MAX);
+			return -EINVAL;
+		}
+		ctl_put_string(b, FTRACED_ATTR_PROBE, arg);
+		st->has_source = true;
+		return 1;
 	case 'e':
 		if (strlen(arg) > FTRACED_EVENT_SPEC_MAX) {
 			print_error(command, "event '%s' is too long", arg);
 			return -EINVAL;
 		}
 		ctl_put_string(b, FTRACED_ATTR_EVENT, arg);
-		*has_event = true;
+		st->has_event = true;
+		st->has_source = true;
+		st->event_filtered = false;
 		return 1;
 	case OPT_FILTER:
 		if (strlen(arg) > FTRACED_FILTER_MAX) {

@@ -12,12 +12,16 @@ enum {
 	OPT_SUBBUF,
 	OPT_CLOCK,
 	OPT_LEVEL,
+	OPT_MAX_GRAPH_DEPTH,
+	OPT_FUNC_STACK,
+	OPT_PROBE,
 	_OPT_CAPTURE_END,
 };
 
-#define CAPTURE_SHORT_OPTIONS "e:b:C:TiP:c"
+#define CAPTURE_SHORT_OPTIONS "e:f:b:C:TiP:cp:l:n:g:"
 #define CAPTURE_LONG_OPTIONS \
 	{ "event", required_argument, NULL, 'e' }, \
+	{ "event-filter", required_argument, NULL, 'f' }, \
 	{ "filter", required_argument, NULL, OPT_FILTER }, \
 	{ "buffer-kb", required_argument, NULL, 'b' }, \
 	{ "subbuf-kb", required_argument, NULL, OPT_SUBBUF }, \
@@ -27,10 +31,18 @@ enum {
 	{ "stacktrace", no_argument, NULL, 'T' }, \
 	{ "ignore-missing", no_argument, NULL, 'i' }, \
 	{ "pid", required_argument, NULL, 'P' }, \
-	{ "children", no_argument, NULL, 'c' }
+	{ "children", no_argument, NULL, 'c' }, \
+	{ "tracer", required_argument, NULL, 'p' }, \
+	{ "function-filter", required_argument, NULL, 'l' }, \
+	{ "function-notrace", required_argument, NULL, 'n' }, \
+	{ "graph-function", required_argument, NULL, 'g' }, \
+	{ "max-graph-depth", required_argument, NULL, OPT_MAX_GRAPH_DEPTH }, \
+	{ "func-stack", no_argument, NULL, OPT_FUNC_STACK }, \
+	{ "probe", required_argument, NULL, OPT_PROBE }
 
 #define CAPTURE_OPTIONS_HELP \
 	"  -e, --event EVENT      SYSTEM:EVENT, SYSTEM:* or SYSTEM (repeatable)\n" \
+	"  -f, --event-filter EXPR  kernel filter for the -e just before it\n" \
 	"      --filter EXPR      kernel filter applied to every event\n" \
 	"  -b, --buffer-kb KB     ring buffer per CPU in KiB (default 4096)\n" \
 	"      --subbuf-kb N      ring-buffer sub-buffer size in KiB (power of two)\n" \
@@ -40,7 +52,24 @@ enum {
 	"  -T, --stacktrace       record a kernel stack trace with each event\n" \
 	"  -i, --ignore-missing   skip events this kernel lacks (with a warning)\n" \
 	"  -P, --pid PID          only events of process PID (repeatable, at most 64)\n" \
-	"  -c, --children         and of the processes they fork from then on\n"
+	"  -c, --children         and of the processes they fork from then on\n" \
+	"  -p, --tracer TRACER    run a tracer: function or function_graph\n" \
+	"  -l, --function-filter FUNC  trace only functions matching FUNC (glob,\n" \
+	"                         FUNC:mod:MODULE; repeatable)\n" \
+	"  -n, --function-notrace FUNC  do not trace functions matching FUNC\n" \
+	"  -g, --graph-function FUNC  function_graph: graph only calls under FUNC\n" \
+	"      --max-graph-depth N  function_graph: at most N calls deep\n" \
+	"      --func-stack       function: a stack trace with each function\n" \
+	"      --probe DEF        a kprobe or uprobe for the session:\n" \
+	"                         'p|r:NAME SYMBOL[+OFF] [ARGS]' or\n" \
+	"                         'p|r:NAME /PATH:SYMBOL|0xOFF [ARGS]'\n"
+
+/* What the capture options said so far, for checks across options. */
+struct capture_state {
+	bool has_event;        /* -e given */
+	bool has_source;       /* something to record: -e, -p or --probe */
+	bool event_filtered;   /* the last -e already has its -f */
+};
 
 int capture_option(const char *command, int c, const char *arg, struct ctl_builder *b,
-		   bool *has_event);
+		   struct capture_state *st);

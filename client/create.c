@@ -69,7 +69,7 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 	};
 	static struct ctl_builder b;
 	uint32_t mode = FTRACED_MODE_CONTINUOUS;
-	bool has_event = false;
+	struct capture_state st = {};
 	struct reply rep;
 	uint64_t v;
 	int c, r;
@@ -77,7 +77,7 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 	ctl_builder_init(&b, FTRACED_MSG_CREATE);
 	optind = 0; /* 0, not 1: re-initialise getopt fully (main used "+") */
 	while ((c = getopt_long(argc, argv, CAPTURE_SHORT_OPTIONS "h", options, NULL)) >= 0) {
-		r = capture_option("create", c, optarg, &b, &has_event);
+		r = capture_option("create", c, optarg, &b, &st);
 		if (r < 0)
 			return EXIT_USAGE;
 		if (r > 0)
@@ -188,8 +188,9 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 			    argv[optind], FTRACED_NAME_MAX);
 		return EXIT_USAGE;
 	}
-	if (!has_event) {
-		print_error("create", "no events given; use -e SYSTEM:EVENT (e.g. -e sched)");
+	if (!st.has_source) {
+		print_error("create", "no events given; use -e SYSTEM:EVENT (e.g. -e sched) or -p "
+			    "TRACER");
 		return EXIT_USAGE;
 	}
 	ctl_put_string(&b, FTRACED_ATTR_SESSION, argv[optind]);

@@ -37,7 +37,8 @@ static void on_stop_signal(int sig)
 
 static void record_help(void)
 {
-	printf("Usage: ftracectl record -e EVENT [-e EVENT...] -o FILE [OPTIONS] [-- CMD [ARG...]]\n\n"
+	printf("Usage: ftracectl record -e EVENT... | -p TRACER | --probe DEF... -o FILE [OPTIONS]\n"
+	       "                        [-- CMD [ARG...]]\n\n"
 	       "Record kernel events into a trace-cmd v7 file; with CMD, run it (as you, once\n"
 	       "tracing is on) and record until it exits.\n\n"
 	       CAPTURE_OPTIONS_HELP
@@ -99,7 +100,7 @@ struct record_args {
 	const char *output;
 	bool force;
 	bool quiet;
-	bool has_event;
+	struct capture_state capture;
 	bool only_command;  /* -F */
 	char **command;     /* after "--"; NULL: none */
 };
@@ -131,7 +132,7 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 	optind = 0; /* 0, not 1: re-initialise getopt fully (main used "+") */
 	while ((c = getopt_long(argc, argv, CAPTURE_SHORT_OPTIONS "o:d:qhF", options,
 				NULL)) >= 0) {
-		r = capture_option("record", c, optarg, a->req, &a->has_event);
+		r = capture_option("record", c, optarg, a->req, &a->capture);
 		if (r < 0)
 			return r;
 		if (r > 0)
@@ -168,8 +169,9 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 		print_error("record", "unexpected argument '%s'", argv[optind]);
 		return -EINVAL;
 	}
-	if (!a->has_event) {
-		print_error("record", "no events given; use -e SYSTEM:EVENT (e.g. -e sched)");
+	if (!a->capture.has_source) {
+		print_error("record", "no events given; use -e SYSTEM:EVENT (e.g. -e sched) or -p "
+			    "TRACER");
 		return -EINVAL;
 	}
 	if (!a->output) {

@@ -7,6 +7,8 @@
  *   memory-limit = 25%
  *   # kernel symbol addresses in group members' files: auto, yes, no
  *   group-symbols = auto
+ *   # task names the kernel keeps (saved_cmdlines_size): raised to this at start
+ *   saved-cmdlines = 8192
  *
  * A missing file means the defaults; a malformed one stops the daemon
  * from starting (with its line), rather than run with settings nobody
@@ -15,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,6 +35,7 @@ void daemon_config_defaults(struct daemon_config *c)
 	*c = (struct daemon_config){
 		.memory_limit_percent = MEMORY_LIMIT_PERCENT_DEFAULT,
 		.group_symbols = GROUP_SYMBOLS_AUTO,
+		.saved_cmdlines = SAVED_CMDLINES_DEFAULT,
 	};
 }
 
@@ -101,6 +105,19 @@ int daemon_config_parse(const char *text, size_t n, struct daemon_config *c, cha
 					 v);
 				return -EINVAL;
 			}
+		} else if (strcmp(key, "saved-cmdlines") == 0) {
+			unsigned long x;
+			char *end;
+
+			errno = 0;
+			x = strtoul(v, &end, 10);
+			if (errno || end == v || *end || x > SAVED_CMDLINES_MAX) {
+				snprintf(error, n_error, "saved-cmdlines: '%.40s' is not a number of "
+					 "task names from 0 (leave the kernel's) to %u", v,
+					 SAVED_CMDLINES_MAX);
+				return -EINVAL;
+			}
+			c->saved_cmdlines = (unsigned)x;
 		} else {
 			snprintf(error, n_error, "unknown key '%.40s'", key);
 			return -EINVAL;

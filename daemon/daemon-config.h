@@ -9,6 +9,13 @@
 /* All sessions' rings and histories together, by default: a quarter of RAM. */
 #define MEMORY_LIMIT_PERCENT_DEFAULT 25u
 #define MEMORY_LIMIT_PERCENT_MAX 90u
+/*
+ * Task names the kernel keeps for the files' pid -> name table: the 6.1
+ * default (128) shows "<...>" for most tasks of a long capture on a busy
+ * server. Raised at start, never lowered; the kernel's limit is PID_MAX_DEFAULT.
+ */
+#define SAVED_CMDLINES_DEFAULT 8192u
+#define SAVED_CMDLINES_MAX 32768u
 
 /* Whether files of group members' sessions carry kernel symbol addresses. */
 enum group_symbols {
@@ -22,6 +29,7 @@ struct daemon_config {
 	uint64_t memory_limit;          /* bytes; 0: memory_limit_percent of MemTotal */
 	unsigned memory_limit_percent;
 	enum group_symbols group_symbols;
+	unsigned saved_cmdlines;        /* at least this many; 0: left as the kernel has it */
 };
 
 void daemon_config_defaults(struct daemon_config *c);

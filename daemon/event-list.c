@@ -49,14 +49,21 @@ static bool list_contains(char **list, const char *s)
 	return false;
 }
 
-static int list_add(struct event_list *l, const char *system, const char *event, size_t n_max)
+/* Adds one event, or gives one already there its filter; -EEXIST for a second, different one. */
+static int list_add(struct event_list *l, const char *system, const char *event,
+		    const char *filter, size_t n_max)
 {
 	struct event_id *e;
 
-	for (size_t i = 0; i < l->n; i++)
-		if (strcmp(l->events[i].system, system) == 0 &&
-		    strcmp(l->events[i].event, event) == 0)
-			return 0;
+	for (size_t i = 0; i < l->n; i++) {
+		e = &l->events[i];
+		if (strcmp(e->system, system) != 0 || strcmp(e->event, event) != 0)
+			continue;
+		if (filter && e->filter && strcmp(filter, e->filter) != 0)
+			return -EEXIST;
+		e->filter = e->filter ?: filter;
+		return 0;
+	}
 	if (l->n >= n_max)
 		return -E2BIG;
 	if (strlen(system) >= sizeof(e->system) || strlen(event) >= sizeof(e->event))
@@ -68,18 +75,22 @@ static int list_add(struct event_list *l, const char *system, const char *event,
 	e = &l->events[l->n++];
 	strcpy(e->system, system);
 	strcpy(e->event, event);
+	e->filter = filter;
 	return 0;
 }
 
 /*
  * The ftrace system's events are written by the kernel's tracers, not
- * enabled like tracepoints. In a session's own instance only writes to its
- * trace_marker (print) and trace_marker_raw (raw_data) produce them; asking
- * for any other would record nothing, silently.
+ * enabled like tracepoints: only those the session's own instance produces
+ * (@deliverable: its marker files, its tracer, its stacks) may be asked
+ * for; any other would record nothing, silently.
  */
-static bool ftrace_event_deliverable(const char *event)
+static bool ftrace_event_deliverable(const char *const *deliverable, const char *event)
 {
-	return strcmp(event, "print") == 0 || strcmp(event, "raw_data") == 0;
+	for (size_t i = 0; deliverable && deliverable[i]; i++)
+		if (strcmp(deliverable[i], event) == 0)
+			return true;
+	return false;
 }
 
 static int cmp_event(const void *a, const void *b)
@@ -95,17 +106,20 @@ static int cmp_event(const void *a, const void *b)
  * @l: the list, kept sorted and without duplicates
  * @tracing_dir: tracefs mount, or NULL for the default
  * @spec: what the user typed
+ * @filter: the spec's own filter, kept by each of its events; NULL: none
+ * @ftrace_events: the ftrace events the session delivers (NULL-terminated)
  * @n_max: most events the list may hold
  *
- * "ftrace" and "ftrace:*" name the ftrace events a session can deliver
- * (print, raw_data); another ftrace event by name is refused.
+ * "ftrace" and "ftrace:*" name the ftrace events the session delivers;
+ * another ftrace event by name is refused.
  *
  * Return: 0; -EINVAL for a malformed spec; -ENOENT if the system or event
- * does not exist; -EOPNOTSUPP for an ftrace event no session can deliver;
- * -E2BIG if the list would exceed @n_max.
+ * does not exist; -EOPNOTSUPP for an ftrace event the session cannot
+ * deliver; -EEXIST for an event given two different filters; -E2BIG if the
+ * list would exceed @n_max.
  */
 int event_list_expand(struct event_list *l, const char *tracing_dir, const char *spec,
-		      size_t n_max)
+		      const char *filter, const char *const *ftrace_events, size_t n_max)
 {
 	char system[FTRACED_NAME_MAX + 1], event[FTRACED_EVENT_SPEC_MAX + 1];
 	char **systems = NULL, **events = NULL;
@@ -135,14 +149,16 @@ int event_list_expand(struct event_list *l, const char *tracing_dir, const char 
 	}
 	if (strcmp(event, "*") == 0) {
 		for (size_t i = 0; events[i] && r >= 0; i++)
-			if (strcmp(system, "ftrace") != 0 || ftrace_event_deliverable(events[i]))
-				r = list_add(l, system, events[i], n_max);
+			if (strcmp(system, "ftrace") != 0 ||
+			    ftrace_event_deliverable(ftrace_events, events[i]))
+				r = list_add(l, system, events[i], filter, n_max);
 	} else if (!list_contains(events, event)) {
 		r = -ENOENT;
-	} else if (strcmp(system, "ftrace") == 0 && !ftrace_event_deliverable(event)) {
+	} else if (strcmp(system, "ftrace") == 0 &&
+		   !ftrace_event_deliverable(ftrace_events, event)) {
 		r = -EOPNOTSUPP;
 	} else {
-		r = list_add(l, system, event, n_max);
+		r = list_add(l, system, event, filter, n_max);
 	}
 	if (r >= 0)
 		qsort(l->events, l->n, sizeof(*l->events), cmp_event);

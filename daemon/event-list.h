@@ -8,6 +8,7 @@
 struct event_id {
 	char system[FTRACED_NAME_MAX + 1];
 	char event[FTRACED_EVENT_SPEC_MAX + 1];
+	const char *filter; /* its own filter (-f after its spec); NULL: none. Not owned. */
 };
 
 /* Concrete events of a session, sorted by system, each once. */
@@ -18,5 +19,5 @@ struct event_list {
 
 int event_spec_split(const char *spec, char *system, size_t n_system, char *event, size_t n_event);
 int event_list_expand(struct event_list *l, const char *tracing_dir, const char *spec,
-		      size_t n_max);
+		      const char *filter, const char *const *ftrace_events, size_t n_max);
 void event_list_done(struct event_list *l);

@@ -20,15 +20,10 @@
 #include <tracefs.h>
 
 #include "daemon/event-list.h"
-#include "daemon/instance.h"
+#include "daemon/instance-internal.h"
 #include "daemon/log.h"
 
 #define INSTANCE_PREFIX "ftraced-"
-
-struct instance {
-	struct tracefs_instance *tfs;
-	char name[32];
-};
 
 /**
  * instance_new() - create the tracefs instance "ftraced-<tag>-<id>".
@@ -190,7 +185,7 @@ const char *instance_name(const struct instance *i)
 	return i->name;
 }
 
-static int write_file(struct instance *i, const char *file, const char *value)
+int instance_write_file(struct instance *i, const char *file, const char *value)
 {
 	if (tracefs_instance_file_write(i->tfs, file, value) < 0)
 		return negative_errno();
@@ -211,7 +206,7 @@ int instance_set_subbuf(struct instance *i, uint32_t subbuf_kb)
 	if (!tracefs_file_exists(i->tfs, "buffer_subbuf_size_kb"))
 		return -EOPNOTSUPP;
 	snprintf(v, sizeof(v), "%u", subbuf_kb);
-	return write_file(i, "buffer_subbuf_size_kb", v);
+	return instance_write_file(i, "buffer_subbuf_size_kb", v);
 }
 
 /**
@@ -272,7 +267,7 @@ int instance_set_clock(struct instance *i, const char *clock)
 			found = true;
 	if (!found)
 		return -EINVAL;
-	return write_file(i, "trace_clock", clock);
+	return instance_write_file(i, "trace_clock", clock);
 }
 
 /**
@@ -321,13 +316,13 @@ int instance_set_buffer_percent(struct instance *i, unsigned percent)
 	if (percent > 100)
 		return -EINVAL;
 	snprintf(v, sizeof(v), "%u", percent);
-	return write_file(i, "buffer_percent", v);
+	return instance_write_file(i, "buffer_percent", v);
 }
 
 /* Overwrite mode: a full ring drops its oldest events instead of new ones. */
 int instance_set_overwrite(struct instance *i, bool on)
 {
-	return write_file(i, "options/overwrite", on ? "1" : "0");
+	return instance_write_file(i, "options/overwrite", on ? "1" : "0");
 }
 
 int instance_set_tracing(struct instance *i, bool on)
@@ -420,7 +415,7 @@ bool instance_has_snapshot(struct instance *i)
  */
 int instance_snapshot_swap(struct instance *i)
 {
-	return write_file(i, "snapshot", "1");
+	return instance_write_file(i, "snapshot", "1");
 }
 
 /**
@@ -431,7 +426,7 @@ int instance_snapshot_swap(struct instance *i)
  */
 int instance_snapshot_clear(struct instance *i)
 {
-	return write_file(i, "snapshot", "2");
+	return instance_write_file(i, "snapshot", "2");
 }
 
 /**
@@ -662,12 +657,22 @@ static void filter_error(const struct event_id *e, const char *kernel_error, int
 		 e->event, msg);
 }
 
+/* The setup's pids as set_event_pid and set_ftrace_pid take them: "1 2 3". */
+void instance_pid_list(const struct instance_setup *p, char list[static INSTANCE_PID_LIST_MAX])
+{
+	size_t len = 0;
+
+	list[0] = '\0';
+	for (unsigned k = 0; k < p->n_pids; k++)
+		len += (size_t)snprintf(list + len, INSTANCE_PID_LIST_MAX - len, "%s%u",
+					k ? " " : "", p->pids[k]);
+}
+
 /* Events of these processes only (and, with event-fork, of their children). */
 static int set_event_pids(struct instance *i, const struct instance_setup *p, char *error,
 			  size_t n_error)
 {
-	char list[FTRACED_PIDS_PER_REQUEST_MAX * 12 + 1] = "";
-	size_t len = 0;
+	char list[INSTANCE_PID_LIST_MAX];
 	int r;
 
 	for (unsigned k = 0; k < p->n_pids; k++) {
@@ -676,12 +681,11 @@ static int set_event_pids(struct instance *i, const struct instance_setup *p, ch
 			snprintf(error, n_error, "no process %u", p->pids[k]);
 			return -ESRCH;
 		}
-		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u", k ? " " : "",
-					p->pids[k]);
 	}
-	r = write_file(i, "set_event_pid", list);
+	instance_pid_list(p, list);
+	r = instance_write_file(i, "set_event_pid", list);
 	if (r >= 0 && p->follow_fork)
-		r = write_file(i, "options/event-fork", "1");
+		r = instance_write_file(i, "options/event-fork", "1");
 	if (r < 0)
 		snprintf(error, n_error, "cannot scope the session to processes %s: %s", list,
 			 strerror(-r));
@@ -739,7 +743,7 @@ int instance_configure(struct instance *i, const struct instance_setup *p, char 
 			return r;
 	}
 	if (p->stacktrace) {
-		r = write_file(i, "options/stacktrace", "1");
+		r = instance_write_file(i, "options/stacktrace", "1");
 		if (r < 0) {
 			snprintf(error, n_error, "cannot turn on stack traces (options/stacktrace): %s",
 				 strerror(-r));
@@ -748,15 +752,24 @@ int instance_configure(struct instance *i, const struct instance_setup *p, char 
 	}
 	for (size_t k = 0; k < p->events->n; k++) {
 		const struct event_id *e = &p->events->events[k];
-		_cleanup_free_ char *kernel_error = NULL;
+		_cleanup_free_ char *kernel_error = NULL, *both = NULL;
+		const char *filter = e->filter ?: p->filter;
 
-		r = instance_enable_event(i, e, p->filter, &kernel_error);
+		/* --filter for every event and -f for this one: both must hold. */
+		if (e->filter && p->filter) {
+			if (asprintf(&both, "(%s) && (%s)", p->filter, e->filter) < 0) {
+				snprintf(error, n_error, "out of memory");
+				return -ENOMEM;
+			}
+			filter = both;
+		}
+		r = instance_enable_event(i, e, filter, &kernel_error);
 		if (r == -EOPNOTSUPP) {
 			snprintf(error, n_error, "%s:%s cannot be filtered (ftrace:* events have no "
 				 "filter)", e->system, e->event);
 			return r;
 		}
-		if (r < 0 && p->filter) {
+		if (r < 0 && filter) {
 			filter_error(e, kernel_error, r, error, n_error);
 			return r;
 		}
@@ -766,7 +779,32 @@ int instance_configure(struct instance *i, const struct instance_setup *p, char 
 			return r;
 		}
 	}
-	return 0;
+	return instance_set_tracer(i, p, error, n_error);
+}
+
+/**
+ * instance_raise_saved_cmdlines() - make the kernel keep at least @n task names.
+ * @n: entries for saved_cmdlines (the pid -> name table every file carries)
+ *
+ * A top-level setting, shared by every tracer on the machine: only ever
+ * raised, so nobody else's larger choice is undone.
+ *
+ * Return: the size now, or -errno.
+ */
+int instance_raise_saved_cmdlines(unsigned n)
+{
+	_cleanup_free_ char *now = tracefs_instance_file_read(NULL, "saved_cmdlines_size", NULL);
+	unsigned long cur = now ? strtoul(now, NULL, 10) : 0;
+	char v[16];
+
+	if (!now)
+		return negative_errno();
+	if (cur >= n)
+		return (int)cur;
+	snprintf(v, sizeof(v), "%u", n);
+	if (tracefs_instance_file_write(NULL, "saved_cmdlines_size", v) < 0)
+		return negative_errno();
+	return (int)n;
 }
 
 /**

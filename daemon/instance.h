@@ -19,6 +19,17 @@ struct cpu_counters {
 	uint64_t read;
 };
 
+/* A function tracer in the session's instance (-p, -l, -n, -g, ...). */
+struct tracer_config {
+	char *name;            /* function or function_graph; NULL: none */
+	unsigned n_filter, n_notrace, n_graph;
+	char **filter;         /* set_ftrace_filter globs (-l) */
+	char **notrace;        /* set_ftrace_notrace (-n) */
+	char **graph;          /* set_graph_function (-g), function_graph only */
+	uint32_t max_graph_depth; /* 0: the kernel's default */
+	bool func_stack;       /* options/func_stack_trace, function only */
+};
+
 /* What a session asks of its new instance. */
 struct instance_setup {
 	uint32_t buffer_kb;              /* per CPU; 0: left as it is (sized on a thread) */
@@ -29,7 +40,8 @@ struct instance_setup {
 	bool stacktrace;                 /* options/stacktrace: a kernel stack with each event */
 	unsigned n_pids;                 /* set_event_pid; 0: every process */
 	const uint32_t *pids;
-	bool follow_fork;                /* options/event-fork */
+	bool follow_fork;                /* options/event-fork (and function-fork) */
+	const struct tracer_config *tracer; /* NULL, or a tracer without a name: none */
 };
 
 uint32_t instance_tag(const char *state_dir);
@@ -65,6 +77,7 @@ int instance_open_cpu_stats(struct instance *i, unsigned cpu, int *ret_fd);
 int instance_read_cpu_stats(struct instance *i, unsigned cpu, struct cpu_counters *ret,
 			    char **ret_text);
 int instance_check_writable(void);
+int instance_raise_saved_cmdlines(unsigned n);
 int instance_remove_orphans(uint32_t tag);
 
 int cpu_counters_parse(const char *text, struct cpu_counters *ret);

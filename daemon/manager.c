@@ -32,6 +32,7 @@
 #include "daemon/instance.h"
 #include "daemon/kallsyms.h"
 #include "daemon/log.h"
+#include "daemon/probe.h"
 #include "daemon/manager.h"
 #include "daemon/metadata.h"
 #include "daemon/output-fd.h"
@@ -811,6 +812,14 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	if (m->memory_limit)
 		log_info("All sessions together may take %" PRIu64 " MiB of memory (memory-limit)",
 			 m->memory_limit >> 20);
+	if (c->settings->saved_cmdlines > 0) {
+		r = instance_raise_saved_cmdlines(c->settings->saved_cmdlines);
+		if (r < 0)
+			log_warning_errno(r, "Cannot raise saved_cmdlines_size to %u, long captures may "
+					  "show tasks as <...>: %m", c->settings->saved_cmdlines);
+		else
+			log_debug("The kernel keeps %d task names (saved_cmdlines_size)", r);
+	}
 	r = kallsyms_open(&m->kallsyms);
 	if (!m->kallsyms)
 		return log_error_errno(r, "Out of memory");
@@ -875,6 +884,9 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	r = instance_remove_orphans(m->instance_tag);
 	if (r < 0)
 		log_warning_errno(r, "Looking for orphaned instances failed, ignoring: %m");
+	r = probes_remove_orphans(m->instance_tag);
+	if (r < 0)
+		log_warning_errno(r, "Looking for orphaned probes failed, ignoring: %m");
 	spool_report_stale(m->state_dir_fd);
 
 	n_cpus = sysconf(_SC_NPROCESSORS_CONF);

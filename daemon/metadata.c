@@ -36,9 +36,13 @@ static int read_top(const char *file, char **ret, size_t *ret_size)
 	int size = 0;
 	char *s;
 
+	errno = 0;
 	s = tracefs_instance_file_read(NULL, file, &size);
+	/* libtracefs returns NULL for an empty file (saved_cmdlines before any task was seen). */
+	if (!s && size == 0 && tracefs_file_exists(NULL, file))
+		s = strdup("");
 	if (!s)
-		return negative_errno();
+		return errno ? negative_errno() : -ENOMEM;
 	*ret = s;
 	*ret_size = (size_t)size;
 	return 0;

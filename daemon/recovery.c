@@ -58,6 +58,11 @@
 
 #define RECIPE "recipe"
 #define RECIPE_MAX (64u * 1024u)
+/* A recipe's events were checked when the session began: any ftrace event it names was delivered. */
+static const char *const RECIPE_FTRACE_EVENTS[] = {
+	"print", "raw_data", "bprint", "function", "funcgraph_entry", "funcgraph_exit",
+	"kernel_stack", NULL,
+};
 
 static int write_file_at(int dir_fd, const char *name, const char *data, size_t n)
 {
@@ -207,7 +212,8 @@ static int parse_recipe(int dir_fd, struct parsed_recipe *p)
 			 !ctl_string_valid(FTRACED_ATTR_EVENT, v, FTRACED_EVENT_SPEC_MAX))
 			return -EBADMSG;
 		else if (strcmp(line, "event") == 0 &&
-			 event_list_expand(&p->events, NULL, v, EVENTS_PER_SESSION_MAX) < 0)
+			 event_list_expand(&p->events, NULL, v, NULL, RECIPE_FTRACE_EVENTS,
+					   EVENTS_PER_SESSION_MAX) < 0)
 			log_notice("Recovery: event '%s' no longer exists, its format is left out", v);
 	}
 	/* A target path stays inside the state directory; names are what we write. */

@@ -217,6 +217,101 @@ static int file_options(const struct ctl_request *req, uid_t owner, struct sessi
 	return 0;
 }
 
+/* A NULL-terminated copy of @n strings at @offsets into @text; NULL for none or out of memory. */
+static char **copy_text_strings(const char *text, const uint32_t *offsets, unsigned n)
+{
+	char **v = calloc(n + 1, sizeof(*v));
+
+	for (unsigned k = 0; v && k < n; k++) {
+		v[k] = strdup(text + offsets[k]);
+		if (!v[k]) {
+			strv_free(v);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+/*
+ * -p and what only a tracer uses, by trace-cmd's rules: -l and -n limit a
+ * tracer, -g, --max-graph-depth are function_graph's, --func-stack is
+ * function's. Whether this kernel runs it in an instance is for tracefs
+ * to say.
+ */
+static int tracer_options(const struct ctl_request *req, struct tracer_config *t, char *error,
+			  size_t n_error)
+{
+	uint32_t off[3][FTRACED_FUNCTIONS_PER_REQUEST_MAX];
+	unsigned n[3] = {};
+	bool graph;
+
+	if (ctl_request_has(req, FTRACED_ATTR_TRACER) && strcmp(req->tracer, "nop") != 0) {
+		if (strcmp(req->tracer, "function") != 0 &&
+		    strcmp(req->tracer, "function_graph") != 0) {
+			snprintf(error, n_error, "unknown tracer '%s' (function or function_graph)",
+				 req->tracer);
+			return -EINVAL;
+		}
+		t->name = strdup(req->tracer);
+		if (!t->name)
+			return -ENOMEM;
+	}
+	graph = t->name && strcmp(t->name, "function_graph") == 0;
+	if (req->n_functions > 0 && !t->name) {
+		snprintf(error, n_error, "-l, -n and -g limit a tracer: add -p function or -p "
+			 "function_graph");
+		return -EINVAL;
+	}
+	for (unsigned k = 0; k < req->n_functions; k++) {
+		unsigned which = req->functions[k].attr == FTRACED_ATTR_FTRACE_FILTER ? 0 :
+				 req->functions[k].attr == FTRACED_ATTR_FTRACE_NOTRACE ? 1 : 2;
+
+		off[which][n[which]++] = req->functions[k].offset;
+	}
+	if ((n[2] > 0 || req->max_graph_depth > 0) && !graph) {
+		snprintf(error, n_error, "-g and --max-graph-depth are for -p function_graph");
+		return -EINVAL;
+	}
+	if (req->func_stack && !(t->name && strcmp(t->name, "function") == 0)) {
+		snprintf(error, n_error, "--func-stack is for -p function");
+		return -EINVAL;
+	}
+	t->filter = copy_text_strings(req->text, off[0], n[0]);
+	t->notrace = copy_text_strings(req->text, off[1], n[1]);
+	t->graph = copy_text_strings(req->text, off[2], n[2]);
+	if (!t->filter || !t->notrace || !t->graph)
+		return -ENOMEM;
+	t->n_filter = n[0];
+	t->n_notrace = n[1];
+	t->n_graph = n[2];
+	t->max_graph_depth = req->max_graph_depth;
+	t->func_stack = req->func_stack;
+	return 0;
+}
+
+/* The per-event filters (-f), one slot per event spec; NULL when there is none at all. */
+static int event_filters(const struct ctl_request *req, char ***ret)
+{
+	bool any = false;
+	char **v;
+
+	for (unsigned k = 0; k < req->n_events; k++)
+		any |= ctl_request_event_filter(req, k) != NULL;
+	if (!any)
+		return 0;
+	v = calloc(req->n_events + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	*ret = v;
+	for (unsigned k = 0; k < req->n_events; k++) {
+		const char *f = ctl_request_event_filter(req, k);
+
+		if (f && !(v[k] = strdup(f)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Copies @n strings of @size bytes each; NULL (and 0) for none. */
 static void *copy_strings(const void *src, unsigned n, size_t size)
 {
@@ -330,6 +425,35 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 	c.n_pids = req->n_pids;
 	memcpy(c.pids, req->pids, sizeof(c.pids));
 	c.follow_fork = req->follow_fork;
+	if (req->n_events == 0 && !ctl_request_has(req, FTRACED_ATTR_TRACER) &&
+	    req->n_probes == 0) {
+		snprintf(error, n_error, "nothing to record: give events with -e SYSTEM:EVENT, a "
+			 "tracer with -p, or a --probe");
+		return -EINVAL;
+	}
+	/* A probe's fetch arguments read any kernel or process memory. */
+	if (req->n_probes > 0 && owner != 0) {
+		snprintf(error, n_error, "only root may add probes (--probe): a probe reads kernel "
+			 "and process memory");
+		return -EPERM;
+	}
+	r = tracer_options(req, &c.tracer, error, n_error);
+	if (r == -ENOMEM)
+		snprintf(error, n_error, "out of memory");
+	if (r < 0)
+		return r;
+	if (event_filters(req, &c.event_filters) < 0) {
+		snprintf(error, n_error, "out of memory");
+		return -ENOMEM;
+	}
+	if (req->n_probes > 0) {
+		c.probes = copy_text_strings(req->text, req->probes, req->n_probes);
+		if (!c.probes) {
+			snprintf(error, n_error, "out of memory");
+			return -ENOMEM;
+		}
+		c.n_probes = req->n_probes;
+	}
 	c.n_events = req->n_events;
 	c.events = copy_strings(req->events, req->n_events, sizeof(*c.events));
 	c.triggers = copy_strings(req->triggers, req->n_triggers, sizeof(*c.triggers));
@@ -355,6 +479,15 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 void session_config_done(struct session_config *c)
 {
 	free(c->events);
+	if (c->event_filters)
+		for (unsigned k = 0; k < c->n_events; k++)
+			free(c->event_filters[k]);
+	free(c->event_filters);
+	free(c->tracer.name);
+	strv_free(c->tracer.filter);
+	strv_free(c->tracer.notrace);
+	strv_free(c->tracer.graph);
+	strv_free(c->probes);
 	free(c->triggers);
 	free(c->filter);
 	free(c->clock);

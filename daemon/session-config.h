@@ -5,10 +5,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "daemon/instance.h"
 #include "daemon/retention.h"
 #include "ftraced/proto.h"
 
 struct ctl_request;
+
 
 /*
  * What a session was asked to do, with every default filled in and every
@@ -19,6 +21,7 @@ struct session_config {
 	enum ftraced_mode mode;
 	unsigned n_events;
 	char (*events)[FTRACED_EVENT_SPEC_MAX + 1]; /* the specs as given: SYSTEM[:EVENT|:*] */
+	char **event_filters;  /* n_events entries: the filter of each spec (-f); NULL: none */
 	char *filter;          /* for every event; NULL: none */
 	char *clock;           /* NULL: the instance's default */
 	uint32_t buffer_kb;    /* per CPU */
@@ -31,6 +34,9 @@ struct session_config {
 	unsigned n_pids;       /* only events of these processes (set_event_pid); 0: all */
 	uint32_t pids[FTRACED_PIDS_PER_REQUEST_MAX];
 	bool follow_fork;      /* and of the children they fork (options/event-fork) */
+	struct tracer_config tracer; /* -p and its options; tracer.name NULL: none */
+	unsigned n_probes;     /* --probe definitions, as given */
+	char **probes;
 
 	/* continuous */
 	uint64_t segment_size; /* 0: by time only */

@@ -18,6 +18,10 @@
  *   flight-size = 256M
  *   trigger = oom
  *   trigger = signal=SIGSEGV,post=2s
+ *
+ * A key given more than once adds to a list (events, triggers, function
+ * globs, probes); event-filter, like -f, filters the event listed just
+ * before it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,10 +29,11 @@
 
 #include "daemon/keyfile.h"
 #include "daemon/session-file.h"
+#include "ftraced/macro.h"
 #include "lib/ctl-proto.h"
 #include "lib/parse-util.h"
 
-#define SESSION_FILE_KEYS_MAX 32 /* more than there are keys: an unknown one fails anyway */
+#define SESSION_FILE_KEYS_MAX 48 /* more than there are keys: an unknown one fails anyway */
 
 static int add_events(struct ctl_builder *b, char *list, unsigned *total, char *error,
 		      size_t n_error)
@@ -103,7 +108,39 @@ struct file_state {
 	char name[FTRACED_NAME_MAX + 1];
 	uint32_t mode;
 	unsigned n_events;
+	bool event_filtered;   /* the last event listed has its event-filter */
+	bool source;           /* a tracer or a probe: something to record without events */
 	unsigned n_triggers;
+};
+
+/* Keys that may be given more than once, each adding to a list. */
+static bool key_repeats(const char *key)
+{
+	static const char *const repeating[] = {
+		"event", "events", "event-filter", "trigger", "function-filter",
+		"function-notrace", "graph-function", "probe",
+	};
+
+	for (size_t k = 0; k < ELEMENTSOF(repeating); k++)
+		if (strcmp(key, repeating[k]) == 0)
+			return true;
+	return false;
+}
+
+/* Keys whose value is one string attribute, checked by the protocol's own rule. */
+static const struct {
+	const char *key;
+	enum ftraced_attr attr;
+	size_t max;
+} string_keys[] = {
+	{ "filter", FTRACED_ATTR_FILTER, FTRACED_FILTER_MAX },
+	{ "clock", FTRACED_ATTR_CLOCK, FTRACED_NAME_MAX },
+	{ "on-segment", FTRACED_ATTR_ON_SEGMENT, FTRACED_COMMAND_MAX },
+	{ "tracer", FTRACED_ATTR_TRACER, FTRACED_TRACER_MAX },
+	{ "function-filter", FTRACED_ATTR_FTRACE_FILTER, FTRACED_FUNCTION_MAX },
+	{ "function-notrace", FTRACED_ATTR_FTRACE_NOTRACE, FTRACED_FUNCTION_MAX },
+	{ "graph-function", FTRACED_ATTR_GRAPH_FUNCTION, FTRACED_FUNCTION_MAX },
+	{ "probe", FTRACED_ATTR_PROBE, FTRACED_PROBE_MAX },
 };
 
 static int parse_line(struct ctl_builder *b, const char *key, char *v, struct file_state *st,
@@ -131,8 +168,27 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 	if (strcmp(key, "event") == 0 || strcmp(key, "events") == 0) {
 		int r = add_events(b, v, &st->n_events, error, n_error);
 
+		st->event_filtered = false;
 		return r < 0 ? r : 0;
 	}
+	if (strcmp(key, "event-filter") == 0) {
+		/* Like -f: for the event listed just before (the last of an "events" list). */
+		if (st->n_events == 0 || st->event_filtered) {
+			snprintf(error, n_error, "event-filter applies to the event listed just "
+				 "before it: %s", st->n_events ? "it already has one" : "there is none");
+			return -EINVAL;
+		}
+		if (!ctl_string_valid(FTRACED_ATTR_EVENT_FILTER, v, FTRACED_FILTER_MAX)) {
+			snprintf(error, n_error, "invalid event-filter: longer than %u bytes or not "
+				 "printable ASCII", FTRACED_FILTER_MAX);
+			return -EINVAL;
+		}
+		ctl_put_string(b, FTRACED_ATTR_EVENT_FILTER, v);
+		st->event_filtered = true;
+		return 0;
+	}
+	if (strcmp(key, "max-graph-depth") == 0)
+		return put_number(b, FTRACED_ATTR_MAX_GRAPH_DEPTH, v, INT32_MAX, error, n_error);
 	if (strcmp(key, "flight-backend") == 0) {
 		if (strcmp(v, "memory") != 0 && strcmp(v, "kernel") != 0) {
 			snprintf(error, n_error, "unknown flight backend '%s' (memory, kernel)", v);
@@ -158,19 +214,17 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 		ctl_put_string(b, FTRACED_ATTR_TRIGGER, v);
 		return 0;
 	}
-	if (strcmp(key, "filter") == 0 || strcmp(key, "clock") == 0 ||
-	    strcmp(key, "on-segment") == 0) {
-		enum ftraced_attr a = key[0] == 'f' ? FTRACED_ATTR_FILTER :
-				      key[0] == 'c' ? FTRACED_ATTR_CLOCK : FTRACED_ATTR_ON_SEGMENT;
-		size_t max = a == FTRACED_ATTR_FILTER ? FTRACED_FILTER_MAX :
-			     a == FTRACED_ATTR_CLOCK ? FTRACED_NAME_MAX : FTRACED_COMMAND_MAX;
-
-		if (!ctl_string_valid(a, v, max)) {
+	for (size_t k = 0; k < ELEMENTSOF(string_keys); k++) {
+		if (strcmp(key, string_keys[k].key) != 0)
+			continue;
+		if (!ctl_string_valid(string_keys[k].attr, v, string_keys[k].max)) {
 			snprintf(error, n_error, "invalid %s: empty, longer than %zu bytes, or "
-				 "characters it may not hold", key, max);
+				 "characters it may not hold", key, string_keys[k].max);
 			return -EINVAL;
 		}
-		ctl_put_string(b, a, v);
+		ctl_put_string(b, string_keys[k].attr, v);
+		st->source |= string_keys[k].attr == FTRACED_ATTR_TRACER ||
+			      string_keys[k].attr == FTRACED_ATTR_PROBE;
 		return 0;
 	}
 	if (strcmp(key, "compression") == 0) {
@@ -193,14 +247,16 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 		ctl_put_u32(b, FTRACED_ATTR_LEVEL, (uint32_t)level);
 		return 0;
 	}
-	if (strcmp(key, "stacktrace") == 0 || strcmp(key, "ignore-missing") == 0) {
+	if (strcmp(key, "stacktrace") == 0 || strcmp(key, "ignore-missing") == 0 ||
+	    strcmp(key, "func-stack") == 0) {
 		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
 			snprintf(error, n_error, "%s: '%.40s' is not yes or no", key, v);
 			return -EINVAL;
 		}
 		if (strcmp(v, "yes") == 0)
 			ctl_put_u32(b, key[0] == 's' ? FTRACED_ATTR_STACKTRACE :
-				    FTRACED_ATTR_IGNORE_MISSING, 1);
+				    key[0] == 'i' ? FTRACED_ATTR_IGNORE_MISSING :
+				    FTRACED_ATTR_FUNC_STACK, 1);
 		return 0;
 	}
 	if (strcmp(key, "buffer-kb") == 0)
@@ -263,8 +319,7 @@ int session_file_parse(const char *text, size_t n, const char *default_name,
 	while ((r = keyfile_next(&k, &key, &v, error, n_error)) > 0) {
 		*ret_line = k.line;
 		/* A key said twice is a mistake (the request would carry it twice). */
-		if (strcmp(key, "event") != 0 && strcmp(key, "events") != 0 &&
-		    strcmp(key, "trigger") != 0) {
+		if (!key_repeats(key)) {
 			for (unsigned i = 0; i < n_seen; i++)
 				if (strcmp(seen[i], key) == 0) {
 					snprintf(error, n_error, "'%.40s' is set twice", key);
@@ -282,8 +337,9 @@ int session_file_parse(const char *text, size_t n, const char *default_name,
 		return r;
 	}
 	*ret_line = 0;
-	if (st.n_events == 0) {
-		snprintf(error, n_error, "no events: add 'events = SYSTEM:EVENT, ...'");
+	if (st.n_events == 0 && !st.source) {
+		snprintf(error, n_error, "no events: add 'events = SYSTEM:EVENT, ...' (or 'tracer = "
+			 "function')");
 		return -EINVAL;
 	}
 	if (!st.name[0]) {

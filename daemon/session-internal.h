@@ -22,6 +22,7 @@
 #define TIMER_ACCURACY_USEC 1000
 
 struct flight;
+struct probe_set;
 struct ring_alloc;
 
 struct session {
@@ -35,6 +36,7 @@ struct session {
 	bool *skipped;                  /* per config spec: missing here, skipped (-i) */
 
 	struct instance *instance;
+	struct probe_set *probes;       /* --probe: created for the session, removed with it */
 	struct ring_alloc *ring_alloc;  /* while ALLOCATING: the thread sizing the ring */
 	struct instance_meta imeta;
 	struct stream_set cpus;
@@ -76,6 +78,7 @@ void session_set_error(struct session *s, int error, const char *fmt, ...) _prin
 void session_stream_params(const struct session *s, struct stream_params *ret);
 int session_begin_running(struct session *s);
 void session_arm_check(struct session *s);
+int session_create_probes(struct session *s, char *error, size_t n_error);
 int session_expand_events(struct session *s, char *error, size_t n_error);
 int session_configure_instance(struct session *s, char *error, size_t n_error);
 int session_open_dir(struct session *s);

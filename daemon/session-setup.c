@@ -19,17 +19,72 @@
 
 #include "daemon/bounds.h"
 #include "daemon/log.h"
+#include "daemon/probe.h"
 #include "daemon/session-internal.h"
 
 /*
- * The configuration's event specs, each expanded against tracefs. With
- * -i, a spec this kernel lacks is skipped (and said so in the log and in
- * status), so one session file serves kernels that differ.
+ * The ftrace events the session's own instance produces: its marker files
+ * always; with a tracer, that tracer's events; with stacks (-T,
+ * --func-stack), kernel_stack.
+ */
+static void ftrace_events_delivered(const struct session_config *c, const char **ret)
+{
+	unsigned n = 0;
+
+	ret[n++] = "print";
+	ret[n++] = "raw_data";
+	if (c->tracer.name && strcmp(c->tracer.name, "function") == 0)
+		ret[n++] = "function";
+	if (c->tracer.name && strcmp(c->tracer.name, "function_graph") == 0) {
+		ret[n++] = "funcgraph_entry";
+		ret[n++] = "funcgraph_exit";
+	}
+	if (c->stacktrace || c->tracer.func_stack)
+		ret[n++] = "kernel_stack";
+	ret[n] = NULL;
+}
+
+/* Why an ftrace event cannot be recorded by this session, for the client. */
+static void ftrace_event_refused(const char *spec, char *error, size_t n_error)
+{
+	const char *event = strchr(spec, ':') ? strchr(spec, ':') + 1 : "";
+
+	if (strcmp(event, "function") == 0)
+		snprintf(error, n_error, "'%s' comes from the function tracer: add -p function",
+			 spec);
+	else if (strncmp(event, "funcgraph_", 10) == 0)
+		snprintf(error, n_error, "'%s' comes from the function_graph tracer: add -p "
+			 "function_graph", spec);
+	else if (strcmp(event, "kernel_stack") == 0)
+		snprintf(error, n_error, "'%s' comes with stack traces: add -T (or --func-stack "
+			 "with -p function)", spec);
+	else
+		snprintf(error, n_error, "'%s' cannot be recorded: a session's instance produces "
+			 "ftrace:print and ftrace:raw_data (its markers), and the events of its "
+			 "tracer (-p) and stacks (-T)", spec);
+}
+
+/* --probe: the session's own kprobes and uprobes, before its events are looked up. */
+int session_create_probes(struct session *s, char *error, size_t n_error)
+{
+	if (s->config.n_probes == 0)
+		return 0;
+	return probe_set_create(s->env.instance_tag, s->id, s->config.probes, s->config.n_probes,
+				&s->probes, error, n_error);
+}
+
+/*
+ * The configuration's event specs, each expanded against tracefs with its
+ * own filter (-f). With -i, a spec this kernel lacks is skipped (and said
+ * so in the log and in status), so one session file serves kernels that
+ * differ.
  */
 int session_expand_events(struct session *s, char *error, size_t n_error)
 {
+	const char *ftrace_events[8];
 	unsigned n_skipped = 0;
 
+	ftrace_events_delivered(&s->config, ftrace_events);
 	s->skipped = calloc(MAX(s->config.n_events, 1u), sizeof(*s->skipped));
 	if (!s->skipped) {
 		snprintf(error, n_error, "out of memory");
@@ -37,9 +92,11 @@ int session_expand_events(struct session *s, char *error, size_t n_error)
 	}
 	for (unsigned k = 0; k < s->config.n_events; k++) {
 		const char *spec = s->config.events[k];
+		const char *filter = s->config.event_filters ? s->config.event_filters[k] : NULL;
 		int r;
 
-		r = event_list_expand(&s->events, NULL, spec, EVENTS_PER_SESSION_MAX);
+		r = event_list_expand(&s->events, NULL, spec, filter, ftrace_events,
+				      EVENTS_PER_SESSION_MAX);
 		if (r == -ENOENT && s->config.ignore_missing) {
 			log_warning("Session '%s': this kernel has no event '%s', skipping it (-i)",
 				    s->name, spec);
@@ -53,9 +110,12 @@ int session_expand_events(struct session *s, char *error, size_t n_error)
 			return r;
 		}
 		if (r == -EOPNOTSUPP) {
-			snprintf(error, n_error, "'%s' cannot be recorded: ftrace events other than "
-				 "ftrace:print and ftrace:raw_data come from the kernel's tracers, "
-				 "which sessions do not run", spec);
+			ftrace_event_refused(spec, error, n_error);
+			return r;
+		}
+		if (r == -EEXIST) {
+			snprintf(error, n_error, "'%s' names an event that already has a different "
+				 "filter (-f): give each event one filter", spec);
 			return r;
 		}
 		if (r == -EINVAL) {
@@ -70,7 +130,19 @@ int session_expand_events(struct session *s, char *error, size_t n_error)
 			return -ENOENT;
 		}
 	}
-	if (n_skipped == s->config.n_events) {
+	/* Every probe of the session is recorded: its group is the session's own. */
+	if (s->probes) {
+		int r = event_list_expand(&s->events, NULL, probe_set_system(s->probes), NULL,
+					  ftrace_events, EVENTS_PER_SESSION_MAX);
+
+		if (r < 0) {
+			snprintf(error, n_error, "cannot find the session's probes in tracefs: %s",
+				 strerror(-r));
+			return r;
+		}
+	}
+	if (s->config.n_events > 0 && n_skipped == s->config.n_events && !s->config.tracer.name &&
+	    !s->probes) {
 		snprintf(error, n_error, "this kernel has none of the events asked for");
 		return -ENOENT;
 	}
@@ -91,6 +163,7 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 		.n_pids = c->n_pids,
 		.pids = c->pids,
 		.follow_fork = c->follow_fork,
+		.tracer = &c->tracer,
 	};
 	int r;
 

@@ -46,6 +46,7 @@
 #include "daemon/capture.h"
 #include "daemon/flight.h"
 #include "daemon/log.h"
+#include "daemon/probe.h"
 #include "daemon/meminfo.h"
 #include "daemon/recovery.h"
 #include "daemon/ring-alloc.h"
@@ -164,6 +165,7 @@ struct session *session_free(struct session *s)
 	segment_free(s->current);
 	segment_free(s->next);
 	retire_instance(s);
+	s->probes = probe_set_free(s->probes);
 	stream_set_deinit(&s->cpus);
 	instance_meta_done(&s->imeta);
 	event_list_done(&s->events);
@@ -259,6 +261,9 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		snprintf(error, n_error, "out of memory");
 		return r;
 	}
+	r = session_create_probes(s, error, n_error);
+	if (r < 0)
+		return r;
 	r = session_expand_events(s, error, n_error);
 	if (r < 0)
 		return r;

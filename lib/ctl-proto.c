@@ -139,7 +139,17 @@ static bool char_ok(uint16_t type, uint8_t c)
 	case FTRACED_ATTR_EVENT:
 	case FTRACED_ATTR_SKIPPED_EVENT:
 		return alnum || c == '_' || c == '-' || c == ':' || c == '*' || c == '.';
+	case FTRACED_ATTR_FTRACE_FILTER:
+	case FTRACED_ATTR_FTRACE_NOTRACE:
+	case FTRACED_ATTR_GRAPH_FUNCTION:
+		/* Kernel function globs: set_ftrace_filter's syntax, ":mod:NAME" included. */
+		return alnum || c == '_' || c == '.' || c == '*' || c == '?' || c == '[' ||
+		       c == ']' || c == ':' || c == '-' || c == '$';
+	case FTRACED_ATTR_TRACER:
+		return alnum || c == '_';
 	case FTRACED_ATTR_FILTER:
+	case FTRACED_ATTR_EVENT_FILTER:
+	case FTRACED_ATTR_PROBE:
 	case FTRACED_ATTR_ON_SEGMENT:
 	case FTRACED_ATTR_TRIGGER:
 	case FTRACED_ATTR_PATH:
@@ -182,7 +192,16 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 		       BIT(FTRACED_ATTR_CLOCK) | BIT(FTRACED_ATTR_COMPRESSION) | \
 		       BIT(FTRACED_ATTR_LEVEL) | BIT(FTRACED_ATTR_STACKTRACE) | \
 		       BIT(FTRACED_ATTR_IGNORE_MISSING) | BIT(FTRACED_ATTR_PID) | \
-		       BIT(FTRACED_ATTR_FOLLOW_FORK))
+		       BIT(FTRACED_ATTR_FOLLOW_FORK) | BIT(FTRACED_ATTR_EVENT_FILTER) | \
+		       BIT(FTRACED_ATTR_TRACER) | BIT(FTRACED_ATTR_FTRACE_FILTER) | \
+		       BIT(FTRACED_ATTR_FTRACE_NOTRACE) | BIT(FTRACED_ATTR_GRAPH_FUNCTION) | \
+		       BIT(FTRACED_ATTR_MAX_GRAPH_DEPTH) | BIT(FTRACED_ATTR_FUNC_STACK) | \
+		       BIT(FTRACED_ATTR_PROBE))
+/* Attributes a request may carry more than once. */
+#define REPEATABLE_ATTRS (BIT(FTRACED_ATTR_EVENT) | BIT(FTRACED_ATTR_TRIGGER) | \
+			  BIT(FTRACED_ATTR_PID) | BIT(FTRACED_ATTR_EVENT_FILTER) | \
+			  BIT(FTRACED_ATTR_FTRACE_FILTER) | BIT(FTRACED_ATTR_FTRACE_NOTRACE) | \
+			  BIT(FTRACED_ATTR_GRAPH_FUNCTION) | BIT(FTRACED_ATTR_PROBE))
 #define SEGMENT_ATTRS (BIT(FTRACED_ATTR_SEGMENT_SIZE) | BIT(FTRACED_ATTR_SEGMENT_TIME_MS) | \
 		       BIT(FTRACED_ATTR_MAX_TOTAL) | BIT(FTRACED_ATTR_MAX_FILES) | \
 		       BIT(FTRACED_ATTR_MAX_AGE_MS) | BIT(FTRACED_ATTR_KEEP_FREE) | \
@@ -195,15 +214,14 @@ static const struct {
 	uint64_t allowed;
 	uint64_t required;
 } request_attrs[_FTRACED_MSG_TYPE_MAX] = {
-	[FTRACED_MSG_RECORD] = { CAPTURE_ATTRS | BIT(FTRACED_ATTR_DURATION_MS),
-				 BIT(FTRACED_ATTR_EVENT) },
+	/* Events or a tracer: the session configuration checks that one is there. */
+	[FTRACED_MSG_RECORD] = { CAPTURE_ATTRS | BIT(FTRACED_ATTR_DURATION_MS), 0 },
 	[FTRACED_MSG_STOP] = { BIT(FTRACED_ATTR_SESSION), BIT(FTRACED_ATTR_SESSION) },
 	[FTRACED_MSG_LIST] = { 0, 0 },
 	[FTRACED_MSG_STATUS] = { BIT(FTRACED_ATTR_SESSION), 0 },
 	[FTRACED_MSG_CREATE] = { CAPTURE_ATTRS | SEGMENT_ATTRS | FLIGHT_ATTRS |
 				 BIT(FTRACED_ATTR_SESSION) | BIT(FTRACED_ATTR_MODE),
-				 BIT(FTRACED_ATTR_EVENT) | BIT(FTRACED_ATTR_SESSION) |
-				 BIT(FTRACED_ATTR_MODE) },
+				 BIT(FTRACED_ATTR_SESSION) | BIT(FTRACED_ATTR_MODE) },
 	[FTRACED_MSG_START] = { BIT(FTRACED_ATTR_SESSION), BIT(FTRACED_ATTR_SESSION) },
 	[FTRACED_MSG_DESTROY] = { BIT(FTRACED_ATTR_SESSION), BIT(FTRACED_ATTR_SESSION) },
 	[FTRACED_MSG_SNAPSHOT] = { BIT(FTRACED_ATTR_SESSION) | BIT(FTRACED_ATTR_TRIM),
@@ -228,6 +246,26 @@ static bool is_request(uint16_t type)
 }
 
 static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uint16_t *bad);
+
+/*
+ * A string attribute copied to the end of the request's text; its offset
+ * in @ret. Every string came with a 4-byte header, so a whole message's
+ * strings with their NULs always fit.
+ */
+static int text_string(struct ctl_request *req, const struct ctl_attr *a, size_t max,
+		       uint32_t *ret)
+{
+	int r;
+
+	if (a->len > max || req->n_text + a->len + 1 > sizeof(req->text))
+		return -EBADMSG;
+	r = ctl_attr_string(a, max, req->text + req->n_text);
+	if (r < 0)
+		return r;
+	*ret = (uint32_t)req->n_text;
+	req->n_text += a->len + 1;
+	return 0;
+}
 
 /**
  * ctl_request_parse() - parse and validate a whole request packet.
@@ -279,8 +317,7 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 		bit = BIT(a.type);
 		if (!(allowed & bit))
 			return -EBADMSG;
-		if ((req.present & bit) && a.type != FTRACED_ATTR_EVENT &&
-		    a.type != FTRACED_ATTR_TRIGGER && a.type != FTRACED_ATTR_PID)
+		if ((req.present & bit) && !(REPEATABLE_ATTRS & bit))
 			return -EBADMSG;
 		req.present |= bit;
 
@@ -394,6 +431,47 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 			r = ctl_attr_u32(&a, &req.follow_fork);
 			if (r >= 0 && req.follow_fork > 1)
 				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_EVENT_FILTER: {
+			uint32_t *slot = req.n_events ? &req.event_filter[req.n_events - 1] : NULL;
+
+			/* Like trace-cmd's -f: for the event just before, once. */
+			if (!slot || *slot)
+				return -EBADMSG;
+			r = text_string(&req, &a, FTRACED_FILTER_MAX, slot);
+			if (r >= 0)
+				(*slot)++;
+			break;
+		}
+		case FTRACED_ATTR_TRACER:
+			r = ctl_attr_string(&a, FTRACED_TRACER_MAX, req.tracer);
+			break;
+		case FTRACED_ATTR_FTRACE_FILTER:
+		case FTRACED_ATTR_FTRACE_NOTRACE:
+		case FTRACED_ATTR_GRAPH_FUNCTION:
+			if (req.n_functions >= FTRACED_FUNCTIONS_PER_REQUEST_MAX)
+				return -EBADMSG;
+			r = text_string(&req, &a, FTRACED_FUNCTION_MAX,
+					&req.functions[req.n_functions].offset);
+			if (r >= 0)
+				req.functions[req.n_functions++].attr = a.type;
+			break;
+		case FTRACED_ATTR_MAX_GRAPH_DEPTH:
+			r = ctl_attr_u32(&a, &req.max_graph_depth);
+			if (r >= 0 && req.max_graph_depth == 0)
+				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_FUNC_STACK:
+			r = ctl_attr_u32(&a, &req.func_stack);
+			if (r >= 0 && req.func_stack > 1)
+				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_PROBE:
+			if (req.n_probes >= FTRACED_PROBES_PER_REQUEST_MAX)
+				return -EBADMSG;
+			r = text_string(&req, &a, FTRACED_PROBE_MAX, &req.probes[req.n_probes]);
+			if (r >= 0)
+				req.n_probes++;
 			break;
 		default:
 			r = -EBADMSG;
@@ -579,6 +657,27 @@ void ctl_attr_rule(uint16_t type, char *buf, size_t n)
 		break;
 	case FTRACED_ATTR_PID:
 		snprintf(buf, n, "pid (1 to %d, at most %u)", INT32_MAX, FTRACED_PIDS_PER_REQUEST_MAX);
+		break;
+	case FTRACED_ATTR_EVENT_FILTER:
+		snprintf(buf, n, "event filter (printable ASCII on one line, at most %u bytes, one "
+			 "for each event and after it)", FTRACED_FILTER_MAX);
+		break;
+	case FTRACED_ATTR_TRACER:
+		snprintf(buf, n, "tracer (1 to %u letters, digits and _)", FTRACED_TRACER_MAX);
+		break;
+	case FTRACED_ATTR_FTRACE_FILTER:
+	case FTRACED_ATTR_FTRACE_NOTRACE:
+	case FTRACED_ATTR_GRAPH_FUNCTION:
+		snprintf(buf, n, "function (a glob of letters, digits and _ . * ? [ ] : - $, at most "
+			 "%u characters and %u functions)", FTRACED_FUNCTION_MAX,
+			 FTRACED_FUNCTIONS_PER_REQUEST_MAX);
+		break;
+	case FTRACED_ATTR_MAX_GRAPH_DEPTH:
+		snprintf(buf, n, "max graph depth (at least 1)");
+		break;
+	case FTRACED_ATTR_PROBE:
+		snprintf(buf, n, "probe (printable ASCII on one line, at most %u bytes and %u probes)",
+			 FTRACED_PROBE_MAX, FTRACED_PROBES_PER_REQUEST_MAX);
 		break;
 	default:
 		snprintf(buf, n, "attribute %u (unknown to this request, repeated, of the wrong "

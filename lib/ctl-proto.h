@@ -58,7 +58,27 @@ struct ctl_request {
 	unsigned n_pids;
 	uint32_t pids[FTRACED_PIDS_PER_REQUEST_MAX];
 	uint32_t follow_fork;
+	/* Long repeated strings: offsets into text, which holds them NUL-terminated. */
+	uint32_t event_filter[FTRACED_EVENTS_PER_REQUEST_MAX]; /* offset + 1; 0: none */
+	char tracer[FTRACED_TRACER_MAX + 1];
+	unsigned n_functions;
+	struct {
+		uint16_t attr; /* FTRACE_FILTER, FTRACE_NOTRACE or GRAPH_FUNCTION */
+		uint32_t offset;
+	} functions[FTRACED_FUNCTIONS_PER_REQUEST_MAX];
+	uint32_t max_graph_depth;
+	uint32_t func_stack;
+	unsigned n_probes;
+	uint32_t probes[FTRACED_PROBES_PER_REQUEST_MAX];
+	size_t n_text;
+	char text[FTRACED_MSG_SIZE_MAX]; /* each string came with a 4-byte header: they fit */
 };
+
+/* The per-event filter of request event @k, or NULL. */
+static inline const char *ctl_request_event_filter(const struct ctl_request *r, unsigned k)
+{
+	return r->event_filter[k] ? r->text + r->event_filter[k] - 1 : NULL;
+}
 
 static inline bool ctl_request_has(const struct ctl_request *r, enum ftraced_attr a)
 {

@@ -4,7 +4,7 @@
 # run as root: Debian packages, a mounted tracefs, a meson build.
 
 BUILD_PACKAGES=(meson ninja-build pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev libzstd-dev
-                libsystemd-dev libcap-dev scdoc)
+                libsystemd-dev libcap-dev libelf-dev scdoc)
 RUNTIME_PACKAGES=(trace-cmd util-linux)
 TEST_PACKAGES=(libtracecmd-dev python3 valgrind bindfs tmux)
 # The systemd suite boots a Debian 12 root; the fuzzers need clang's libFuzzer.

@@ -40,6 +40,14 @@ static inline void freep(void *p)
 #define _cleanup_free_ _cleanup_(freep)
 
 /* free() in the destructor idiom: p = mfree(p); */
+/* Frees a NULL-terminated array of strings and the strings; NULL is fine. */
+static inline void strv_free(char **v)
+{
+	for (size_t k = 0; v && v[k]; k++)
+		free(v[k]);
+	free(v);
+}
+
 static inline void *mfree(void *p)
 {
 	free(p);

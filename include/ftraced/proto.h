@@ -33,6 +33,11 @@
 #define FTRACED_TRIGGERS_PER_REQUEST_MAX 8u
 #define FTRACED_PIDS_PER_REQUEST_MAX   64u  /* -P, and record -F's command */
 #define FTRACED_PATH_MAX               4096u
+#define FTRACED_TRACER_MAX             32u   /* -p: function, function_graph, nop */
+#define FTRACED_FUNCTION_MAX           256u  /* one -l/-n/-g glob, ":mod:NAME" included */
+#define FTRACED_FUNCTIONS_PER_REQUEST_MAX 64u /* -l, -n and -g together */
+#define FTRACED_PROBE_MAX              512u  /* one --probe definition */
+#define FTRACED_PROBES_PER_REQUEST_MAX 16u
 
 struct ftraced_msg_hdr {
 	uint32_t magic;
@@ -129,6 +134,16 @@ enum ftraced_attr {
 	/* capture options of RECORD and CREATE (trace-cmd record's -P/-F and -c) */
 	FTRACED_ATTR_PID,               /* u32, repeated: only events of these processes */
 	FTRACED_ATTR_FOLLOW_FORK,       /* u32, 0 or 1: and of the children they fork */
+	/* capture options of RECORD and CREATE (trace-cmd record's -f, -p, -l, -n, -g,
+	 * --max-graph-depth, --func-stack; --probe is ftraced's) */
+	FTRACED_ATTR_EVENT_FILTER,      /* string, repeated: the filter of the EVENT just before */
+	FTRACED_ATTR_TRACER,            /* name: function or function_graph */
+	FTRACED_ATTR_FTRACE_FILTER,     /* string, repeated: a function glob to trace (-l) */
+	FTRACED_ATTR_FTRACE_NOTRACE,    /* string, repeated: a function glob not to trace (-n) */
+	FTRACED_ATTR_GRAPH_FUNCTION,    /* string, repeated: a function_graph root (-g) */
+	FTRACED_ATTR_MAX_GRAPH_DEPTH,   /* u32, 1..: function_graph's depth */
+	FTRACED_ATTR_FUNC_STACK,        /* u32, 0 or 1: a stack with each function event */
+	FTRACED_ATTR_PROBE,             /* string, repeated: a kprobe or uprobe definition */
 	_FTRACED_ATTR_MAX,
 };
 static_assert(_FTRACED_ATTR_MAX <= 64, "attribute bits fit in a u64");

@@ -74,10 +74,16 @@ class Daemon:
     def start(self):
         self.instances_before = set(our_instances())
         log = open(self.log_path, "ab")
+        args = self.extra_args or ["--group", ""]
+        if "--config" not in args:
+            # saved_cmdlines_size is the machine's: tests leave it as they found it.
+            conf = os.path.join(self.dir, "ftraced.conf")
+            with open(conf, "w") as f:
+                f.write("saved-cmdlines = 0\n")
+            args = args + ["--config", conf]
         self.proc = subprocess.Popen(
             [FTRACED, "--socket", self.socket, "--state-dir", self.state,
-             "--log-level", "debug"] + (self.extra_args or ["--group", ""]),
-            stdout=log, stderr=log)
+             "--log-level", "debug"] + args, stdout=log, stderr=log)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -390,9 +390,10 @@ def test_errors_are_specific():
         expect_error(d, ["record", "-e", "../../..:x", "-o", out], 1,
                      "malformed request: bad event (SYSTEM")
         # ftrace events a session cannot deliver are refused, not silently empty.
-        for event in ("ftrace:function", "ftrace:bprint", "ftrace:kernel_stack"):
-            expect_error(d, ["record", "-e", event, "-o", out], 1,
-                         "'%s' cannot be recorded: ftrace events other than" % event)
+        for event, why in (("ftrace:function", "comes from the function tracer"),
+                           ("ftrace:bprint", "cannot be recorded: a session's instance"),
+                           ("ftrace:kernel_stack", "comes with stack traces: add -T")):
+            expect_error(d, ["record", "-e", event, "-o", out], 1, "'%s' %s" % (event, why))
         # The limit names the total, not one system as if it alone were too big.
         many = [a for s in sorted(os.listdir(os.path.join(TRACING, "events")))
                 if os.path.isdir(os.path.join(TRACING, "events", s)) for a in ("-e", s)]
@@ -499,7 +500,7 @@ def test_group_members_get_symbols_as_kallsyms_shows_them():
         if setting:
             conf = os.path.join(d.dir, "ftraced.conf")
             with open(conf, "w") as f:
-                f.write("# test\ngroup-symbols = %s\n" % setting)
+                f.write("# test\ngroup-symbols = %s\nsaved-cmdlines = 0\n" % setting)
             d.extra_args += ["--config", conf]
         try:
             d.start()

@@ -84,10 +84,13 @@ class Activated:
         if test_hooks:
             env += ["-E", "FTRACED_TEST_HOOKS=1"]
         log = open(self.log_path, "wb")
+        conf = os.path.join(self.dir, "ftraced.conf")
+        with open(conf, "w") as f:
+            f.write("saved-cmdlines = 0\n")  # the machine's setting: left alone
         self.proc = subprocess.Popen(
             ["systemd-socket-activate", "--seqpacket", "-l", self.socket] + env +
             [FTRACED, "--socket", self.socket, "--state-dir", os.path.join(self.dir, "state"),
-             "--group", "", "--log-level", "debug"], stdout=log, stderr=log)
+             "--group", "", "--log-level", "debug", "--config", conf], stdout=log, stderr=log)
         deadline = time.monotonic() + 10
         while not os.path.exists(self.socket):
             assert time.monotonic() < deadline, "no socket"

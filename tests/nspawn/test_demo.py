@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from harness import (check_events, event_lines, our_instances,  # noqa: E402
-                     remove_instances_since, report)
+                     remove_instances_since, report, TRACING)
 
 DEMO_TIMEOUT = 1500
 
@@ -58,6 +58,10 @@ def copy_tree(dest):
 def main():
     skip_unless_possible()
     before = set(our_instances())
+    # ftraced raises saved_cmdlines_size, as a real install does; the machine's is put back.
+    cmdlines = os.path.join(TRACING, "saved_cmdlines_size")
+    with open(cmdlines) as f:
+        cmdlines_before = f.read().strip()
     work = tempfile.mkdtemp(prefix="ftraced-demo-", dir="/var/tmp")
     root = os.path.join(work, "root")
     try:
@@ -89,6 +93,8 @@ def main():
         return 0
     finally:
         remove_instances_since(before)
+        with open(cmdlines, "w") as f:
+            f.write(cmdlines_before)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -28,7 +28,7 @@ from harness import (assert_complete_sequences, assert_real_kallsyms,  # noqa: E
 BUILD = os.environ["MESON_BUILD_ROOT"]
 LOADGEN = os.environ["LOADGEN"]
 PACKAGES = ["systemd", "systemd-sysv", "dbus", "libtracefs1", "libtraceevent1", "libzstd1",
-            "libcap2"]
+            "libcap2", "libelf1"]
 CACHE = "/var/tmp/ftraced-nspawn"
 CAP_SYSLOG = 34
 BOOT_TIMEOUT = 600
@@ -79,6 +79,10 @@ def install(root):
                 "ExecStart=/usr/local/bin/checks.sh\n")
     with open(os.path.join(root, "etc/hostname"), "w") as f:
         f.write("ftraced-ci\n")
+    # The host's tracefs is bound in: its saved_cmdlines_size stays as it was.
+    os.makedirs(os.path.join(root, "etc/ftraced"), exist_ok=True)
+    with open(os.path.join(root, "etc/ftraced/ftraced.conf"), "w") as f:
+        f.write("saved-cmdlines = 0\n")
     subprocess.run(["chroot", root, "systemctl", "enable", "-q", "ftraced.socket"], check=True)
 
 

@@ -211,11 +211,68 @@ static void test_malformed_attrs(void)
 	ctl_put_string(&b, FTRACED_ATTR_FILTER, "pid == 1\t");
 	expect_reject(b.buf, finish(), -EBADMSG);
 
-	/* required attributes */
+	/* -f: after its event, once */
 	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT_FILTER, "pid == 1");
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	expect_reject(b.buf, finish(), -EBADMSG);
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	ctl_put_string(&b, FTRACED_ATTR_EVENT_FILTER, "pid == 1");
+	ctl_put_string(&b, FTRACED_ATTR_EVENT_FILTER, "pid == 2");
+	expect_reject(b.buf, finish(), -EBADMSG);
+	/* function globs: no spaces, no slashes; a tracer is a name; depth at least 1 */
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_FTRACE_FILTER, "vfs_* x");
+	expect_reject(b.buf, finish(), -EBADMSG);
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_GRAPH_FUNCTION, "../x");
+	expect_reject(b.buf, finish(), -EBADMSG);
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_TRACER, "function graph");
+	expect_reject(b.buf, finish(), -EBADMSG);
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_u32(&b, FTRACED_ATTR_MAX_GRAPH_DEPTH, 0);
+	expect_reject(b.buf, finish(), -EBADMSG);
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	for (unsigned i = 0; i <= FTRACED_PROBES_PER_REQUEST_MAX; i++)
+		ctl_put_string(&b, FTRACED_ATTR_PROBE, "p:x do_sys_open");
+	expect_reject(b.buf, finish(), -EBADMSG);
+
+	/* required attributes (what to record is the session configuration's to check) */
+	ctl_builder_init(&b, FTRACED_MSG_CREATE);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
 	expect_reject(b.buf, finish(), -EBADMSG);
 	ctl_builder_init(&b, FTRACED_MSG_STOP);
 	expect_reject(b.buf, finish(), -EBADMSG);
+}
+
+/* Long repeated strings land in the request's text, each where it belongs. */
+static void test_capture_breadth_attributes(void)
+{
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched:sched_switch");
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "irq");
+	ctl_put_string(&b, FTRACED_ATTR_EVENT_FILTER, "irq == 1");
+	ctl_put_string(&b, FTRACED_ATTR_TRACER, "function");
+	ctl_put_string(&b, FTRACED_ATTR_FTRACE_FILTER, "vfs_*");
+	ctl_put_string(&b, FTRACED_ATTR_FTRACE_NOTRACE, "vfs_write:mod:ext4");
+	ctl_put_string(&b, FTRACED_ATTR_FTRACE_FILTER, "do_sys_open*");
+	ctl_put_string(&b, FTRACED_ATTR_PROBE, "p:x /bin/true:main n=%di");
+	assert(ctl_request_parse(b.buf, finish(), &req, NULL) == 0);
+	assert(req.n_events == 2);
+	assert(ctl_request_event_filter(&req, 0) == NULL);
+	assert(strcmp(ctl_request_event_filter(&req, 1), "irq == 1") == 0);
+	assert(strcmp(req.tracer, "function") == 0);
+	assert(req.n_functions == 3);
+	assert(req.functions[1].attr == FTRACED_ATTR_FTRACE_NOTRACE);
+	assert(strcmp(req.text + req.functions[1].offset, "vfs_write:mod:ext4") == 0);
+	assert(strcmp(req.text + req.functions[2].offset, "do_sys_open*") == 0);
+	assert(req.n_probes == 1 && strcmp(req.text + req.probes[0], "p:x /bin/true:main n=%di") == 0);
+	/* No event: still a request; the configuration asks for something to record. */
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_TRACER, "function");
+	assert(ctl_request_parse(b.buf, finish(), &req, NULL) == 0);
 }
 
 static void test_event_limit(void)
@@ -283,6 +340,7 @@ int main(void)
 	test_other_requests();
 	test_malformed_header();
 	test_malformed_attrs();
+	test_capture_breadth_attributes();
 	test_event_limit();
 	test_builder_overflow();
 	test_reply_decode();

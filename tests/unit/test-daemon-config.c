@@ -37,7 +37,9 @@ int main(void)
 
 	assert(parse("", &c, &line) == 0 && line == 0);
 	assert(c.memory_limit == 0 && c.memory_limit_percent == MEMORY_LIMIT_PERCENT_DEFAULT);
-	assert(c.group_symbols == GROUP_SYMBOLS_AUTO);
+	assert(c.group_symbols == GROUP_SYMBOLS_AUTO && c.saved_cmdlines == SAVED_CMDLINES_DEFAULT);
+	assert(parse("saved-cmdlines = 0", &c, &line) == 0 && c.saved_cmdlines == 0);
+	assert(parse("saved-cmdlines = 32768", &c, &line) == 0 && c.saved_cmdlines == 32768);
 
 	assert(parse("# comment\n\n  memory-limit = 2G \ngroup-symbols=no\n", &c, &line) == 0);
 	assert(c.memory_limit == UINT64_C(2) << 30 && c.group_symbols == GROUP_SYMBOLS_NO);
@@ -50,6 +52,8 @@ int main(void)
 	expect_refused("\nmemory-limit = 95%", 2, "between 1% and 90%");
 	expect_refused("memory-limit = 1G\ngroup-symbols = maybe", 2, "not auto, yes or no");
 	expect_refused("colour = blue", 1, "unknown key 'colour'");
+	expect_refused("saved-cmdlines = 32769", 1, "from 0 (leave the kernel's) to 32768");
+	expect_refused("saved-cmdlines = many", 1, "is not a number of task names");
 	expect_refused("\n\nmemory-limit", 3, "expected 'key = value'");
 	return 0;
 }

@@ -247,6 +247,68 @@ static void test_memory_limit(void)
 	       -ENOMEM);
 }
 
+/* A request as the wire brings it: built, then parsed. */
+static struct ctl_request *wire(struct ctl_builder *b)
+{
+	static struct ctl_request req;
+	size_t n;
+
+	assert(ctl_builder_finish(b, &n) == 0);
+	assert(ctl_request_parse(b->buf, n, &req, NULL) == 0);
+	return &req;
+}
+
+/* -p and what only a tracer uses, by trace-cmd's rules; -f per event; --probe root only. */
+static void test_tracer_and_probes(void)
+{
+	static struct ctl_builder b;
+	struct session_config c = {};
+
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_TRACER, "function_graph");
+	ctl_put_string(&b, FTRACED_ATTR_GRAPH_FUNCTION, "do_sys_openat2");
+	ctl_put_string(&b, FTRACED_ATTR_FTRACE_NOTRACE, "vfs_*");
+	ctl_put_u32(&b, FTRACED_ATTR_MAX_GRAPH_DEPTH, 4);
+	assert(build(wire(&b), 0, PLENTY_KB, &c) == 0);
+	assert(strcmp(c.tracer.name, "function_graph") == 0 && c.n_events == 0);
+	assert(c.tracer.n_graph == 1 && strcmp(c.tracer.graph[0], "do_sys_openat2") == 0);
+	assert(c.tracer.n_notrace == 1 && c.tracer.n_filter == 0 && c.tracer.filter[0] == NULL);
+	assert(c.tracer.max_graph_depth == 4);
+	session_config_done(&c);
+
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "irq");
+	ctl_put_string(&b, FTRACED_ATTR_EVENT_FILTER, "irq == 3");
+	assert(build(wire(&b), 0, PLENTY_KB, &c) == 0);
+	assert(c.event_filters && !c.event_filters[0] && strcmp(c.event_filters[1], "irq == 3") == 0);
+	assert(!c.tracer.name);
+	session_config_done(&c);
+
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_PROBE, "p:x do_sys_open");
+	assert(build(wire(&b), 0, PLENTY_KB, &c) == 0 && c.n_probes == 1);
+	session_config_done(&c);
+	expect_refused(wire(&b), 1000, PLENTY_KB, -EPERM, "only root may add probes");
+
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	expect_refused(wire(&b), 0, PLENTY_KB, -EINVAL, "nothing to record");
+	ctl_put_string(&b, FTRACED_ATTR_TRACER, "wakeup");
+	expect_refused(wire(&b), 0, PLENTY_KB, -EINVAL, "unknown tracer 'wakeup'");
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	ctl_put_string(&b, FTRACED_ATTR_FTRACE_FILTER, "vfs_*");
+	expect_refused(wire(&b), 0, PLENTY_KB, -EINVAL, "limit a tracer");
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_TRACER, "function");
+	ctl_put_string(&b, FTRACED_ATTR_GRAPH_FUNCTION, "vfs_read");
+	expect_refused(wire(&b), 0, PLENTY_KB, -EINVAL, "are for -p function_graph");
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_TRACER, "nop");
+	ctl_put_u32(&b, FTRACED_ATTR_FUNC_STACK, 1);
+	expect_refused(wire(&b), 0, PLENTY_KB, -EINVAL, "--func-stack is for -p function");
+}
+
 int main(void)
 {
 	test_record_defaults();
@@ -254,5 +316,6 @@ int main(void)
 	test_continuous();
 	test_flight();
 	test_memory_limit();
+	test_tracer_and_probes();
 	return 0;
 }

@@ -88,6 +88,30 @@ int main(void)
 	assert(parse("events = sched\n", "bad name") == -EINVAL && line == 0);
 	assert(session_file_parse("a\0b", 3, "x", &b, error, sizeof(error), &line) == -EINVAL);
 
+	/* Capture breadth: event-filter follows its event; lists repeat; a tracer alone records. */
+	assert(parse("events = sched, irq\nevent-filter = irq == 1\nevent = block\n"
+		     "tracer = function\nfunction-filter = vfs_*\nfunction-filter = ksys_*\n"
+		     "function-notrace = vfs_write\nfunc-stack = yes\n"
+		     "probe = p:a /bin/true:main\nprobe = r:b do_sys_openat2 $retval\n", "x") == 0);
+	assert(req.n_events == 3 && ctl_request_event_filter(&req, 0) == NULL);
+	assert(strcmp(ctl_request_event_filter(&req, 1), "irq == 1") == 0);
+	assert(ctl_request_event_filter(&req, 2) == NULL);
+	assert(strcmp(req.tracer, "function") == 0 && req.n_functions == 3 && req.func_stack == 1);
+	assert(req.n_probes == 2 && strcmp(req.text + req.probes[1], "r:b do_sys_openat2 $retval") == 0);
+	assert(parse("tracer = function_graph\ngraph-function = do_sys_*\nmax-graph-depth = 3\n",
+		     "x") == 0);
+	assert(req.n_events == 0 && req.max_graph_depth == 3 && req.n_functions == 1);
+	assert(parse("probe = p:a do_sys_open\n", "x") == 0 && req.n_probes == 1);
+	assert(parse("event-filter = a == 1\nevents = sched\n", "x") == -EINVAL && line == 1);
+	assert(strstr(error, "there is none"));
+	assert(parse("events = sched\nevent-filter = a == 1\nevent-filter = b == 1\n", "x") ==
+	       -EINVAL && line == 3 && strstr(error, "already has one"));
+	assert(parse("events = sched\ntracer = func tion\n", "x") == -EINVAL && line == 2);
+	assert(parse("events = sched\ntracer = function\ntracer = nop\n", "x") == -EINVAL &&
+	       line == 3);
+	assert(parse("events = sched\nfunction-filter = a b\n", "x") == -EINVAL && line == 2);
+	assert(parse("events = sched\nmax-graph-depth = x\n", "x") == -EINVAL && line == 2);
+
 	printf("session-file: all tests passed\n");
 	return 0;
 }

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Capture breadth on this host's kernel: per-event filters, probes made for
+a session, tracers and what this kernel refuses, and the files read back
+with trace-cmd."""
+
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (daemon, Daemon, LOADGEN, TRACING, event_lines, loadgen,  # noqa: E402
+                     loadgen_result, report, run)
+
+
+def by_pid(path, event):
+    """{pid: count} of @event's lines in a file (report lines start with COMM-PID)."""
+    counts = {}
+    for _, name, line in event_lines(report(path)):
+        if name == event:
+            pid = int(line.split()[0].rpartition("-")[2])
+            counts[pid] = counts.get(pid, 0) + 1
+    return counts
+
+
+def our_probes():
+    with open(os.path.join(TRACING, "dynamic_events")) as f:
+        return [line for line in f if "ftraced_" in line]
+
+
+def expect_error(d, args, text):
+    r = d.ctl(*args, check=False)
+    assert r.returncode != 0, "accepted: %s" % (args,)
+    assert text in r.stderr, "%r not in %r" % (text, r.stderr)
+    assert d.ctl_json("list") == [], "a session was started by an invalid request"
+
+
+def test_per_event_filter():
+    """-f filters the -e just before it, and --filter every event: both hold."""
+    with daemon() as d:
+        a = loadgen("--syscall", "--cpu", "0", "--count", "100000000", "--rate", "2000")
+        b = loadgen("--syscall", "--cpu", "1", "--count", "100000000", "--rate", "2000")
+        try:
+            out = os.path.join(d.dir, "f.dat")
+            d.ctl("record", "-q", "--filter", "common_pid == %d || common_pid == %d" %
+                  (a.pid, b.pid), "-e", "syscalls:sys_enter_getppid", "-f",
+                  "common_pid == %d" % a.pid, "-e", "syscalls:sys_exit_getppid", "-d", "500ms",
+                  "-o", out)
+            enter, leave = by_pid(out, "sys_enter_getppid"), by_pid(out, "sys_exit_getppid")
+            assert list(enter) == [a.pid], enter
+            assert set(leave) == {a.pid, b.pid}, leave
+            # The same in a session file (event-filter after its event) and create.
+            d.ctl("create", "pf", "-e", "syscalls:sys_exit_getppid", "-f",
+                  "common_pid == %d" % b.pid)
+            st = d.ctl_json("status", "pf")
+            assert st["state"] == "created", st
+            d.ctl("destroy", "pf")
+        finally:
+            for p in (a, b):
+                p.kill()
+                p.wait()
+        expect_error(d, ["record", "-f", "common_pid == 1", "-e", "sched", "-o", out,
+                         "--force"], "-f 'common_pid == 1' filters the -e just before it: "
+                     "there is none")
+        expect_error(d, ["record", "-e", "sched", "-f", "common_pid == 1", "-f", "prev_pid == 1",
+                         "-o", out, "--force"], "that event already has a filter")
+        expect_error(d, ["record", "-e", "sched:sched_switch", "-f", "nosuch_field == 1", "-o",
+                         out, "--force"], "filter rejected by the kernel for sched:sched_switch")
+        expect_error(d, ["record", "-e", "sched:sched_switch", "-f", "prev_pid == 1", "-e",
+                         "sched", "-f", "common_pid == 2", "-o", out, "--force"],
+                     "'sched' names an event that already has a different filter")
+
+
+def test_uprobe_by_symbol_counts_exactly():
+    """A uprobe on the load generator's own function, resolved from its ELF
+    symbols: exactly one hit per call, its argument fetched; gone afterwards."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "u.dat")
+        probe = "p:tick %s:loadgen_syscall n=%%di:u64" % os.path.abspath(LOADGEN)
+        d.ctl("record", "-q", "-F", "--probe", probe, "-o", out, "--", LOADGEN, "--syscall",
+              "--cpu", "0", "--count", "500")
+        lines = [line for _, name, line in event_lines(report(out)) if name == "tick"]
+        assert len(lines) == 500, len(lines)
+        ns = sorted(int(re.search(r"n=(\d+)", line).group(1)) for line in lines)
+        assert ns == list(range(500)), ns[:10]
+        assert our_probes() == [], our_probes()
+        # Two sessions may name a probe alike: each has its own group.
+        d.ctl("create", "u1", "--probe", probe)
+        d.ctl("create", "u2", "--probe", probe, "-e", "sched:sched_switch")
+        assert len(our_probes()) == 2, our_probes()
+        d.ctl("destroy", "u1")
+        d.ctl("destroy", "u2")
+        assert our_probes() == [], our_probes()
+        expect_error(d, ["record", "--probe", "p:tick %s:no_such_function" %
+                         os.path.abspath(LOADGEN), "-o", out, "--force"],
+                     "defines no function 'no_such_function'")
+        expect_error(d, ["record", "--probe", "p:tick /nonexistent:main", "-o", out, "--force"],
+                     "cannot open '/nonexistent'")
+        expect_error(d, ["record", "--probe", "x:tick do_sys_open", "-o", out, "--force"],
+                     "expected p:NAME or r:NAME")
+        expect_error(d, ["record", "--probe", "p:a/b do_sys_open", "-o", out, "--force"],
+                     "the name must be 1 to 64 letters")
+        expect_error(d, ["record", "--probe", probe, "--probe", probe, "-o", out, "--force"],
+                     "two probes are named 'tick'")
+        # Fetch arguments are the kernel's to judge; its words come back.
+        expect_error(d, ["record", "--probe", probe.replace("%di", "%nosuchreg"), "-o", out,
+                         "--force"], "refused by the kernel")
+        if not os.path.exists(os.path.join(TRACING, "kprobe_events")):
+            expect_error(d, ["record", "--probe", "p:op do_sys_openat2", "-o", out, "--force"],
+                         "this kernel has no kprobes")
+        assert our_probes() == [], our_probes()
+
+
+def test_probes_after_a_crash():
+    """A crash leaves the session's probe behind: the next start recovers the
+    capture (the probe's events with their format) and then removes it."""
+    first = Daemon().start()
+    try:
+        probe = "p:tick %s:loadgen_syscall" % os.path.abspath(LOADGEN)
+        rec = first.record_background("--probe", probe, "-o", os.path.join(first.dir, "x.dat"))
+        first.wait_running()
+        loadgen_result(loadgen("--syscall", "--cpu", "0", "--count", "300"))
+        first.kill()
+        rec.communicate(timeout=30)
+        assert len(our_probes()) == 1, our_probes()
+        second = Daemon(state=first.state).start()
+        assert our_probes() == [], our_probes()
+        assert "Removed orphaned probe" in second.log(), second.log()
+        recovered = os.path.join(first.state, "recovered")
+        files = os.listdir(recovered)
+        assert len(files) == 1, files
+        ticks = [line for _, name, line in event_lines(report(os.path.join(recovered, files[0])))
+                 if name == "tick"]
+        assert len(ticks) == 300, len(ticks)
+        second.stop()
+        second.cleanup()
+    finally:
+        first.cleanup()
+        for line in our_probes():  # a failed run leaves nothing behind either
+            with open(os.path.join(TRACING, "dynamic_events"), "a") as f:
+                f.write("-:%s\n" % line.split()[0].split(":", 1)[1])
+
+
+def test_only_root_adds_probes():
+    """A probe reads kernel and process memory: group members may not add one."""
+    import grp
+    nogroup = grp.getgrnam("nogroup").gr_gid
+    d = Daemon(extra_args=["--group", "nogroup"])
+    try:
+        d.start()
+        os.chmod(d.dir, 0o777)
+        r = d.ctl("record", "--probe", "p:tick %s:loadgen_syscall" % os.path.abspath(LOADGEN),
+                  "-o", os.path.join(d.dir, "member.dat"), check=False, user=65534, gid=nogroup)
+        assert r.returncode != 0 and "only root may add probes" in r.stderr, r.stderr
+        assert our_probes() == [], our_probes()
+        d.stop()
+    finally:
+        d.cleanup()
+
+
+def test_tracers_refused_clearly_on_this_kernel():
+    """This host's function tracer refuses writes and its instances have no
+    function_graph: each says so plainly, and nothing is left behind."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "t.dat")
+        with open(os.path.join(TRACING, "available_tracers")) as f:
+            top = f.read().split()
+        expect_error(d, ["record", "-p", "function", "-o", out],
+                     "the kernel refuses the function tracer (Operation not permitted")
+        expect_error(d, ["record", "-p", "function", "-l", "vfs_*", "-o", out],
+                     "the kernel refuses -l 'vfs_*'")
+        graph = "runs the function_graph tracer only in the top-level buffer" \
+            if "function_graph" in top else "this kernel has no function_graph tracer"
+        expect_error(d, ["record", "-p", "function_graph", "-o", out], graph)
+        expect_error(d, ["record", "-p", "nosuch", "-o", out], "unknown tracer 'nosuch'")
+        expect_error(d, ["record", "-e", "ftrace:function", "-o", out],
+                     "comes from the function tracer: add -p function")
+        expect_error(d, ["record", "-e", "ftrace:funcgraph_entry", "-o", out],
+                     "comes from the function_graph tracer")
+        expect_error(d, ["record", "-e", "sched", "-l", "vfs_*", "-o", out],
+                     "-l, -n and -g limit a tracer")
+        expect_error(d, ["record", "-p", "function", "-g", "vfs_read", "-o", out],
+                     "-g and --max-graph-depth are for -p function_graph")
+        expect_error(d, ["record", "-p", "function_graph", "--func-stack", "-o", out],
+                     "--func-stack is for -p function")
+        expect_error(d, ["record", "-p", "function", "-l", "bad glob", "-o", out],
+                     "malformed request: bad function")
+        # -T makes kernel_stack deliverable, so asking for it is fine then.
+        d.ctl("record", "-q", "-T", "-e", "sched:sched_switch", "-e", "ftrace:kernel_stack",
+              "-d", "200ms", "-o", out, "--force")
+        assert any(name == "kernel_stack" for _, name, _ in event_lines(report(out)))
+        assert not os.path.exists(out + ".partial")
+
+
+def test_session_file_keys_for_capture_breadth():
+    """sessions.d files take the same options, started with the daemon."""
+    d = Daemon()
+    conf = os.path.join(d.dir, "sessions.d")
+    os.makedirs(conf)
+    with open(os.path.join(conf, "pf.conf"), "w") as f:
+        f.write("events = syscalls:sys_enter_getppid\n"
+                "event-filter = common_pid == 1\n"
+                "probe = p:tick %s:loadgen_syscall n=%%di:u64\n" % os.path.abspath(LOADGEN))
+    with open(os.path.join(conf, "bad.conf"), "w") as f:
+        f.write("event-filter = common_pid == 1\nevents = sched\n")
+    d.extra_args = ["--group", "", "--sessions-dir", conf]
+    try:
+        d.start()
+        d.wait_state("pf")
+        assert len(our_probes()) == 1, our_probes()
+        assert "bad.conf:1: event-filter applies to the event listed just before it" in d.log()
+        d.ctl("destroy", "pf")
+        assert our_probes() == [], our_probes()
+        d.stop()
+    finally:
+        d.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(run())
