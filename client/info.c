@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,35 @@ static char *trimmed(const char *s)
 	return t;
 }
 
+/* The DATE option (trace-cmd --date): "0x..." µs to add to the trace clock; false if none. */
+static bool parse_date(const char *text, long long *ret_us)
+{
+	char *end;
+
+	if (!text)
+		return false;
+	errno = 0;
+	*ret_us = strtoll(text, &end, 0);
+	return !errno && end != text && (*end == '\0' || *end == '\n');
+}
+
+/* Where the trace clock stood against the wall clock when the file was written. */
+static void print_wall_clock(bool has_date, long long date_us)
+{
+	char when[64] = "?";
+	time_t sec = (time_t)(date_us / 1000000);
+	struct tm tm;
+
+	if (!has_date) {
+		printf("wall clock:  not recorded (times are the trace clock's)\n");
+		return;
+	}
+	if (gmtime_r(&sec, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	printf("wall clock:  trace time 0 is %s.%06lldZ (trace-cmd report adds it; "
+	       "--nodate does not)\n", when, date_us % 1000000);
+}
+
 int cmd_info(const struct client_options *o, int argc, char *argv[])
 {
 	_cleanup_(v7_reader_freep) struct v7_reader *r = NULL;
@@ -132,7 +162,8 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 	_cleanup_free_ char *clock = NULL, *uname_text = NULL, *version = NULL;
 	char problem[512] = "", size[32];
 	uint64_t from_ts = 0;
-	bool dropped = false;
+	long long date_us = 0;
+	bool dropped = false, has_date;
 	size_t n_cpus;
 	struct stat st;
 	int err = 0;
@@ -164,6 +195,7 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 	uname_text = trimmed(v7_reader_option(r, V7_READER_UNAME));
 	version = trimmed(v7_reader_option(r, V7_READER_VERSION));
 	n_cpus = v7_reader_n_cpus(r);
+	has_date = parse_date(v7_reader_option(r, V7_READER_DATE), &date_us);
 	if (o->json)
 		printf("{\"file\": ");
 	if (o->json) {
@@ -178,6 +210,8 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 		print_json_string(uname_text);
 		printf(", \"writer\": ");
 		print_json_string(version);
+		if (has_date)
+			printf(", \"date_offset_us\": %lld", date_us);
 		printf(", \"trace_id\": \"%016" PRIx64 "\", \"cpu_count\": %u, \"cpus\": [",
 		       v7_reader_trace_id(r), v7_reader_cpu_count(r));
 	} else {
@@ -188,6 +222,7 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 		printf("clock:       %s\n", v7_reader_clock(r)[0] ? v7_reader_clock(r) : "?");
 		printf("uname:       %s\n", uname_text[0] ? uname_text : "?");
 		printf("written by:  %s\n", version[0] ? version : "?");
+		print_wall_clock(has_date, date_us);
 		printf("trace id:    %016" PRIx64 "\n", v7_reader_trace_id(r));
 		printf("CPUs:        %u\n", v7_reader_cpu_count(r));
 		printf("\n%-10s %5s %10s %7s %8s %9s %16s %16s %9s %7s\n", "BUFFER", "CPU", "BYTES",

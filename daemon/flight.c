@@ -140,6 +140,7 @@ static int keep_history_recipe(struct session *s, struct flight *f)
 		return r;
 	r = recovery_write_recipe(f->history.dir_fd, &(struct recipe){
 		.target = target,
+		.date = s->date,
 		.instance = instance_name(s->instance),
 		.zstd = s->config.zstd,
 		.level = s->config.level,

@@ -782,6 +782,18 @@ int instance_configure(struct instance *i, const struct instance_setup *p, char 
 	return instance_set_tracer(i, p, error, n_error);
 }
 
+/* Empties the instance's ring (opening `trace` for writing with O_TRUNC does). */
+int instance_clear(struct instance *i)
+{
+	return instance_write_file(i, "trace", "");
+}
+
+/* One trace_marker write: an ftrace:print event in this instance's ring. */
+int instance_write_marker(struct instance *i, const char *text)
+{
+	return instance_write_file(i, "trace_marker", text);
+}
+
 /**
  * instance_raise_saved_cmdlines() - make the kernel keep at least @n task names.
  * @n: entries for saved_cmdlines (the pid -> name table every file carries)

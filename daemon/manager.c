@@ -30,6 +30,7 @@
 #include "daemon/ctl-server.h"
 #include "daemon/daemon-config.h"
 #include "daemon/instance.h"
+#include "daemon/clock-anchor.h"
 #include "daemon/kallsyms.h"
 #include "daemon/log.h"
 #include "daemon/probe.h"
@@ -61,6 +62,7 @@ struct manager {
 	int lock_fd;
 	uint32_t instance_tag;
 	struct kallsyms *kallsyms;
+	struct clock_anchor *clock_anchor; /* every file's wall-clock anchor (DATE) */
 	uint64_t memory_limit;     /* all sessions' rings and histories, bytes; 0: none */
 	enum group_symbols group_symbols;
 	struct runner *runner;
@@ -254,6 +256,7 @@ static struct session_env session_env_of(struct manager *m, uid_t owner)
 		.state_dir_fd = m->state_dir_fd,
 		.instance_tag = m->instance_tag,
 		.kallsyms = symbols_for(m, owner),
+		.clock_anchor = m->clock_anchor,
 		.memory_limit = m->memory_limit,
 		.memory_committed = memory_committed(m),
 		.runner = m->runner,
@@ -884,6 +887,9 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	r = instance_remove_orphans(m->instance_tag);
 	if (r < 0)
 		log_warning_errno(r, "Looking for orphaned instances failed, ignoring: %m");
+	r = clock_anchor_new(m->instance_tag, &m->clock_anchor);
+	if (r < 0)
+		return log_error_errno(r, "Out of memory");
 	r = probes_remove_orphans(m->instance_tag);
 	if (r < 0)
 		log_warning_errno(r, "Looking for orphaned probes failed, ignoring: %m");
@@ -952,6 +958,7 @@ struct manager *manager_free(struct manager *m)
 	safe_close(m->state_dir_fd);
 	safe_close(m->lock_fd);
 	m->kallsyms = kallsyms_free(m->kallsyms);
+	m->clock_anchor = clock_anchor_free(m->clock_anchor);
 	free(m);
 	return NULL;
 }

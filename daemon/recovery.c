@@ -44,6 +44,7 @@
 #include "daemon/event-list.h"
 #include "daemon/instance.h"
 #include "daemon/kallsyms.h"
+#include "daemon/clock-anchor.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
 #include "daemon/recovery.h"
@@ -86,6 +87,7 @@ static int write_file_at(int dir_fd, const char *name, const char *data, size_t 
 int recovery_write_recipe(int spool_dir_fd, const struct recipe *r)
 {
 	_cleanup_free_ char *text = NULL;
+	char boot[40];
 	size_t n = 0;
 	FILE *f;
 	int err;
@@ -97,6 +99,8 @@ int recovery_write_recipe(int spool_dir_fd, const struct recipe *r)
 		r->instance, r->zstd ? "zstd" : "none", r->level, r->n_cpus);
 	if (r->kernel_history)
 		fprintf(f, "history=kernel\n");
+	if (r->date && r->date[0] && boot_id(boot) == 0)
+		fprintf(f, "date=%s\nboot=%s\n", r->date, boot);
 	for (size_t i = 0; i < r->events->n; i++)
 		fprintf(f, "event=%s:%s\n", r->events->events[i].system, r->events->events[i].event);
 	if (fclose(f) != 0)
@@ -159,6 +163,8 @@ struct parsed_recipe {
 	int level;
 	unsigned n_cpus;
 	bool kernel_history;
+	char date[CLOCK_ANCHOR_DATE_MAX]; /* "" unless measured in this boot */
+	char boot[40];
 	struct event_list events;
 	struct instance_meta imeta;
 };
@@ -208,6 +214,10 @@ static int parse_recipe(int dir_fd, struct parsed_recipe *p)
 			p->n_cpus = (unsigned)strtoul(v, NULL, 10);
 		else if (strcmp(line, "history") == 0)
 			p->kernel_history = strcmp(v, "kernel") == 0;
+		else if (strcmp(line, "date") == 0 && clock_anchor_date_valid(v))
+			strcpy(p->date, v);
+		else if (strcmp(line, "boot") == 0 && strlen(v) < sizeof(p->boot))
+			strcpy(p->boot, v);
 		else if (strcmp(line, "event") == 0 &&
 			 !ctl_string_valid(FTRACED_ATTR_EVENT, v, FTRACED_EVENT_SPEC_MAX))
 			return -EBADMSG;
@@ -215,6 +225,13 @@ static int parse_recipe(int dir_fd, struct parsed_recipe *p)
 			 event_list_expand(&p->events, NULL, v, NULL, RECIPE_FTRACE_EVENTS,
 					   EVENTS_PER_SESSION_MAX) < 0)
 			log_notice("Recovery: event '%s' no longer exists, its format is left out", v);
+	}
+	/* A DATE holds within the boot it was measured in: after a reboot the file has none. */
+	{
+		char now[40];
+
+		if (!p->boot[0] || boot_id(now) < 0 || strcmp(now, p->boot) != 0)
+			p->date[0] = '\0';
 	}
 	/* A target path stays inside the state directory; names are what we write. */
 	if (!target_valid(p->target) || !ctl_name_valid(p->instance) ||
@@ -383,6 +400,7 @@ static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, cons
 			.n_cpus = p->n_cpus,
 			.n_data = p->n_cpus,
 			.data = data,
+			.date = p->date[0] ? p->date : NULL,
 		};
 		metadata_to_v7(&p->imeta, &gm, &f);
 		if (getrandom(&f.trace_id, sizeof(f.trace_id), 0) != sizeof(f.trace_id))

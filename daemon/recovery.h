@@ -22,6 +22,7 @@ struct recipe {
 	 * in the instance's ring (overwrite mode) until a snapshot drains it.
 	 */
 	bool kernel_history;
+	const char *date;     /* the DATE option, measured as the spool began; NULL or "": none */
 };
 
 int recovery_write_recipe(int spool_dir_fd, const struct recipe *r);

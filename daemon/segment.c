@@ -121,6 +121,7 @@ int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
 	}
 	r = recovery_write_recipe(s->spool.dir_fd, &(struct recipe){
 		.target = target,
+		.date = env->date,
 		.instance = env->instance_name,
 		.zstd = env->zstd,
 		.level = env->level,
@@ -485,6 +486,7 @@ static void *assembler_main(void *userdata)
 		f.cpustat = cpustat;
 		f.n_data = n_cpus;
 		f.data = data;
+		f.date = s->env.date && s->env.date[0] ? s->env.date : NULL;
 		r = v7_write(s->out_fd, &f, &s->file_bytes);
 	}
 	/* An fsync error is final: the pages may be gone, so the file is never called complete. */

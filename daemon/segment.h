@@ -20,6 +20,7 @@ struct segment_env {
 	const struct event_list *events;
 	const char *instance_name;
 	struct kallsyms *kallsyms; /* symbols for the files, thread-safe; NULL: none */
+	const char *date;          /* every file's DATE option (the session's anchor); "": none */
 	_Atomic uint64_t *written; /* bytes written to files are added here; may be NULL */
 	unsigned n_cpus;
 	bool zstd;

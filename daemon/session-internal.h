@@ -8,6 +8,7 @@
  */
 #include <stdarg.h>
 
+#include "daemon/clock-anchor.h"
 #include "daemon/event-list.h"
 #include "daemon/instance.h"
 #include "daemon/metadata.h"
@@ -37,6 +38,7 @@ struct session {
 
 	struct instance *instance;
 	struct probe_set *probes;       /* --probe: created for the session, removed with it */
+	char date[CLOCK_ANCHOR_DATE_MAX]; /* every file's wall-clock anchor (DATE); "": none */
 	struct ring_alloc *ring_alloc;  /* while ALLOCATING: the thread sizing the ring */
 	struct instance_meta imeta;
 	struct stream_set cpus;

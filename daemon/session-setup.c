@@ -180,6 +180,14 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 		snprintf(error, n_error, "cannot read the instance's header_page: %s", strerror(-r));
 		return r;
 	}
+	/*
+	 * One wall-clock anchor for all the session's files, so that they line
+	 * up exactly with each other; a counter clock has none.
+	 */
+	r = s->env.clock_anchor ? clock_anchor_date(s->env.clock_anchor, s->imeta.clock, s->date) : 0;
+	if (r < 0 && r != -EOPNOTSUPP)
+		log_warning_errno(r, "Session '%s': no wall-clock anchor for clock %s, files will "
+				  "have trace-clock times only: %m", s->name, s->imeta.clock);
 	if (c->mode == FTRACED_MODE_CONTINUOUS && c->segment_size > 0) {
 		/*
 		 * Readers wake when a CPU's buffer is half full: segments could not be

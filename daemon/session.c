@@ -289,6 +289,7 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		.events = &s->events,
 		.instance_name = instance_name(s->instance),
 		.kallsyms = env->kallsyms,
+		.date = s->date,
 		.written = env->written,
 		.n_cpus = n_cpus,
 		.zstd = s->config.zstd,

@@ -13,6 +13,7 @@
 struct capture_pool;
 struct instance;
 struct kallsyms;
+struct clock_anchor;
 struct runner;
 struct ctl_builder;
 struct ctl_request;
@@ -47,6 +48,7 @@ struct session_env {
 	int state_dir_fd;
 	uint32_t instance_tag;
 	struct kallsyms *kallsyms;   /* symbols for the session's files; NULL: none */
+	struct clock_anchor *clock_anchor; /* wall-clock anchors for its files; NULL: none */
 	uint64_t memory_limit;       /* bytes, all sessions together; 0: none */
 	uint64_t memory_committed;   /* bytes the other sessions take */
 	struct runner *runner;       /* runs on-segment commands */

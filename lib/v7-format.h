@@ -21,6 +21,7 @@
 /* Option ids (inside OPTIONS sections) and section ids share one space. */
 enum v7_id {
 	V7_OPT_DONE = 0,
+	V7_OPT_DATE = 1,
 	V7_OPT_CPUSTAT = 2,
 	V7_OPT_BUFFER = 3,
 	V7_OPT_TRACECLOCK = 4,

@@ -39,6 +39,7 @@ struct v7_reader {
 	char *trace_clock;     /* informational options, NULL if absent */
 	char *uname;
 	char *version;
+	char *date;
 	uint64_t trace_id;
 	uint32_t cpu_count;
 	size_t n_cpustat;
@@ -274,6 +275,9 @@ static int keep_option(struct v7_reader *r, uint16_t id, const uint8_t *p, uint3
 	case V7_OPT_VERSION:
 		slot = &r->version;
 		break;
+	case V7_OPT_DATE:
+		slot = &r->date;
+		break;
 	case V7_OPT_CPUCOUNT:
 		if (n == 4)
 			r->cpu_count = get_le32(p);
@@ -334,7 +338,7 @@ static int read_options(struct v7_reader *r, uint64_t off)
 			}
 			if (id == V7_OPT_BUFFER)
 				err = parse_buffer_option(r, body + pos, n);
-			else if (id >= V7_OPT_CPUSTAT && id <= V7_OPT_TRACEID)
+			else if (id >= V7_OPT_DATE && id <= V7_OPT_TRACEID)
 				err = keep_option(r, id, body + pos, n);
 			else if (id >= V7_SEC_FIRST_META && id <= V7_SEC_LAST_META && n == 8)
 				r->section_offset[id] = get_le64(body + pos);
@@ -402,6 +406,7 @@ struct v7_reader *v7_reader_free(struct v7_reader *r)
 	free(r->trace_clock);
 	free(r->uname);
 	free(r->version);
+	free(r->date);
 	free(r->cpus);
 	free(r);
 	return NULL;
@@ -429,6 +434,8 @@ const char *v7_reader_option(const struct v7_reader *r, enum v7_reader_option wh
 		return r->uname;
 	case V7_READER_VERSION:
 		return r->version;
+	case V7_READER_DATE:
+		return r->date;
 	}
 	return NULL;
 }

@@ -25,6 +25,7 @@ enum v7_reader_option {
 	V7_READER_TRACE_CLOCK,
 	V7_READER_UNAME,
 	V7_READER_VERSION,
+	V7_READER_DATE,        /* "0x...": µs from the trace clock to the wall clock (--date) */
 };
 
 int v7_reader_open(int fd, struct v7_reader **ret, char *error, size_t n_error);

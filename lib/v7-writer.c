@@ -540,6 +540,8 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 	buf_put_option_u64(&opt1.body, V7_SEC_PRINTK, meta_off[M_PRINTK]);
 	buf_put_option_str(&opt1.body, V7_OPT_TRACECLOCK, f->trace_clock);
 	buf_put_option_str(&opt1.body, V7_OPT_UNAME, f->uname);
+	if (f->date)
+		buf_put_option_str(&opt1.body, V7_OPT_DATE, f->date);
 	buf_put_option_str(&opt1.body, V7_OPT_VERSION, f->version);
 	buf_put_option_u64(&opt1.body, V7_OPT_TRACEID, f->trace_id);
 	for (size_t i = 0; f->cpustat && i < f->n_cpustat; i++)

@@ -55,6 +55,7 @@ struct v7_file {
 	const char *trace_clock; /* the whole trace_clock file, "[local] global ..." */
 	const char *clock;       /* the selected clock's name */
 	const char *uname;
+	const char *date;        /* DATE: "0x..." µs from trace clock to wall clock; NULL: none */
 	const char *version;
 	uint64_t trace_id;
 	uint32_t n_cpus;

@@ -7,10 +7,11 @@ with trace-cmd."""
 import os
 import re
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (daemon, Daemon, LOADGEN, TRACING, event_lines, loadgen,  # noqa: E402
-                     loadgen_result, report, run)
+                     loadgen_result, our_instances, report, run)
 
 
 def by_pid(path, event):
@@ -132,6 +133,9 @@ def test_probes_after_a_crash():
         ticks = [line for _, name, line in event_lines(report(os.path.join(recovered, files[0])))
                  if name == "tick"]
         assert len(ticks) == 300, len(ticks)
+        # Same boot: the rebuilt file keeps its session's wall-clock anchor.
+        assert "wall clock:  trace time 0 is 20" in \
+            second.ctl("info", os.path.join(recovered, files[0])).stdout
         second.stop()
         second.cleanup()
     finally:
@@ -139,6 +143,50 @@ def test_probes_after_a_crash():
         for line in our_probes():  # a failed run leaves nothing behind either
             with open(os.path.join(TRACING, "dynamic_events"), "a") as f:
                 f.write("-:%s\n" % line.split()[0].split(":", 1)[1])
+
+
+def report_times(path, *extra):
+    return [float(re.search(r"\]\s+([\d.]+):", line).group(1)) for _, _, line in
+            event_lines(report(path, *extra))]
+
+
+def test_wall_clock_anchor_in_every_file():
+    """Every file carries trace-cmd's DATE option: report prints wall-clock
+    times (they line up with journald), --nodate the trace clock's; a
+    counter clock has no time to map and gets none."""
+    with daemon() as d:
+        for clock in ("local", "mono", "boot", "global"):
+            out = os.path.join(d.dir, "%s.dat" % clock)
+            before = time.time()
+            d.ctl("record", "-q", "--clock", clock, "-e", "sched:sched_switch", "-d", "200ms",
+                  "-o", out)
+            after = time.time()
+            if clock != "boot":  # trace-cmd 3.1.6 prints boot-clock times raw
+                times = report_times(out)
+                assert times and all(before - 1 <= t <= after + 1 for t in times), \
+                    (clock, before, after, times[:3])
+                assert all(t < before - 1000 for t in report_times(out, "--nodate")), clock
+            info = d.ctl("info", out).stdout
+            assert "wall clock:  trace time 0 is 20" in info, info
+            assert "date_offset_us" in d.ctl("--json", "info", out).stdout
+        out = os.path.join(d.dir, "counter.dat")
+        d.ctl("record", "-q", "--clock", "counter", "-e", "sched:sched_switch", "-d", "200ms",
+              "-o", out)
+        assert "wall clock:  not recorded" in d.ctl("info", out).stdout
+        # Continuous segments: each anchored when it is written.
+        d.ctl("create", "bg", "-e", "sched:sched_switch", "--segment-time", "200ms")
+        d.ctl("start", "bg")
+        d.ctl("stop", "bg")
+        seg_dir = os.path.join(d.state, "sessions", "bg")
+        names = [n for n in os.listdir(seg_dir) if n.endswith(".dat")]
+        assert names, os.listdir(seg_dir)
+        for name in names:
+            assert "wall clock:  trace time 0 is 20" in \
+                d.ctl("info", os.path.join(seg_dir, name)).stdout, name
+        d.ctl("destroy", "bg")
+        # The calibration instance is the daemon's own, and goes with it.
+        assert any(i.endswith("-0") for i in our_instances())
+    assert not any(i.endswith("-0") for i in our_instances()), our_instances()
 
 
 def test_only_root_adds_probes():
