@@ -149,8 +149,13 @@ int event_list_expand(struct event_list *l, const char *tracing_dir, const char 
 	}
 	if (strcmp(event, "*") == 0) {
 		for (size_t i = 0; events[i] && r >= 0; i++)
+			/*
+			 * bprint only by name: sending trace_printk() to a session takes it
+			 * away from the top-level buffer and every other instance.
+			 */
 			if (strcmp(system, "ftrace") != 0 ||
-			    ftrace_event_deliverable(ftrace_events, events[i]))
+			    (ftrace_event_deliverable(ftrace_events, events[i]) &&
+			     strcmp(events[i], "bprint") != 0))
 				r = list_add(l, system, events[i], filter, n_max);
 	} else if (!list_contains(events, event)) {
 		r = -ENOENT;

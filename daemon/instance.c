@@ -693,6 +693,57 @@ static int set_event_pids(struct instance *i, const struct instance_setup *p, ch
 }
 
 /**
+ * instance_gets_top_level_markers() - does this kernel copy top-level trace_marker writes?
+ *
+ * Kernels from 6.17 have options/copy_trace_marker in instances; before,
+ * only writes to the session's own trace_marker reach it.
+ *
+ * Return: true if a session asking for ftrace:print also gets them.
+ */
+bool instance_gets_top_level_markers(void)
+{
+	return tracefs_file_exists(NULL, "options/copy_trace_marker");
+}
+
+/* Can trace_printk() be sent to an instance (options/trace_printk_dest)? */
+bool instance_gets_trace_printk(void)
+{
+	return tracefs_file_exists(NULL, "options/trace_printk_dest");
+}
+
+/*
+ * What is written to the top-level buffer and the session asked for:
+ * trace_marker writes (ftrace:print) are copied in where the kernel can;
+ * trace_printk() (ftrace:bprint) is sent here instead of the top level, as
+ * trace_printk_dest does (one instance at a time: the last to ask).
+ */
+static int top_level_writes(struct instance *i, const struct event_list *events, char *error,
+			    size_t n_error)
+{
+	for (size_t k = 0; k < events->n; k++) {
+		const struct event_id *e = &events->events[k];
+		const char *option = NULL;
+		int r;
+
+		if (strcmp(e->system, "ftrace") != 0)
+			continue;
+		if (strcmp(e->event, "print") == 0 && instance_gets_top_level_markers())
+			option = "options/copy_trace_marker";
+		else if (strcmp(e->event, "bprint") == 0)
+			option = "options/trace_printk_dest";
+		if (!option)
+			continue;
+		r = instance_write_file(i, option, "1");
+		if (r < 0) {
+			snprintf(error, n_error, "cannot set %s for %s:%s: %s", option, e->system,
+				 e->event, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/**
  * instance_configure() - a new instance as a session asks for it.
  * @i: the instance, tracing off
  * @p: buffer (0: left for ring_alloc_start()) and sub-buffer size, clock, events and
@@ -779,6 +830,9 @@ int instance_configure(struct instance *i, const struct instance_setup *p, char 
 			return r;
 		}
 	}
+	r = top_level_writes(i, p->events, error, n_error);
+	if (r < 0)
+		return r;
 	return instance_set_tracer(i, p, error, n_error);
 }
 

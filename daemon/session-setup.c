@@ -24,8 +24,9 @@
 
 /*
  * The ftrace events the session's own instance produces: its marker files
- * always; with a tracer, that tracer's events; with stacks (-T,
- * --func-stack), kernel_stack.
+ * always (and the top level's, where the kernel copies them); trace_printk
+ * where the kernel can send it to an instance; with a tracer, that
+ * tracer's events; with stacks (-T, --func-stack), kernel_stack.
  */
 static void ftrace_events_delivered(const struct session_config *c, const char **ret)
 {
@@ -33,6 +34,8 @@ static void ftrace_events_delivered(const struct session_config *c, const char *
 
 	ret[n++] = "print";
 	ret[n++] = "raw_data";
+	if (instance_gets_trace_printk())
+		ret[n++] = "bprint";
 	if (c->tracer.name && strcmp(c->tracer.name, "function") == 0)
 		ret[n++] = "function";
 	if (c->tracer.name && strcmp(c->tracer.name, "function_graph") == 0) {
@@ -58,6 +61,10 @@ static void ftrace_event_refused(const char *spec, char *error, size_t n_error)
 	else if (strcmp(event, "kernel_stack") == 0)
 		snprintf(error, n_error, "'%s' comes with stack traces: add -T (or --func-stack "
 			 "with -p function)", spec);
+	else if (strcmp(event, "bprint") == 0)
+		snprintf(error, n_error, "'%s' cannot be recorded: this kernel writes "
+			 "trace_printk() only to the top-level buffer (no options/trace_printk_dest "
+			 "before 6.17)", spec);
 	else
 		snprintf(error, n_error, "'%s' cannot be recorded: a session's instance produces "
 			 "ftrace:print and ftrace:raw_data (its markers), and the events of its "
@@ -81,7 +88,7 @@ int session_create_probes(struct session *s, char *error, size_t n_error)
  */
 int session_expand_events(struct session *s, char *error, size_t n_error)
 {
-	const char *ftrace_events[8];
+	const char *ftrace_events[9];
 	unsigned n_skipped = 0;
 
 	ftrace_events_delivered(&s->config, ftrace_events);

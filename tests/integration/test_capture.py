@@ -6,6 +6,9 @@ with trace-cmd."""
 
 import os
 import re
+import shutil
+import signal
+import subprocess
 import sys
 import time
 
@@ -187,6 +190,116 @@ def test_wall_clock_anchor_in_every_file():
         # The calibration instance is the daemon's own, and goes with it.
         assert any(i.endswith("-0") for i in our_instances())
     assert not any(i.endswith("-0") for i in our_instances()), our_instances()
+
+
+def test_top_level_markers_reach_a_session():
+    """Where the kernel copies top-level trace_marker writes into instances
+    (copy_trace_marker, 6.17+), a session asking for ftrace:print gets them
+    as well as its own; ftrace:bprint is offered only by name."""
+    if not os.path.exists(os.path.join(TRACING, "options", "copy_trace_marker")):
+        print("  (this kernel has no copy_trace_marker: only the session's own markers)")
+        return
+    with open(os.path.join(TRACING, "tracing_on")) as f:
+        if f.read().strip() != "1":
+            print("  (top-level tracing is off here, and tests leave it as it is)")
+            return
+    with daemon() as d:
+        out = os.path.join(d.dir, "top.dat")
+        rec = d.record_background("-e", "ftrace:print", "-o", out)
+        session = d.wait_running()
+        stamp = "ftraced-test-top-%d" % os.getpid()
+        with open(os.path.join(TRACING, "trace_marker"), "w") as f:
+            f.write(stamp + "\n")
+        with open(os.path.join(TRACING, "instances", session["instance"], "trace_marker"),
+                  "w") as f:
+            f.write(stamp + "-own\n")
+        d.ctl("stop", session["name"])
+        rec.communicate(timeout=60)
+        texts = [line for _, name, line in event_lines(report(out)) if name == "print"]
+        assert sum(line.endswith(stamp) for line in texts) == 1, texts[-5:]
+        assert sum(line.endswith(stamp + "-own") for line in texts) == 1, texts[-5:]
+        # "-e ftrace" does not take trace_printk() away from the top level.
+        d.ctl("create", "allftrace", "-e", "ftrace")
+        options = os.path.join(TRACING, "instances", d.ctl_json("status", "allftrace")["instance"],
+                               "options")
+        with open(os.path.join(options, "trace_printk_dest")) as f:
+            assert f.read().strip() == "0"
+        with open(os.path.join(options, "copy_trace_marker")) as f:
+            assert f.read().strip() == "1"
+        d.ctl("destroy", "allftrace")
+
+
+def tracecmd_record(tmp, instance, args):
+    """trace-cmd record into instance @instance (never the top level), as bench/compare.py
+    runs it: -k, and a private mount namespace where ftrace_enabled reads 1 (trace-cmd
+    3.1.6 exits when writing the real one is refused, as on this host)."""
+    fake = os.path.join(tmp, "ftrace_enabled")
+    with open(fake, "w") as f:
+        f.write("1\n")
+    script = ('mount --bind "$1" /proc/sys/kernel/ftrace_enabled && shift && '
+              'exec trace-cmd record --file-version 7 -k -B "$@"')
+    return subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script,
+                             "sh", fake, instance] + args, cwd=tmp,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def test_same_options_same_events_as_trace_cmd():
+    """The same -e/-f options given to trace-cmd record and to ftracectl record on
+    one deterministic workload: the same event set, with exact counts."""
+    if not shutil.which("trace-cmd") or not shutil.which("unshare"):
+        print("  (no trace-cmd or unshare)")
+        return
+    with daemon() as d:
+        gen = loadgen("--syscall", "--cpu", "0", "--count", "700", wait=True)
+        try:
+            pid = gen.pid
+            options = []
+            for event in ("syscalls:sys_enter_getppid", "syscalls:sys_exit_getppid"):
+                options += ["-e", event, "-f", "common_pid == %d" % pid]
+            ours = os.path.join(d.dir, "ours.dat")
+            theirs = os.path.join(d.dir, "theirs.dat")
+            instance = "ftraced-test-tc-%d" % os.getpid()
+            rec = d.record_background(*(options + ["-o", ours]))
+            tc = tracecmd_record(d.dir, instance, options + ["-o", theirs])
+            session = d.wait_running()
+            on = os.path.join(TRACING, "instances", instance, "tracing_on")
+            deadline = time.monotonic() + 30
+            while not (os.path.exists(on) and open(on).read().strip() == "1"):
+                assert time.monotonic() < deadline and tc.poll() is None, tc.stderr.read()
+                time.sleep(0.02)
+            loadgen_result_released(gen)
+            d.ctl("stop", session["name"])
+            rec.communicate(timeout=60)
+            tc.send_signal(signal.SIGINT)
+            _, err = tc.communicate(timeout=60)
+            assert tc.returncode == 0, err
+        finally:
+            if gen.poll() is None:
+                gen.kill()
+                gen.wait()
+            try:
+                os.rmdir(os.path.join(TRACING, "instances", instance))
+            except OSError:
+                pass
+
+        def event_set(path):
+            counts = {}
+            for _, name, line in event_lines(report(path)):
+                # trace-cmd prefixes an instance's lines with "INSTANCE: "
+                key = (name, int(re.search(r"-(\d+)\s+\[\d+\]", line).group(1)))
+                counts[key] = counts.get(key, 0) + 1
+            return counts
+
+        expected = {("sys_enter_getppid", pid): 700, ("sys_exit_getppid", pid): 700}
+        assert event_set(ours) == expected, event_set(ours)
+        assert event_set(theirs) == expected, event_set(theirs)
+
+
+def loadgen_result_released(gen):
+    """Lets a --wait load generator go, and waits for it to finish."""
+    gen.stdin.write("\n")
+    gen.stdin.flush()
+    loadgen_result(gen)
 
 
 def test_only_root_adds_probes():

@@ -391,7 +391,7 @@ def test_errors_are_specific():
                      "malformed request: bad event (SYSTEM")
         # ftrace events a session cannot deliver are refused, not silently empty.
         for event, why in (("ftrace:function", "comes from the function tracer"),
-                           ("ftrace:bprint", "cannot be recorded: a session's instance"),
+                           ("ftrace:user_stack", "cannot be recorded: a session's instance"),
                            ("ftrace:kernel_stack", "comes with stack traces: add -T")):
             expect_error(d, ["record", "-e", event, "-o", out], 1, "'%s' %s" % (event, why))
         # The limit names the total, not one system as if it alone were too big.

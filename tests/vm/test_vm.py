@@ -137,8 +137,9 @@ emit left /tmp/left
 cat /sys/kernel/tracing/saved_cmdlines_size > /tmp/cmdlines
 emit cmdlines /tmp/cmdlines
 """)
-    # 6.1 keeps 128 task names by default; the daemon raised it at start (saved-cmdlines).
-    assert r.files["cmdlines"].strip() == b"8192", r.files["cmdlines"]
+    # 6.1 keeps 128 task names by default; the daemon raised it at start (saved-cmdlines;
+    # the kernel rounds up to fill the pages it allocates).
+    assert int(r.files["cmdlines"]) >= 8192, r.files["cmdlines"]
     with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
         lines = event_lines(report(r.save("fn.dat", d)))
         functions = [line.split("function:")[1].split()[0] for _, name, line in lines
