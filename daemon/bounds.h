@@ -98,6 +98,12 @@
 
 /* How long a copy of /proc/kallsyms is reused while /proc/modules is unchanged. */
 #define KALLSYMS_CACHE_USEC       (UINT64_C(60) * 1000 * 1000)
+/*
+ * The symbols are compressed once per read and reused by every file: a
+ * higher level than the data's pays. 5.4 MB here: level 3 gives 1012 KB,
+ * 6 gives 844 KB (measured), at about 60 ms once a minute at most.
+ */
+#define KALLSYMS_ZSTD_LEVEL       6
 
 /* Metadata files read from tracefs and /proc: refuse anything larger. */
 #define METADATA_FILE_MAX         (64u * 1024u * 1024u)

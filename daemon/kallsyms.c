@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,15 +27,21 @@
 #include "daemon/bounds.h"
 #include "daemon/kallsyms.h"
 #include "ftraced/macro.h"
+#include "lib/compress.h"
+#include "lib/v7-format.h"
+#include "lib/v7-writer.h"
 
 struct kallsyms {
 	int fd;                /* /proc/kallsyms, or -EBADF: no symbols */
 	pthread_mutex_t lock;  /* the fd's position and the copy below */
-	char *text;            /* the last read, and /proc/modules then */
-	size_t n_text;
+	uint8_t *sealed;       /* the last read as a zstd KALLSYMS section body */
+	size_t n_sealed;
+	size_t n_text;         /* its text's size; and /proc/modules then: */
 	char *modules;
 	size_t n_modules;
 	uint64_t read_usec;
+	pthread_t prefetch;    /* a refresh ahead of the files that need it */
+	bool prefetching;      /* prefetch is to be joined (main thread only) */
 };
 
 /**
@@ -69,8 +76,10 @@ struct kallsyms *kallsyms_free(struct kallsyms *k)
 {
 	if (!k)
 		return NULL;
+	if (k->prefetching)
+		pthread_join(k->prefetch, NULL);
 	safe_close(k->fd);
-	free(k->text);
+	free(k->sealed);
 	free(k->modules);
 	pthread_mutex_destroy(&k->lock);
 	free(k);
@@ -210,29 +219,23 @@ static int read_modules(char **ret, size_t *ret_size)
 	return r;
 }
 
-/**
- * kallsyms_read() - the symbols, as /proc/kallsyms shows them to the daemon.
- * @k: kallsyms, or NULL (no symbols)
- * @ret: a copy of the text, NUL-terminated, for the caller to free; NULL when
- *       there is none
- * @ret_size: its length
- *
- * Thread-safe: assembler threads read concurrently.
- *
- * Return: 0 (also without symbols) or -errno.
+/*
+ * Makes the cached section current: reused while /proc/modules is unchanged
+ * and the copy is younger than KALLSYMS_CACHE_USEC; otherwise /proc/kallsyms
+ * is read again, compressed as it is read (the text is never held whole).
+ * Called with the lock held.
  */
-int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size)
+static int refresh(struct kallsyms *k)
 {
-	char *modules = NULL, *text = NULL;
-	size_t n_modules = 0, n_text = 0;
+	_cleanup_(compressor_freep) struct compressor *c = NULL;
+	_cleanup_free_ uint8_t *frame = NULL;
+	char *modules = NULL;
+	size_t n_modules = 0, n_frame, n_text;
 	uint64_t now = monotonic_usec();
+	uint8_t *sealed;
+	size_t n_sealed;
 	int r;
 
-	*ret = NULL;
-	*ret_size = 0;
-	if (!k || k->fd < 0)
-		return 0;
-	pthread_mutex_lock(&k->lock);
 	r = read_modules(&modules, &n_modules);
 	if (r == -ENOENT) {
 		modules = strdup(""); /* a kernel without modules: they never change */
@@ -240,42 +243,137 @@ int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size)
 		free(modules);
 		modules = NULL; /* no way to tell: never reuse */
 	}
-	if (k->text && modules && k->modules &&
-	    now - k->read_usec < KALLSYMS_CACHE_USEC &&
-	    n_modules == k->n_modules &&
-	    memcmp(modules, k->modules, n_modules) == 0) {
-		text = malloc(k->n_text + 1);
-		r = text ? 0 : -ENOMEM;
-		if (text) {
-			memcpy(text, k->text, k->n_text + 1);
-			n_text = k->n_text;
-		}
+	if (k->sealed && modules && k->modules && now - k->read_usec < KALLSYMS_CACHE_USEC &&
+	    n_modules == k->n_modules && memcmp(modules, k->modules, n_modules) == 0) {
 		free(modules);
-		pthread_mutex_unlock(&k->lock);
-		*ret = text;
-		*ret_size = n_text;
+		return 0;
+	}
+	r = compressor_new(&c);
+	if (r >= 0)
+		r = compress_fd(c, KALLSYMS_ZSTD_LEVEL, k->fd, METADATA_FILE_MAX, &frame, &n_frame,
+				&n_text);
+	if (r >= 0)
+		r = v7_seal_kallsyms(c, frame, n_frame, n_text, &sealed, &n_sealed);
+	if (r < 0) {
+		free(modules);
 		return r;
 	}
-	r = read_whole_fd(k->fd, &text, &n_text);
-	if (r >= 0 && text) {
-		char *copy = malloc(n_text + 1);
-
-		free(k->text);
-		free(k->modules);
-		k->text = copy;
-		k->n_text = copy ? n_text : 0;
-		if (copy)
-			memcpy(copy, text, n_text + 1);
-		k->modules = TAKE_PTR(modules);
-		k->n_modules = n_modules;
-		k->read_usec = now;
-	}
-	free(modules);
-	pthread_mutex_unlock(&k->lock);
-	if (r < 0)
-		return r;
-	*ret = text;
-	*ret_size = n_text;
+	free(k->sealed);
+	free(k->modules);
+	k->sealed = sealed;
+	k->n_sealed = n_sealed;
+	k->n_text = n_text;
+	k->modules = modules;
+	k->n_modules = n_modules;
+	k->read_usec = now;
 	return 0;
 }
 
+/**
+ * kallsyms_read_sealed() - the symbols as a zstd file's KALLSYMS section body.
+ * @k: kallsyms, or NULL (no symbols)
+ * @ret: a copy for v7_file.kallsyms_sealed, for the caller to free; NULL when
+ *       there are no symbols
+ * @ret_size: its size
+ *
+ * Thread-safe: assembler threads read concurrently. A copy of the
+ * compressed section (about a quarter of the text) instead of the text,
+ * and no compression per file.
+ *
+ * Return: 0 (also without symbols) or -errno.
+ */
+int kallsyms_read_sealed(struct kallsyms *k, uint8_t **ret, size_t *ret_size)
+{
+	int r;
+
+	*ret = NULL;
+	*ret_size = 0;
+	if (!k || k->fd < 0)
+		return 0;
+	pthread_mutex_lock(&k->lock);
+	r = refresh(k);
+	if (r >= 0) {
+		*ret = malloc(k->n_sealed);
+		if (*ret) {
+			memcpy(*ret, k->sealed, k->n_sealed);
+			*ret_size = k->n_sealed;
+		} else {
+			r = -ENOMEM;
+		}
+	}
+	pthread_mutex_unlock(&k->lock);
+	return r;
+}
+
+/**
+ * kallsyms_read() - the symbols as text, for uncompressed files.
+ * @k: kallsyms, or NULL (no symbols)
+ * @ret: the text, NUL-terminated, for the caller to free; NULL when there is none
+ * @ret_size: its length
+ *
+ * Thread-safe. Return: 0 (also without symbols) or -errno.
+ */
+int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size)
+{
+	size_t n = 0;
+	char *text;
+	int r;
+
+	*ret = NULL;
+	*ret_size = 0;
+	if (!k || k->fd < 0)
+		return 0;
+	pthread_mutex_lock(&k->lock);
+	r = refresh(k);
+	/* The section body decompresses to the u32 size, then the text. */
+	text = r >= 0 ? malloc(k->n_text + 5) : NULL;
+	if (r >= 0 && !text)
+		r = -ENOMEM;
+	if (r >= 0)
+		r = decompress_frame(k->sealed + V7_BLOCK_HDR_SIZE, k->n_sealed - V7_BLOCK_HDR_SIZE,
+				     text, k->n_text + 4, &n);
+	pthread_mutex_unlock(&k->lock);
+	if (r < 0 || n != k->n_text + 4) {
+		free(text);
+		return r < 0 ? r : -EIO;
+	}
+	memmove(text, text + 4, n - 4);
+	text[n - 4] = '\0';
+	*ret = text;
+	*ret_size = n - 4;
+	return 0;
+}
+
+static void *prefetch_main(void *userdata)
+{
+	struct kallsyms *k = userdata;
+	int r;
+
+	pthread_mutex_lock(&k->lock);
+	r = refresh(k);
+	pthread_mutex_unlock(&k->lock);
+	return (void *)(intptr_t)r;
+}
+
+/**
+ * kallsyms_prefetch() - bring the cached section up to date on a thread of its own.
+ * @k: kallsyms, or NULL
+ *
+ * A session calls this when it starts, so that writing its file after a
+ * stop finds the symbols read and compressed already (the kernel takes
+ * ~80 ms to generate them). Main thread; a prefetch still running is left
+ * to finish.
+ */
+void kallsyms_prefetch(struct kallsyms *k)
+{
+	void *result;
+
+	if (!k || k->fd < 0)
+		return;
+	if (k->prefetching) {
+		if (pthread_tryjoin_np(k->prefetch, &result) != 0)
+			return; /* still at it */
+		k->prefetching = false;
+	}
+	k->prefetching = pthread_create(&k->prefetch, NULL, prefetch_main, k) == 0;
+}

@@ -108,12 +108,13 @@ static int add_format(struct v7_blob **blobs, size_t *n, const char *system, con
  * @m: metadata, zero-initialised
  * @events: the session's events (sorted by system), which must outlive @m
  * @ks: where symbols come from (NULL: none)
+ * @zstd: for a compressed file: symbols as their compressed section
  *
  * Return: 0 or -errno. A missing kallsyms or printk_formats is not an
  * error (both sections may be empty).
  */
 int global_meta_read(struct global_meta *m, const struct event_list *events,
-		     struct kallsyms *ks)
+		     struct kallsyms *ks, bool zstd)
 {
 	struct utsname u;
 	char **ftrace;
@@ -153,7 +154,8 @@ int global_meta_read(struct global_meta *m, const struct event_list *events,
 		k++;
 	}
 
-	r = kallsyms_read(ks, &m->kallsyms, &m->n_kallsyms);
+	r = zstd ? kallsyms_read_sealed(ks, &m->kallsyms_sealed, &m->n_kallsyms_sealed) :
+		   kallsyms_read(ks, &m->kallsyms, &m->n_kallsyms);
 	if (r < 0)
 		log_warning_errno(r, "Reading /proc/kallsyms failed, writing no symbols: %m");
 	r = read_top("printk_formats", &m->printk, &m->n_printk);
@@ -189,6 +191,7 @@ void metadata_to_v7(const struct instance_meta *im, const struct global_meta *gm
 	f->n_systems = gm->n_systems;
 	f->systems = gm->systems;
 	f->kallsyms = (struct v7_blob){ gm->kallsyms, gm->n_kallsyms };
+	f->kallsyms_sealed = (struct v7_blob){ gm->kallsyms_sealed, gm->n_kallsyms_sealed };
 	f->printk = (struct v7_blob){ gm->printk, gm->n_printk };
 	f->cmdlines = (struct v7_blob){ gm->cmdlines, gm->n_cmdlines };
 	f->uname = gm->uname;
@@ -215,6 +218,7 @@ void global_meta_done(struct global_meta *m)
 	blobs_free(m->event_formats, m->n_event_formats);
 	free(m->systems);
 	free(m->kallsyms);
+	free(m->kallsyms_sealed);
 	free(m->printk);
 	free(m->cmdlines);
 	*m = (struct global_meta){};

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "lib/v7-writer.h"
@@ -33,8 +34,10 @@ struct global_meta {
 	size_t n_systems;
 	struct v7_blob *event_formats; /* all systems' formats, in one array */
 	size_t n_event_formats;
-	char *kallsyms;
+	char *kallsyms;                /* text: uncompressed files only */
 	size_t n_kallsyms;
+	uint8_t *kallsyms_sealed;      /* zstd files: the section body, compressed once */
+	size_t n_kallsyms_sealed;
 	char *printk;
 	size_t n_printk;
 	char *cmdlines;
@@ -45,7 +48,7 @@ struct global_meta {
 int instance_meta_read(struct instance_meta *m, struct instance *i);
 void instance_meta_done(struct instance_meta *m);
 int global_meta_read(struct global_meta *m, const struct event_list *events,
-		     struct kallsyms *ks);
+		     struct kallsyms *ks, bool zstd);
 void global_meta_done(struct global_meta *m);
 void metadata_to_v7(const struct instance_meta *im, const struct global_meta *gm,
 		    struct v7_file *f);

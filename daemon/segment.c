@@ -457,7 +457,7 @@ static void *assembler_main(void *userdata)
 	if (r >= 0 && s->memory)
 		r = prepare_snapshot(s, s->env.imeta->subbuf_size);
 	if (r >= 0)
-		r = global_meta_read(&gm, s->env.events, s->env.kallsyms);
+		r = global_meta_read(&gm, s->env.events, s->env.kallsyms, s->env.zstd);
 	if (r >= 0) {
 		metadata_to_v7(s->env.imeta, &gm, &f);
 		f.compression = s->env.zstd ? V7_COMPRESSION_ZSTD : V7_COMPRESSION_NONE;

@@ -111,6 +111,8 @@ struct file_state {
 	bool event_filtered;   /* the last event listed has its event-filter */
 	bool source;           /* a tracer or a probe: something to record without events */
 	unsigned n_triggers;
+	unsigned n_functions;  /* function-filter, function-notrace, graph-function together */
+	unsigned n_probes;
 };
 
 /* Keys that may be given more than once, each adding to a list. */
@@ -215,8 +217,22 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 		return 0;
 	}
 	for (size_t k = 0; k < ELEMENTSOF(string_keys); k++) {
+		enum ftraced_attr a = string_keys[k].attr;
+
 		if (strcmp(key, string_keys[k].key) != 0)
 			continue;
+		/* The request's own limits, said here with the line. */
+		if ((a == FTRACED_ATTR_FTRACE_FILTER || a == FTRACED_ATTR_FTRACE_NOTRACE ||
+		     a == FTRACED_ATTR_GRAPH_FUNCTION) &&
+		    ++st->n_functions > FTRACED_FUNCTIONS_PER_REQUEST_MAX) {
+			snprintf(error, n_error, "more than %u function globs",
+				 FTRACED_FUNCTIONS_PER_REQUEST_MAX);
+			return -EINVAL;
+		}
+		if (a == FTRACED_ATTR_PROBE && ++st->n_probes > FTRACED_PROBES_PER_REQUEST_MAX) {
+			snprintf(error, n_error, "more than %u probes", FTRACED_PROBES_PER_REQUEST_MAX);
+			return -EINVAL;
+		}
 		if (!ctl_string_valid(string_keys[k].attr, v, string_keys[k].max)) {
 			snprintf(error, n_error, "invalid %s: empty, longer than %zu bytes, or "
 				 "characters it may not hold", key, string_keys[k].max);

@@ -45,6 +45,7 @@
 #include "daemon/bounds.h"
 #include "daemon/capture.h"
 #include "daemon/flight.h"
+#include "daemon/kallsyms.h"
 #include "daemon/log.h"
 #include "daemon/probe.h"
 #include "daemon/meminfo.h"
@@ -448,6 +449,8 @@ int session_begin_running(struct session *s)
 		session_stop(s);
 		return r;
 	}
+	/* The symbols the files will need, read now rather than after the stop. */
+	kallsyms_prefetch(s->env.kallsyms);
 	return 0;
 }
 

@@ -10,9 +10,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include <unistd.h>
+#include <stdbool.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "ftraced/macro.h"
 #include "lib/compress.h"
 
 struct compressor {
@@ -158,6 +161,72 @@ int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, siz
 	if (ZSTD_isError(r))
 		return -EBADMSG;
 	*ret_size = r;
+	return 0;
+}
+
+/**
+ * compress_fd() - read @fd from its start to its end into one frame, never holding the text.
+ * @c: this thread's compressor
+ * @level: zstd level
+ * @fd: the file (/proc/kallsyms: its size is unknown until read)
+ * @max: most raw bytes accepted
+ * @ret: the frame (free())
+ * @ret_size: its size
+ * @ret_raw: bytes read
+ *
+ * Return: 0, -EFBIG past @max, -ENOMEM, -EIO, or the read's -errno.
+ */
+int compress_fd(struct compressor *c, int level, int fd, size_t max, uint8_t **ret,
+		size_t *ret_size, size_t *ret_raw)
+{
+	uint8_t in_buf[64 * 1024];
+	size_t cap = 256 * 1024, raw = 0, r;
+	ZSTD_outBuffer out = { .dst = malloc(cap), .size = cap };
+	bool eof = false;
+
+	if (!out.dst)
+		return -ENOMEM;
+	if (lseek(fd, 0, SEEK_SET) < 0 ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level))) {
+		free(out.dst);
+		return lseek(fd, 0, SEEK_CUR) < 0 ? negative_errno() : -EINVAL;
+	}
+	c->level = level;
+	ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
+	do {
+		ssize_t n = read(fd, in_buf, sizeof(in_buf));
+		ZSTD_inBuffer in = { .src = in_buf, .size = n > 0 ? (size_t)n : 0 };
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (raw += in.size) > max) {
+			int e = n < 0 ? negative_errno() : -EFBIG;
+
+			free(out.dst);
+			return e;
+		}
+		eof = n == 0;
+		do {
+			if (out.size - out.pos < ZSTD_CStreamOutSize()) {
+				void *p = realloc(out.dst, out.size * 2);
+
+				if (!p) {
+					free(out.dst);
+					return -ENOMEM;
+				}
+				out.dst = p;
+				out.size *= 2;
+			}
+			r = ZSTD_compressStream2(c->cctx, &out, &in, eof ? ZSTD_e_end : ZSTD_e_continue);
+			if (ZSTD_isError(r)) {
+				free(out.dst);
+				return -EIO;
+			}
+		} while (in.pos < in.size || (eof && r > 0));
+	} while (!eof);
+	*ret = out.dst;
+	*ret_size = out.pos;
+	*ret_raw = raw;
 	return 0;
 }
 

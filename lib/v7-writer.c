@@ -424,6 +424,48 @@ static int validate(const struct v7_file *f)
 	return 0;
 }
 
+/**
+ * v7_seal_kallsyms() - a compressed KALLSYMS section body from an already compressed text.
+ * @c: this thread's compressor
+ * @text_frame: /proc/kallsyms as one zstd frame (compress_fd())
+ * @n_text_frame: its size
+ * @n_text: the text's size
+ * @ret: the body for v7_file.kallsyms_sealed (free())
+ * @ret_size: its size
+ *
+ * The body is one block, u32 csize, u32 usize, then two frames: the u32
+ * size that starts the section, and the text. zstd (and every reader)
+ * decompresses concatenated frames as one; the text was compressed while
+ * it was read, before its size was known.
+ *
+ * Return: 0, -EFBIG, -ENOMEM or -EIO.
+ */
+int v7_seal_kallsyms(struct compressor *c, const void *text_frame, size_t n_text_frame,
+		     size_t n_text, uint8_t **ret, size_t *ret_size)
+{
+	uint8_t size_le[4], head[64];
+	size_t n_head;
+	uint8_t *p;
+	int r;
+
+	if (n_text > UINT32_MAX - 4 || n_text_frame > UINT32_MAX - sizeof(head))
+		return -EFBIG;
+	put_le32(size_le, (uint32_t)n_text);
+	r = compress_frame(c, 1, size_le, sizeof(size_le), head, sizeof(head), &n_head);
+	if (r < 0)
+		return r == -ENOBUFS ? -EIO : r;
+	p = malloc(V7_BLOCK_HDR_SIZE + n_head + n_text_frame);
+	if (!p)
+		return -ENOMEM;
+	put_le32(p, (uint32_t)(n_head + n_text_frame));
+	put_le32(p + 4, (uint32_t)(sizeof(size_le) + n_text));
+	memcpy(p + V7_BLOCK_HDR_SIZE, head, n_head);
+	memcpy(p + V7_BLOCK_HDR_SIZE + n_head, text_frame, n_text_frame);
+	*ret = p;
+	*ret_size = V7_BLOCK_HDR_SIZE + n_head + n_text_frame;
+	return 0;
+}
+
 enum meta_index { M_HEADER_INFO, M_FTRACE, M_EVENTS, M_KALLSYMS, M_PRINTK, M_CMDLINES, _M_MAX };
 
 /**
@@ -493,6 +535,12 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 			body_event_formats(&raw, f);
 			break;
 		case M_KALLSYMS:
+			if (zstd && f->kallsyms_sealed.size > 0) {
+				meta[i].tail = f->kallsyms_sealed;
+				meta[i].flags = V7_FLAG_COMPRESSED;
+				continue;
+			}
+			/* fall through */
 		case M_PRINTK: {
 			const struct v7_blob *b = i == M_KALLSYMS ? &f->kallsyms : &f->printk;
 

@@ -9,6 +9,8 @@ enum v7_compression {
 	V7_COMPRESSION_NONE,
 };
 
+struct compressor;
+
 struct v7_blob {
 	const void *data;
 	size_t size;
@@ -49,6 +51,9 @@ struct v7_file {
 	size_t n_systems;
 	const struct v7_system *systems;
 	struct v7_blob kallsyms;
+	/* With zstd: the KALLSYMS section body made by v7_seal_kallsyms() (then .kallsyms is
+	 * not used), so megabytes of symbols are compressed once, not for every file. */
+	struct v7_blob kallsyms_sealed;
 	struct v7_blob printk;
 	struct v7_blob cmdlines;
 
@@ -69,3 +74,5 @@ struct v7_file {
 };
 
 int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size);
+int v7_seal_kallsyms(struct compressor *c, const void *text_frame, size_t n_text_frame,
+		     size_t n_text, uint8_t **ret, size_t *ret_size);

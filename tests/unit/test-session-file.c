@@ -111,6 +111,19 @@ int main(void)
 	       line == 3);
 	assert(parse("events = sched\nfunction-filter = a b\n", "x") == -EINVAL && line == 2);
 	assert(parse("events = sched\nmax-graph-depth = x\n", "x") == -EINVAL && line == 2);
+	{
+		char many[64 * 40];
+		size_t n = 0;
+
+		for (unsigned i = 0; i <= FTRACED_PROBES_PER_REQUEST_MAX; i++)
+			n += (size_t)snprintf(many + n, sizeof(many) - n, "probe = p:p%u x\n", i);
+		assert(parse(many, "x") == -EINVAL && line == FTRACED_PROBES_PER_REQUEST_MAX + 1);
+		assert(strstr(error, "more than 16 probes"));
+		n = 0;
+		for (unsigned i = 0; i <= FTRACED_FUNCTIONS_PER_REQUEST_MAX; i++)
+			n += (size_t)snprintf(many + n, sizeof(many) - n, "function-notrace = f%u\n", i);
+		assert(parse(many, "x") == -EINVAL && strstr(error, "more than 64 function globs"));
+	}
 
 	printf("session-file: all tests passed\n");
 	return 0;

@@ -247,6 +247,50 @@ static void run_case(uint32_t page_size, bool zstd, unsigned pages_per_chunk)
 	fixture_done(&fx);
 }
 
+/*
+ * A KALLSYMS section compressed once, while its text was read (two frames in
+ * one block): libtracecmd resolves its symbols, and our reader agrees.
+ */
+static void test_sealed_kallsyms(void)
+{
+	static const char text[] = "ffffffff81000000 T _stext\nffffffff81000100 T do_work\n";
+	char path[] = "/tmp/ftraced-test-v7-XXXXXX";
+	_cleanup_(compressor_freep) struct compressor *c = NULL;
+	uint8_t *frame, *sealed;
+	size_t n_frame, n_raw, n_sealed;
+	struct tracecmd_input *h;
+	struct fixture fx;
+	const char *name;
+	int src, fd;
+
+	src = memfd_create("kallsyms", MFD_CLOEXEC);
+	assert(src >= 0 && write(src, text, strlen(text)) == (ssize_t)strlen(text));
+	assert(compressor_new(&c) == 0);
+	assert(compress_fd(c, 6, src, 1 << 20, &frame, &n_frame, &n_raw) == 0);
+	assert(n_raw == strlen(text));
+	assert(compress_fd(c, 6, src, 10, &sealed, &n_sealed, &n_raw) == -EFBIG);
+	assert(v7_seal_kallsyms(c, frame, n_frame, n_raw, &sealed, &n_sealed) == 0);
+	fixture_init(&fx, 4096, true, 1);
+	fx.file.kallsyms = (struct v7_blob){};
+	fx.file.kallsyms_sealed = (struct v7_blob){ sealed, n_sealed };
+	fd = mkstemp(path);
+	assert(fd >= 0 && v7_write(fd, &fx.file, NULL) == 0);
+	h = tracecmd_open(path, 0);
+	assert(h);
+	/* An address inside _stext (do_work bounds it) resolves to it. */
+	name = tep_find_function(tracecmd_get_tep(h), 0xffffffff81000010ull);
+	assert(name && strcmp(name, "_stext") == 0);
+	tracecmd_close(h);
+	check_readback(path, fx.cpus);
+	close(fd);
+	unlink(path);
+	fixture_done(&fx);
+	free(frame);
+	free(sealed);
+	close(src);
+	printf("ok: kallsyms sealed once, in two frames, read back by libtracecmd\n");
+}
+
 int main(void)
 {
 	static const uint32_t page_sizes[] = { 4096, 8192, 16384 };
@@ -256,6 +300,7 @@ int main(void)
 		run_case(page_sizes[i], /* zstd= */ true, 1);
 		run_case(page_sizes[i], /* zstd= */ true, 32);
 	}
+	test_sealed_kallsyms();
 	printf("v7-writer: all tests passed\n");
 	return 0;
 }
