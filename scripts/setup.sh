@@ -8,7 +8,7 @@ BUILD_PACKAGES=(meson ninja-build pkg-config gcc libc6-dev libtracefs-dev libtra
 RUNTIME_PACKAGES=(trace-cmd util-linux)
 TEST_PACKAGES=(libtracecmd-dev python3 valgrind bindfs tmux)
 # The systemd suite boots a Debian 12 root; the fuzzers need clang's libFuzzer.
-NSPAWN_PACKAGES=(systemd-container mmdebstrap)
+NSPAWN_PACKAGES=(systemd-container mmdebstrap debhelper dpkg-dev)
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 # The vm suite boots Debian 12's own kernel (6.1) under qemu with a busybox initramfs.
 VM_PACKAGES=(qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio)

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-from test_nspawn import CACHE, skip_unless_possible
+from test_nspawn import CACHE, copy_tree, skip_unless_possible
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -40,19 +40,6 @@ def bare_root():
     os.rename(tmp + "/root", root)
     os.rmdir(tmp)
     return root
-
-
-def copy_tree(dest):
-    """The tracked files of the checkout (what a fresh clone has), else the whole tree."""
-    files = subprocess.run(["git", "-C", SOURCE, "ls-files", "-z"], capture_output=True)
-    if files.returncode != 0:
-        shutil.copytree(SOURCE, dest, ignore=shutil.ignore_patterns("build*", ".git"))
-        return
-    for rel in files.stdout.decode().split("\0"):
-        if not rel or not os.path.exists(os.path.join(SOURCE, rel)):
-            continue
-        os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
-        shutil.copy2(os.path.join(SOURCE, rel), os.path.join(dest, rel), follow_symlinks=False)
 
 
 def main():

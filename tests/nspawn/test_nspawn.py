@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """ftraced under a real systemd: a minimal Debian 12 root (mmdebstrap) with
-the project installed by `meson install`, booted with systemd-nspawn and
+the project's Debian package (built with dpkg-buildpackage, installed with
+dpkg -i, which enables ftraced.socket), booted with systemd-nspawn and
 the host's tracefs bound in. checks.sh runs inside (socket activation,
 readiness, a capture under the hardened unit, a watchdog restart through
 the test hook, `systemctl stop` during a capture); this script verifies its
@@ -25,11 +26,11 @@ from harness import (assert_complete_sequences, assert_real_kallsyms,  # noqa: E
                      our_instances, remove_instances_since, parse_markers, report, SKIP,
                      TRACING)
 
-BUILD = os.environ["MESON_BUILD_ROOT"]
 LOADGEN = os.environ["LOADGEN"]
 PACKAGES = ["systemd", "systemd-sysv", "dbus", "libtracefs1", "libtraceevent1", "libzstd1",
             "libcap2", "libelf1"]
 CACHE = "/var/tmp/ftraced-nspawn"
+SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 CAP_SYSLOG = 34
 BOOT_TIMEOUT = 600
 
@@ -41,7 +42,7 @@ def skip_unless_possible():
     if not os.path.isdir(os.path.join(TRACING, "instances")):
         print("SKIP: tracefs is not mounted")
         sys.exit(SKIP)
-    for tool in ("systemd-nspawn", "mmdebstrap", "trace-cmd"):
+    for tool in ("systemd-nspawn", "mmdebstrap", "trace-cmd", "dpkg-buildpackage"):
         if not shutil.which(tool):
             print("SKIP: %s is not installed (scripts/test.sh installs it)" % tool)
             sys.exit(SKIP)
@@ -64,9 +65,51 @@ def base_root():
     return root
 
 
-def install(root):
-    subprocess.run(["meson", "install", "-C", BUILD, "--destdir", root, "--no-rebuild",
-                    "--quiet"], check=True, capture_output=True)
+def copy_tree(dest):
+    """The tracked files of the checkout (what a fresh clone has), else the whole tree."""
+    files = subprocess.run(["git", "-C", SOURCE, "ls-files", "-z"], capture_output=True)
+    if files.returncode != 0:
+        shutil.copytree(SOURCE, dest, ignore=shutil.ignore_patterns("build*", ".git"))
+        return
+    for rel in files.stdout.decode().split("\0"):
+        if not rel or not os.path.exists(os.path.join(SOURCE, rel)):
+            continue
+        os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+        shutil.copy2(os.path.join(SOURCE, rel), os.path.join(dest, rel), follow_symlinks=False)
+
+
+def build_deb(work):
+    """The project's Debian package, built as an admin would: dpkg-buildpackage -b
+    in a copy of the tracked tree. Returns the .deb's path."""
+    src = os.path.join(work, "src", "ftraced")
+    copy_tree(src)
+    p = subprocess.run(["dpkg-buildpackage", "-b", "-uc", "-us"], cwd=src,
+                       capture_output=True, text=True, timeout=1200)
+    assert p.returncode == 0, "dpkg-buildpackage failed:\n" + (p.stdout + p.stderr)[-6000:]
+    debs = [n for n in os.listdir(os.path.dirname(src))
+            if re.fullmatch(r"ftraced_[^_]+_[a-z0-9]+\.deb", n)]
+    assert len(debs) == 1, os.listdir(os.path.dirname(src))
+    return os.path.join(os.path.dirname(src), debs[0])
+
+
+def install(root, deb):
+    """The package installed with dpkg, as on a server; its maintainer scripts
+    create the group, the state directory and enable ftraced.socket."""
+    shutil.copy(deb, os.path.join(root, "tmp", "ftraced.deb"))
+    p = subprocess.run(["chroot", root, "dpkg", "-i", "/tmp/ftraced.deb"], capture_output=True,
+                       text=True)
+    assert p.returncode == 0, "dpkg -i failed:\n" + p.stdout + p.stderr
+    assert os.path.islink(os.path.join(root, "etc/systemd/system/sockets.target.wants/"
+                                       "ftraced.socket")), "the package did not enable the socket"
+    assert not os.path.exists(os.path.join(root, "etc/systemd/system/multi-user.target.wants/"
+                                           "ftraced.service")), "the service is enabled itself"
+    for path in ("usr/sbin/ftraced", "usr/bin/ftracectl", "usr/share/man/man8/ftraced.8.gz",
+                 "usr/share/bash-completion/completions/ftracectl",
+                 "usr/lib/sysusers.d/ftraced.conf", "usr/lib/tmpfiles.d/ftraced.conf"):
+        assert os.path.exists(os.path.join(root, path)), path
+    with open(os.path.join(root, "etc/group")) as f:
+        assert any(line.startswith("tracing:") for line in f), "no tracing group"
+    os.makedirs(os.path.join(root, "usr/local/bin"), exist_ok=True)
     shutil.copy(LOADGEN, os.path.join(root, "usr/local/bin/ftraced-loadgen"))
     shutil.copy(os.path.join(HERE, "checks.sh"), os.path.join(root, "usr/local/bin/checks.sh"))
     # The test hook and a short watchdog, so a stuck worker is noticed within seconds.
@@ -83,7 +126,6 @@ def install(root):
     os.makedirs(os.path.join(root, "etc/ftraced"), exist_ok=True)
     with open(os.path.join(root, "etc/ftraced/ftraced.conf"), "w") as f:
         f.write("saved-cmdlines = 0\n")
-    subprocess.run(["chroot", root, "systemctl", "enable", "-q", "ftraced.socket"], check=True)
 
 
 def boot(root, results):
@@ -144,9 +186,12 @@ def main():
     root = os.path.join(work, "root")
     os.mkdir(results)
     try:
+        deb = build_deb(work)
+        print("PASS dpkg-buildpackage -b built %s" % os.path.basename(deb), flush=True)
         base = base_root()
         subprocess.run(["cp", "-a", "--reflink=auto", base, root], check=True)
-        install(root)
+        install(root, deb)
+        print("PASS dpkg -i installed it: socket enabled, group and files in place", flush=True)
         rc = boot(root, results)
         log_path = os.path.join(results, "checks.log")
         log = open(log_path).read() if os.path.exists(log_path) else "(no checks.log)"
