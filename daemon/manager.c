@@ -180,12 +180,12 @@ static void on_session_done(struct session *s, void *userdata)
 	maybe_exit(m);
 }
 
-/* A session's instance tracefs would not remove at once. */
-static void retire_instance(struct instance *i, void *userdata)
+/* A session is done with its instance: the reaper removes it. */
+static void retire_instance(struct instance *i, bool now, void *userdata)
 {
 	struct manager *m = userdata;
 
-	reaper_retire(m->reaper, i);
+	reaper_retire(m->reaper, i, now);
 }
 
 /* A destroy waited for its session's busy instance: gone, or still busy at the deadline. */

@@ -18,7 +18,7 @@ typedef void (*reaper_done_fn)(void *waiter, const char *name, int result, void 
 int reaper_new(sd_event *e, reaper_done_fn done, void *userdata, struct reaper **ret);
 struct reaper *reaper_free(struct reaper *r);
 DEFINE_CLEANUP(struct reaper *, reaper_free)
-void reaper_retire(struct reaper *r, struct instance *i);
+void reaper_retire(struct reaper *r, struct instance *i, bool now);
 bool reaper_pending(const struct reaper *r, const char *name);
 void reaper_wait(struct reaper *r, const char *name, void *waiter, uint64_t timeout_usec);
 void reaper_forget_waiter(struct reaper *r, const void *waiter);

@@ -134,8 +134,17 @@ void session_set_error(struct session *s, int error, const char *fmt, ...)
 /* The session is done with its instance: the owner removes it (or keeps trying to). */
 static void retire_instance(struct session *s)
 {
+	/*
+	 * Removed on a thread, but here and now for one that never ran (no ring
+	 * worth a thread, and a refused request should leave nothing behind by
+	 * the time its client hears of it) and for one with probes (they can
+	 * only go once their events are gone from the instance, and go before
+	 * the client is answered).
+	 */
 	if (s->instance && s->env.retire_instance)
-		s->env.retire_instance(TAKE_PTR(s->instance), s->env.userdata);
+		s->env.retire_instance(TAKE_PTR(s->instance), s->start_usec == 0 || s->probes,
+				       s->env.userdata);
+	s->probes = probe_set_free(s->probes);
 	s->instance = instance_free(s->instance);
 }
 
@@ -166,7 +175,6 @@ struct session *session_free(struct session *s)
 	segment_free(s->current);
 	segment_free(s->next);
 	retire_instance(s);
-	s->probes = probe_set_free(s->probes);
 	stream_set_deinit(&s->cpus);
 	instance_meta_done(&s->imeta);
 	event_list_done(&s->events);
@@ -619,6 +627,7 @@ static void record_failed(struct session *s, const struct publish_outcome *o)
 static void segment_published(struct session *s, const struct publish_outcome *o)
 {
 	if (s->config.mode == FTRACED_MODE_RECORD) {
+		retire_instance(s); /* removed on a thread: the client is answered meanwhile */
 		if (o->result < 0)
 			record_failed(s, o);
 		else
@@ -770,9 +779,14 @@ static void all_drained(struct session *s)
 	/* The trace_pipe_raw fds must close before the instance can go. */
 	stream_set_release(&s->cpus, true);
 	if (s->config.mode == FTRACED_MODE_RECORD) {
-		/* The ring buffers are empty now: give the kernel memory back before assembling. */
-		retire_instance(s);
+		/*
+		 * The instance goes once the file is written (segment_published()):
+		 * removing it takes the kernel tens of milliseconds with tracefs's
+		 * event lock held, and the assembler reads event formats under
+		 * that lock.
+		 */
 		if (s->error < 0) {
+			retire_instance(s);
 			s->current = segment_free(s->current);
 			s->state = SESSION_FAILED;
 			return;
@@ -782,8 +796,10 @@ static void all_drained(struct session *s)
 		s->state = SESSION_STOPPED;
 	}
 	publish_segment(s, TAKE_PTR(s->current));
-	if (s->config.mode == FTRACED_MODE_RECORD && s->publisher.n_items == 0)
+	if (s->config.mode == FTRACED_MODE_RECORD && s->publisher.n_items == 0) {
+		retire_instance(s);
 		s->state = SESSION_FAILED;
+	}
 }
 
 /**

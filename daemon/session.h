@@ -54,7 +54,8 @@ struct session_env {
 	struct runner *runner;       /* runs on-segment commands */
 	_Atomic uint64_t *written;   /* every byte written to spools and files is added here */
 	/* Takes an instance the session is done with: removed now, or as soon as tracefs lets. */
-	void (*retire_instance)(struct instance *i, void *userdata);
+	/* @now: removed before returning (or left pending if busy), not on a thread */
+	void (*retire_instance)(struct instance *i, bool now, void *userdata);
 	/* The ring is allocated (0) or could not be (-errno, session_error() says why). */
 	void (*on_ready)(struct session *s, int result, void *userdata); /* may free it */
 	session_done_fn on_done;     /* may free the session */

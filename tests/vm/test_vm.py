@@ -32,6 +32,14 @@ markers() {
 instance_of() {
     ftracectl --json status "$1" | sed -n 's/.*"instance": "\([^"]*\)".*/\1/p'
 }
+left_instances() {
+    # what is left once removals (on the daemon's threads) are done, but its clock anchor
+    i=0
+    while ls /sys/kernel/tracing/instances | grep -v -- '-0$' | grep -q . && [ $i -lt 100 ]; do
+        i=$((i + 1)); sleep 0.1
+    done
+    ls /sys/kernel/tracing/instances > /tmp/left
+}
 wait_running() {
     i=0
     while ! ftracectl --json list | grep -q '"running"'; do
@@ -82,7 +90,7 @@ emit snap2.dat /tmp/snap2.dat
 ftracectl --json status kf > /tmp/status.json
 emit status.json /tmp/status.json
 ftracectl destroy kf
-ls /sys/kernel/tracing/instances > /tmp/left
+left_instances
 emit left /tmp/left
 """)
     with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
@@ -132,7 +140,7 @@ cat /sys/kernel/tracing/kprobe_events > /tmp/left_probes
 emit left_probes /tmp/left_probes
 ftracectl record -p function_graph -g do_sys_openat2 -o /tmp/fg.dat -- true 2> /tmp/fg.err || true
 emit fg.err /tmp/fg.err
-ls /sys/kernel/tracing/instances > /tmp/left
+left_instances
 emit left /tmp/left
 cat /sys/kernel/tracing/saved_cmdlines_size > /tmp/cmdlines
 emit cmdlines /tmp/cmdlines
