@@ -250,8 +250,8 @@ static int refresh(struct kallsyms *k)
 	}
 	r = compressor_new(&c);
 	if (r >= 0)
-		r = compress_fd(c, KALLSYMS_ZSTD_LEVEL, k->fd, METADATA_FILE_MAX, &frame, &n_frame,
-				&n_text);
+		r = compress_fd(c, KALLSYMS_ZSTD_LEVEL, KALLSYMS_ZSTD_WINDOW_LOG, k->fd,
+				METADATA_FILE_MAX, &frame, &n_frame, &n_text);
 	if (r >= 0)
 		r = v7_seal_kallsyms(c, frame, n_frame, n_text, &sealed, &n_sealed);
 	if (r < 0) {

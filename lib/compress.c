@@ -168,6 +168,9 @@ int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, siz
  * compress_fd() - read @fd from its start to its end into one frame, never holding the text.
  * @c: this thread's compressor
  * @level: zstd level
+ * @window_log: 0, or the log2 of zstd's window: its tables are sized to match,
+ *              so the context takes about 5 << @window_log bytes instead of the
+ *              level's megabytes (its size is unknown, so zstd cannot size them)
  * @fd: the file (/proc/kallsyms: its size is unknown until read)
  * @max: most raw bytes accepted
  * @ret: the frame (free())
@@ -176,8 +179,8 @@ int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, siz
  *
  * Return: 0, -EFBIG past @max, -ENOMEM, -EIO, or the read's -errno.
  */
-int compress_fd(struct compressor *c, int level, int fd, size_t max, uint8_t **ret,
-		size_t *ret_size, size_t *ret_raw)
+int compress_fd(struct compressor *c, int level, unsigned window_log, int fd, size_t max,
+		uint8_t **ret, size_t *ret_size, size_t *ret_raw)
 {
 	uint8_t in_buf[64 * 1024];
 	size_t cap = 256 * 1024, raw = 0, r;
@@ -193,6 +196,13 @@ int compress_fd(struct compressor *c, int level, int fd, size_t max, uint8_t **r
 	}
 	c->level = level;
 	ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
+	if (window_log > 0 &&
+	    (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_windowLog, (int)window_log)) ||
+	     ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_hashLog, (int)window_log - 1)) ||
+	     ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_chainLog, (int)window_log - 1)))) {
+		free(out.dst);
+		return -EINVAL;
+	}
 	do {
 		ssize_t n = read(fd, in_buf, sizeof(in_buf));
 		ZSTD_inBuffer in = { .src = in_buf, .size = n > 0 ? (size_t)n : 0 };

@@ -266,9 +266,9 @@ static void test_sealed_kallsyms(void)
 	src = memfd_create("kallsyms", MFD_CLOEXEC);
 	assert(src >= 0 && write(src, text, strlen(text)) == (ssize_t)strlen(text));
 	assert(compressor_new(&c) == 0);
-	assert(compress_fd(c, 6, src, 1 << 20, &frame, &n_frame, &n_raw) == 0);
+	assert(compress_fd(c, 6, 17, src, 1 << 20, &frame, &n_frame, &n_raw) == 0);
 	assert(n_raw == strlen(text));
-	assert(compress_fd(c, 6, src, 10, &sealed, &n_sealed, &n_raw) == -EFBIG);
+	assert(compress_fd(c, 6, 0, src, 10, &sealed, &n_sealed, &n_raw) == -EFBIG);
 	assert(v7_seal_kallsyms(c, frame, n_frame, n_raw, &sealed, &n_sealed) == 0);
 	fixture_init(&fx, 4096, true, 1);
 	fx.file.kallsyms = (struct v7_blob){};
