@@ -14,12 +14,10 @@
  * instance of its own, never in the top-level buffer or a session's.
  * Counter clocks (counter, x86-tsc) have no mapping to time: no DATE.
  *
- * Main thread (session setup); a lock around the calibration instance keeps
- * it safe from any other.
+ * Main thread only (session setup).
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +35,6 @@
 #define CLOCK_ANCHOR_STAMP "ftraced-clock-anchor"
 
 struct clock_anchor {
-	pthread_mutex_t lock;
 	uint32_t tag;
 	struct instance *instance; /* created on first use */
 	char clock[32];            /* the instance's clock now */
@@ -49,7 +46,6 @@ int clock_anchor_new(uint32_t tag, struct clock_anchor **ret)
 
 	if (!a)
 		return -ENOMEM;
-	pthread_mutex_init(&a->lock, NULL);
 	a->tag = tag;
 	*ret = a;
 	return 0;
@@ -60,7 +56,6 @@ struct clock_anchor *clock_anchor_free(struct clock_anchor *a)
 	if (!a)
 		return NULL;
 	a->instance = instance_free(a->instance);
-	pthread_mutex_destroy(&a->lock);
 	free(a);
 	return NULL;
 }
@@ -190,8 +185,6 @@ static int measure_by_marker(struct clock_anchor *a, const char *clock, int64_t 
 int clock_anchor_offset_us(struct clock_anchor *a, const char *clock, int64_t *ret)
 {
 	clockid_t id = posix_clock(clock);
-	int r;
-
 	if (id >= 0) {
 		uint64_t before = now_ns(CLOCK_REALTIME), t = now_ns(id);
 		uint64_t after = now_ns(CLOCK_REALTIME);
@@ -202,10 +195,7 @@ int clock_anchor_offset_us(struct clock_anchor *a, const char *clock, int64_t *r
 	if (strcmp(clock, "local") != 0 && strcmp(clock, "global") != 0 &&
 	    strcmp(clock, "perf") != 0)
 		return -EOPNOTSUPP;
-	pthread_mutex_lock(&a->lock);
-	r = measure_by_marker(a, clock, ret);
-	pthread_mutex_unlock(&a->lock);
-	return r;
+	return measure_by_marker(a, clock, ret);
 }
 
 /**

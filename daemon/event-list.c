@@ -107,11 +107,12 @@ static int cmp_event(const void *a, const void *b)
  * @tracing_dir: tracefs mount, or NULL for the default
  * @spec: what the user typed
  * @filter: the spec's own filter, kept by each of its events; NULL: none
- * @ftrace_events: the ftrace events the session delivers (NULL-terminated)
+ * @ftrace: the ftrace events the session delivers
  * @n_max: most events the list may hold
  *
- * "ftrace" and "ftrace:*" name the ftrace events the session delivers;
- * another ftrace event by name is refused.
+ * "ftrace" and "ftrace:*" name the ftrace events the session delivers
+ * but those it delivers only by name; another ftrace event by name is
+ * refused.
  *
  * Return: 0; -EINVAL for a malformed spec; -ENOENT if the system or event
  * does not exist; -EOPNOTSUPP for an ftrace event the session cannot
@@ -119,7 +120,7 @@ static int cmp_event(const void *a, const void *b)
  * list would exceed @n_max.
  */
 int event_list_expand(struct event_list *l, const char *tracing_dir, const char *spec,
-		      const char *filter, const char *const *ftrace_events, size_t n_max)
+		      const char *filter, const struct ftrace_offer *ftrace, size_t n_max)
 {
 	char system[FTRACED_NAME_MAX + 1], event[FTRACED_EVENT_SPEC_MAX + 1];
 	char **systems = NULL, **events = NULL;
@@ -149,18 +150,14 @@ int event_list_expand(struct event_list *l, const char *tracing_dir, const char 
 	}
 	if (strcmp(event, "*") == 0) {
 		for (size_t i = 0; events[i] && r >= 0; i++)
-			/*
-			 * bprint only by name: sending trace_printk() to a session takes it
-			 * away from the top-level buffer and every other instance.
-			 */
 			if (strcmp(system, "ftrace") != 0 ||
-			    (ftrace_event_deliverable(ftrace_events, events[i]) &&
-			     strcmp(events[i], "bprint") != 0))
+			    ftrace_event_deliverable(ftrace->events, events[i]))
 				r = list_add(l, system, events[i], filter, n_max);
 	} else if (!list_contains(events, event)) {
 		r = -ENOENT;
 	} else if (strcmp(system, "ftrace") == 0 &&
-		   !ftrace_event_deliverable(ftrace_events, event)) {
+		   !ftrace_event_deliverable(ftrace->events, event) &&
+		   !ftrace_event_deliverable(ftrace->by_name, event)) {
 		r = -EOPNOTSUPP;
 	} else {
 		r = list_add(l, system, event, filter, n_max);

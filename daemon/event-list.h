@@ -18,6 +18,12 @@ struct event_list {
 };
 
 int event_spec_split(const char *spec, char *system, size_t n_system, char *event, size_t n_event);
+/* The ftrace events a session's instance delivers (NULL-terminated lists). */
+struct ftrace_offer {
+	const char *const *events;  /* also for "ftrace" and "ftrace:*" */
+	const char *const *by_name; /* only when named: they take something from others */
+};
+
 int event_list_expand(struct event_list *l, const char *tracing_dir, const char *spec,
-		      const char *filter, const char *const *ftrace_events, size_t n_max);
+		      const char *filter, const struct ftrace_offer *ftrace, size_t n_max);
 void event_list_done(struct event_list *l);

@@ -66,6 +66,14 @@ static void refused(const char *what, int r, char *error, size_t n_error)
 		snprintf(error, n_error, "the kernel refuses %s: %s", what, strerror(-r));
 }
 
+/* libtracefs's filter calls for -l (set_ftrace_filter) or -n (set_ftrace_notrace). */
+static int function_list_add(struct instance *i, bool notrace, const char *glob,
+			     const char *mod, int flags)
+{
+	return notrace ? tracefs_function_notrace(i->tfs, glob, mod, flags) :
+			 tracefs_function_filter(i->tfs, glob, mod, flags);
+}
+
 /*
  * -l and -n: each glob through libtracefs, all committed at once. A glob
  * "NAME:mod:MODULE" (trace-cmd's and the kernel's syntax) limits to a module.
@@ -85,12 +93,16 @@ static int set_functions(struct instance *i, bool notrace, char **globs, unsigne
 			mod += strlen(":mod:");
 		}
 		errno = 0;
-		r = notrace ? tracefs_function_notrace(i->tfs, glob, mod, flags) :
-			      tracefs_function_filter(i->tfs, glob, mod, flags);
+		r = function_list_add(i, notrace, glob, mod, flags);
 		if (r != 0) {
 			char what[FTRACED_FUNCTION_MAX + 64];
 
 			r = errno ? -errno : -EINVAL;
+			/*
+			 * libtracefs keeps the file open between globs (CONTINUE): left
+			 * open, our own fd would keep the instance from being removed.
+			 */
+			function_list_add(i, notrace, NULL, NULL, 0);
 			snprintf(what, sizeof(what), "%s '%s'", notrace ? "-n" : "-l", globs[k]);
 			if (r == -EINVAL || r == -ENOENT) {
 				snprintf(error, n_error, "%s matches no function this kernel can trace "

@@ -692,15 +692,12 @@ static int set_event_pids(struct instance *i, const struct instance_setup *p, ch
 	return r;
 }
 
-/**
- * instance_gets_top_level_markers() - does this kernel copy top-level trace_marker writes?
- *
- * Kernels from 6.17 have options/copy_trace_marker in instances; before,
- * only writes to the session's own trace_marker reach it.
- *
- * Return: true if a session asking for ftrace:print also gets them.
+/*
+ * Does this kernel copy top-level trace_marker writes into instances that
+ * ask (options/copy_trace_marker; 6.18 has it, 6.1 not)? Without it only
+ * writes to the session's own trace_marker reach it.
  */
-bool instance_gets_top_level_markers(void)
+static bool instance_gets_top_level_markers(void)
 {
 	return tracefs_file_exists(NULL, "options/copy_trace_marker");
 }
@@ -859,18 +856,20 @@ int instance_write_marker(struct instance *i, const char *text)
  */
 int instance_raise_saved_cmdlines(unsigned n)
 {
-	_cleanup_free_ char *now = tracefs_instance_file_read(NULL, "saved_cmdlines_size", NULL);
-	unsigned long cur = now ? strtoul(now, NULL, 10) : 0;
+	long long cur;
 	char v[16];
 
-	if (!now)
-		return negative_errno();
+	if (tracefs_instance_file_read_number(NULL, "saved_cmdlines_size", &cur) < 0)
+		return -EIO;
 	if (cur >= n)
 		return (int)cur;
 	snprintf(v, sizeof(v), "%u", n);
 	if (tracefs_instance_file_write(NULL, "saved_cmdlines_size", v) < 0)
 		return negative_errno();
-	return (int)n;
+	/* The kernel rounds up to fill the pages it allocates. */
+	if (tracefs_instance_file_read_number(NULL, "saved_cmdlines_size", &cur) < 0)
+		return (int)n;
+	return (int)cur;
 }
 
 /**

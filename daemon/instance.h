@@ -80,7 +80,6 @@ int instance_read_cpu_stats(struct instance *i, unsigned cpu, struct cpu_counter
 			    char **ret_text);
 int instance_check_writable(void);
 int instance_raise_saved_cmdlines(unsigned n);
-bool instance_gets_top_level_markers(void);
 bool instance_gets_trace_printk(void);
 int instance_remove_orphans(uint32_t tag);
 

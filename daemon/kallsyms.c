@@ -347,12 +347,12 @@ int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size)
 static void *prefetch_main(void *userdata)
 {
 	struct kallsyms *k = userdata;
-	int r;
 
+	/* A failure is the file writer's to see: it refreshes again. */
 	pthread_mutex_lock(&k->lock);
-	r = refresh(k);
+	(void)refresh(k);
 	pthread_mutex_unlock(&k->lock);
-	return (void *)(intptr_t)r;
+	return NULL;
 }
 
 /**
@@ -366,12 +366,10 @@ static void *prefetch_main(void *userdata)
  */
 void kallsyms_prefetch(struct kallsyms *k)
 {
-	void *result;
-
 	if (!k || k->fd < 0)
 		return;
 	if (k->prefetching) {
-		if (pthread_tryjoin_np(k->prefetch, &result) != 0)
+		if (pthread_tryjoin_np(k->prefetch, NULL) != 0)
 			return; /* still at it */
 		k->prefetching = false;
 	}

@@ -64,6 +64,7 @@ static const char *const RECIPE_FTRACE_EVENTS[] = {
 	"print", "raw_data", "bprint", "function", "funcgraph_entry", "funcgraph_exit",
 	"kernel_stack", NULL,
 };
+static const struct ftrace_offer RECIPE_FTRACE = { .events = RECIPE_FTRACE_EVENTS };
 
 static int write_file_at(int dir_fd, const char *name, const char *data, size_t n)
 {
@@ -222,7 +223,7 @@ static int parse_recipe(int dir_fd, struct parsed_recipe *p)
 			 !ctl_string_valid(FTRACED_ATTR_EVENT, v, FTRACED_EVENT_SPEC_MAX))
 			return -EBADMSG;
 		else if (strcmp(line, "event") == 0 &&
-			 event_list_expand(&p->events, NULL, v, NULL, RECIPE_FTRACE_EVENTS,
+			 event_list_expand(&p->events, NULL, v, NULL, &RECIPE_FTRACE,
 					   EVENTS_PER_SESSION_MAX) < 0)
 			log_notice("Recovery: event '%s' no longer exists, its format is left out", v);
 	}

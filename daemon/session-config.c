@@ -299,16 +299,20 @@ static int event_filters(const struct ctl_request *req, char ***ret)
 		any |= ctl_request_event_filter(req, k) != NULL;
 	if (!any)
 		return 0;
-	v = calloc(req->n_events + 1, sizeof(*v));
+	v = calloc(req->n_events, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	*ret = v;
 	for (unsigned k = 0; k < req->n_events; k++) {
 		const char *f = ctl_request_event_filter(req, k);
 
-		if (f && !(v[k] = strdup(f)))
+		if (f && !(v[k] = strdup(f))) {
+			while (k-- > 0)
+				free(v[k]);
+			free(v);
 			return -ENOMEM;
+		}
 	}
+	*ret = v;
 	return 0;
 }
 
@@ -425,12 +429,6 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 	c.n_pids = req->n_pids;
 	memcpy(c.pids, req->pids, sizeof(c.pids));
 	c.follow_fork = req->follow_fork;
-	if (req->n_events == 0 && !ctl_request_has(req, FTRACED_ATTR_TRACER) &&
-	    req->n_probes == 0) {
-		snprintf(error, n_error, "nothing to record: give events with -e SYSTEM:EVENT, a "
-			 "tracer with -p, or a --probe");
-		return -EINVAL;
-	}
 	/* A probe's fetch arguments read any kernel or process memory. */
 	if (req->n_probes > 0 && owner != 0) {
 		snprintf(error, n_error, "only root may add probes (--probe): a probe reads kernel "
@@ -442,6 +440,12 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 		snprintf(error, n_error, "out of memory");
 	if (r < 0)
 		return r;
+	/* After the tracer is known: -p nop alone records nothing either. */
+	if (req->n_events == 0 && !c.tracer.name && req->n_probes == 0) {
+		snprintf(error, n_error, "nothing to record: give events with -e SYSTEM:EVENT, a "
+			 "tracer with -p, or a --probe");
+		return -EINVAL;
+	}
 	if (event_filters(req, &c.event_filters) < 0) {
 		snprintf(error, n_error, "out of memory");
 		return -ENOMEM;

@@ -22,29 +22,36 @@
 #include "daemon/probe.h"
 #include "daemon/session-internal.h"
 
+/* Room for every ftrace event a session's instance can produce, and the NULL. */
+#define FTRACE_OFFER_MAX 8
+
 /*
  * The ftrace events the session's own instance produces: its marker files
- * always (and the top level's, where the kernel copies them); trace_printk
- * where the kernel can send it to an instance; with a tracer, that
- * tracer's events; with stacks (-T, --func-stack), kernel_stack.
+ * always (and the top level's, where the kernel copies them); with a
+ * tracer, that tracer's events; with stacks (-T, --func-stack),
+ * kernel_stack. trace_printk() (bprint), where the kernel can send it to an
+ * instance, only by name: it is then taken from the top-level buffer and
+ * every other instance.
  */
-static void ftrace_events_delivered(const struct session_config *c, const char **ret)
+static void ftrace_events_delivered(const struct session_config *c,
+				    const char *events[static FTRACE_OFFER_MAX],
+				    const char *by_name[static 2])
 {
 	unsigned n = 0;
 
-	ret[n++] = "print";
-	ret[n++] = "raw_data";
-	if (instance_gets_trace_printk())
-		ret[n++] = "bprint";
+	events[n++] = "print";
+	events[n++] = "raw_data";
 	if (c->tracer.name && strcmp(c->tracer.name, "function") == 0)
-		ret[n++] = "function";
+		events[n++] = "function";
 	if (c->tracer.name && strcmp(c->tracer.name, "function_graph") == 0) {
-		ret[n++] = "funcgraph_entry";
-		ret[n++] = "funcgraph_exit";
+		events[n++] = "funcgraph_entry";
+		events[n++] = "funcgraph_exit";
 	}
 	if (c->stacktrace || c->tracer.func_stack)
-		ret[n++] = "kernel_stack";
-	ret[n] = NULL;
+		events[n++] = "kernel_stack";
+	events[n] = NULL;
+	by_name[0] = instance_gets_trace_printk() ? "bprint" : NULL;
+	by_name[1] = NULL;
 }
 
 /* Why an ftrace event cannot be recorded by this session, for the client. */
@@ -63,8 +70,8 @@ static void ftrace_event_refused(const char *spec, char *error, size_t n_error)
 			 "with -p function)", spec);
 	else if (strcmp(event, "bprint") == 0)
 		snprintf(error, n_error, "'%s' cannot be recorded: this kernel writes "
-			 "trace_printk() only to the top-level buffer (no options/trace_printk_dest "
-			 "before 6.17)", spec);
+			 "trace_printk() only to the top-level buffer (it has no "
+			 "options/trace_printk_dest)", spec);
 	else
 		snprintf(error, n_error, "'%s' cannot be recorded: a session's instance produces "
 			 "ftrace:print and ftrace:raw_data (its markers), and the events of its "
@@ -88,10 +95,11 @@ int session_create_probes(struct session *s, char *error, size_t n_error)
  */
 int session_expand_events(struct session *s, char *error, size_t n_error)
 {
-	const char *ftrace_events[9];
+	const char *events[FTRACE_OFFER_MAX], *by_name[2];
+	const struct ftrace_offer ftrace = { .events = events, .by_name = by_name };
 	unsigned n_skipped = 0;
 
-	ftrace_events_delivered(&s->config, ftrace_events);
+	ftrace_events_delivered(&s->config, events, by_name);
 	s->skipped = calloc(MAX(s->config.n_events, 1u), sizeof(*s->skipped));
 	if (!s->skipped) {
 		snprintf(error, n_error, "out of memory");
@@ -102,7 +110,7 @@ int session_expand_events(struct session *s, char *error, size_t n_error)
 		const char *filter = s->config.event_filters ? s->config.event_filters[k] : NULL;
 		int r;
 
-		r = event_list_expand(&s->events, NULL, spec, filter, ftrace_events,
+		r = event_list_expand(&s->events, NULL, spec, filter, &ftrace,
 				      EVENTS_PER_SESSION_MAX);
 		if (r == -ENOENT && s->config.ignore_missing) {
 			log_warning("Session '%s': this kernel has no event '%s', skipping it (-i)",
@@ -140,7 +148,7 @@ int session_expand_events(struct session *s, char *error, size_t n_error)
 	/* Every probe of the session is recorded: its group is the session's own. */
 	if (s->probes) {
 		int r = event_list_expand(&s->events, NULL, probe_set_system(s->probes), NULL,
-					  ftrace_events, EVENTS_PER_SESSION_MAX);
+					  &ftrace, EVENTS_PER_SESSION_MAX);
 
 		if (r < 0) {
 			snprintf(error, n_error, "cannot find the session's probes in tracefs: %s",

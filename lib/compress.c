@@ -189,10 +189,15 @@ int compress_fd(struct compressor *c, int level, unsigned window_log, int fd, si
 
 	if (!out.dst)
 		return -ENOMEM;
-	if (lseek(fd, 0, SEEK_SET) < 0 ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level))) {
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		int e = negative_errno();
+
 		free(out.dst);
-		return lseek(fd, 0, SEEK_CUR) < 0 ? negative_errno() : -EINVAL;
+		return e;
+	}
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level))) {
+		free(out.dst);
+		return -EINVAL;
 	}
 	c->level = level;
 	ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);

@@ -71,6 +71,16 @@ class Daemon:
         self.extra_args = list(extra_args)
         self.proc = None
 
+    def with_session_files(self, files):
+        """sessions.d holding @files ({name: text}), read when the daemon starts."""
+        conf = os.path.join(self.dir, "sessions.d")
+        os.makedirs(conf)
+        for name, text in files.items():
+            with open(os.path.join(conf, name), "w") as f:
+                f.write(text)
+        self.extra_args = ["--group", "", "--sessions-dir", conf]
+        return self
+
     def start(self):
         self.instances_before = set(our_instances())
         log = open(self.log_path, "ab")

@@ -53,11 +53,16 @@ def test_per_event_filter():
             enter, leave = by_pid(out, "sys_enter_getppid"), by_pid(out, "sys_exit_getppid")
             assert list(enter) == [a.pid], enter
             assert set(leave) == {a.pid, b.pid}, leave
-            # The same in a session file (event-filter after its event) and create.
-            d.ctl("create", "pf", "-e", "syscalls:sys_exit_getppid", "-f",
-                  "common_pid == %d" % b.pid)
-            st = d.ctl_json("status", "pf")
-            assert st["state"] == "created", st
+            # create takes -f too: the kernel holds it as that event's filter, and
+            # --filter applies to the other event alone.
+            d.ctl("create", "pf", "--filter", "common_pid != 0", "-e", "sched:sched_switch",
+                  "-e", "syscalls:sys_exit_getppid", "-f", "common_pid == %d" % b.pid)
+            events = os.path.join(TRACING, "instances", d.ctl_json("status", "pf")["instance"],
+                                  "events")
+            with open(os.path.join(events, "syscalls", "sys_exit_getppid", "filter")) as f:
+                assert f.read().strip() == "(common_pid != 0) && (common_pid == %d)" % b.pid
+            with open(os.path.join(events, "sched", "sched_switch", "filter")) as f:
+                assert f.read().strip() == "common_pid != 0"
             d.ctl("destroy", "pf")
         finally:
             for p in (a, b):
@@ -355,16 +360,11 @@ def test_tracers_refused_clearly_on_this_kernel():
 
 def test_session_file_keys_for_capture_breadth():
     """sessions.d files take the same options, started with the daemon."""
-    d = Daemon()
-    conf = os.path.join(d.dir, "sessions.d")
-    os.makedirs(conf)
-    with open(os.path.join(conf, "pf.conf"), "w") as f:
-        f.write("events = syscalls:sys_enter_getppid\n"
-                "event-filter = common_pid == 1\n"
-                "probe = p:tick %s:loadgen_syscall n=%%di:u64\n" % os.path.abspath(LOADGEN))
-    with open(os.path.join(conf, "bad.conf"), "w") as f:
-        f.write("event-filter = common_pid == 1\nevents = sched\n")
-    d.extra_args = ["--group", "", "--sessions-dir", conf]
+    d = Daemon().with_session_files({
+        "pf.conf": "events = syscalls:sys_enter_getppid\n"
+                   "event-filter = common_pid == 1\n"
+                   "probe = p:tick %s:loadgen_syscall n=%%di:u64\n" % os.path.abspath(LOADGEN),
+        "bad.conf": "event-filter = common_pid == 1\nevents = sched\n"})
     try:
         d.start()
         d.wait_state("pf")

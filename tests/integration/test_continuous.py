@@ -330,20 +330,13 @@ def test_kill9_loop_recovers_everything():
 
 
 def test_sessions_from_files():
-    d = Daemon()
-    conf = os.path.join(d.dir, "sessions.d")
-    os.makedirs(conf)
-    files = {
+    d = Daemon().with_session_files({
         "alpha.conf": "# started with the daemon\nevents = ftrace:print\nsegment-time = 200ms\n",
         "broken.conf": "events = sched\nsegment-size = 64M\nsegment-time = soon\n",
         "gamma.conf": "name = third\nevents = sched:sched_switch, irq:*\nmax-files = 2\n",
         "nosuch.conf": "events = nosuch:event\n",
         "ignored.txt": "events = sched\n",
-    }
-    for name, text in files.items():
-        with open(os.path.join(conf, name), "w") as f:
-            f.write(text)
-    d.extra_args = ["--group", "", "--sessions-dir", conf]
+    })
     try:
         d.start()
         d.wait_state("alpha")

@@ -286,13 +286,10 @@ def test_concurrent_snapshots_on_two_sessions():
 
 
 def test_flight_session_file():
-    d = Daemon()
-    conf = os.path.join(d.dir, "sessions.d")
-    os.makedirs(conf)
-    with open(os.path.join(conf, "incidents.conf"), "w") as f:
-        f.write("mode = flight\nevents = ftrace:print\nflight-size = 2M\ntrigger = oom\n"
-                "trigger = event=syscalls:sys_enter_kill,filter=pid == 424242\n")
-    d.extra_args = ["--group", "", "--sessions-dir", conf]
+    d = Daemon().with_session_files({
+        "incidents.conf": "mode = flight\nevents = ftrace:print\nflight-size = 2M\n"
+                          "trigger = oom\n"
+                          "trigger = event=syscalls:sys_enter_kill,filter=pid == 424242\n"})
     try:
         d.start()
         st = d.wait_state("incidents")

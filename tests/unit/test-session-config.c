@@ -293,6 +293,9 @@ static void test_tracer_and_probes(void)
 
 	ctl_builder_init(&b, FTRACED_MSG_RECORD);
 	expect_refused(wire(&b), 0, PLENTY_KB, -EINVAL, "nothing to record");
+	ctl_put_string(&b, FTRACED_ATTR_TRACER, "nop");
+	expect_refused(wire(&b), 0, PLENTY_KB, -EINVAL, "nothing to record");
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
 	ctl_put_string(&b, FTRACED_ATTR_TRACER, "wakeup");
 	expect_refused(wire(&b), 0, PLENTY_KB, -EINVAL, "unknown tracer 'wakeup'");
 	ctl_builder_init(&b, FTRACED_MSG_RECORD);

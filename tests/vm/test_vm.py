@@ -140,6 +140,11 @@ cat /sys/kernel/tracing/kprobe_events > /tmp/left_probes
 emit left_probes /tmp/left_probes
 ftracectl record -p function_graph -g do_sys_openat2 -o /tmp/fg.dat -- true 2> /tmp/fg.err || true
 emit fg.err /tmp/fg.err
+# A second glob that matches nothing, after one that did: refused, and the filter file
+# libtracefs held open between them is closed (else the instance could not go).
+ftracectl record -p function -l vfs_read -l no_such_function_here -o /tmp/nf.dat -- true \
+    2> /tmp/nf.err || true
+emit nf.err /tmp/nf.err
 left_instances
 emit left /tmp/left
 cat /sys/kernel/tracing/saved_cmdlines_size > /tmp/cmdlines
@@ -166,6 +171,8 @@ emit cmdlines /tmp/cmdlines
     assert b"ftraced_" not in r.files["left_probes"], r.files["left_probes"]
     assert b"runs the function_graph tracer only in the top-level buffer" in r.files["fg.err"], \
         r.files["fg.err"]
+    assert b"-l 'no_such_function_here' matches no function" in r.files["nf.err"], \
+        r.files["nf.err"]
     assert sessions_left(r) == [], r.files["left"]
 
 
