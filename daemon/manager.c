@@ -815,14 +815,6 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	if (m->memory_limit)
 		log_info("All sessions together may take %" PRIu64 " MiB of memory (memory-limit)",
 			 m->memory_limit >> 20);
-	if (c->settings->saved_cmdlines > 0) {
-		r = instance_raise_saved_cmdlines(c->settings->saved_cmdlines);
-		if (r < 0)
-			log_warning_errno(r, "Cannot raise saved_cmdlines_size to %u, long captures may "
-					  "show tasks as <...>: %m", c->settings->saved_cmdlines);
-		else
-			log_debug("The kernel keeps %d task names (saved_cmdlines_size)", r);
-	}
 	r = kallsyms_open(&m->kallsyms);
 	if (!m->kallsyms)
 		return log_error_errno(r, "Out of memory");
@@ -911,6 +903,19 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 				       c->socket_path);
 	if (r < 0)
 		return log_error_errno(r, "Cannot listen on '%s': %m", c->socket_path);
+	/*
+	 * Machine-wide, so only once this daemon is sure to run (state directory
+	 * locked, socket bound): a second daemon refused changes nothing. Files
+	 * read saved_cmdlines when written, after this.
+	 */
+	if (c->settings->saved_cmdlines > 0) {
+		r = instance_raise_saved_cmdlines(c->settings->saved_cmdlines);
+		if (r < 0)
+			log_warning_errno(r, "Cannot raise saved_cmdlines_size to %u, long captures may "
+					  "show tasks as <...>: %m", c->settings->saved_cmdlines);
+		else
+			log_debug("The kernel keeps %d task names (saved_cmdlines_size)", r);
+	}
 
 	/* Everything that needed a capability is done: kallsyms is open, the socket bound. */
 	r = priv_drop();

@@ -393,6 +393,9 @@ def run(tests=None):
                        key=lambda f: f.__code__.co_firstlineno)
     skip_unless_possible()
     before = our_instances()
+    cmdlines = os.path.join(TRACING, "saved_cmdlines_size")
+    with open(cmdlines) as f:
+        cmdlines_before = f.read().strip()
     passed = failed = 0
     for test in tests:
         name = test.__name__
@@ -401,6 +404,14 @@ def run(tests=None):
             test()
             leftover = [i for i in our_instances() if i not in before]
             assert not leftover, "instances left behind: %s" % leftover
+            with open(cmdlines) as f:
+                now = f.read().strip()
+            if now != cmdlines_before:
+                with open(cmdlines, "w") as f:  # put back, so the next test starts clean
+                    f.write(cmdlines_before)
+                raise AssertionError("saved_cmdlines_size changed from %s to %s (a daemon "
+                                     "started without saved-cmdlines = 0)"
+                                     % (cmdlines_before, now))
             passed += 1
             print("PASS %s (%.1f s)" % (name, time.monotonic() - start), flush=True)
         except Exception:

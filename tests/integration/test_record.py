@@ -527,7 +527,7 @@ def test_memory_limit_over_all_sessions():
     d = Daemon()
     conf = os.path.join(d.dir, "ftraced.conf")
     with open(conf, "w") as f:
-        f.write("memory-limit = %dK\n" % (3 * 8192 * len(CPUS)))
+        f.write("memory-limit = %dK\nsaved-cmdlines = 0\n" % (3 * 8192 * len(CPUS)))
     d.extra_args = ["--group", "", "--config", conf]
     try:
         d.start()
