@@ -11,6 +11,7 @@ int cmd_destroy(const struct client_options *o, int argc, char *argv[]);
 int cmd_snapshot(const struct client_options *o, int argc, char *argv[]);
 int cmd_list(const struct client_options *o, int argc, char *argv[]);
 int cmd_status(const struct client_options *o, int argc, char *argv[]);
+int cmd_metrics(const struct client_options *o, int argc, char *argv[]);
 int watch_status(const struct client_options *o, const char *session);
 int cmd_recover(const struct client_options *o, int argc, char *argv[]);
 int cmd_info(const struct client_options *o, int argc, char *argv[]);

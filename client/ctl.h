@@ -7,6 +7,7 @@
 
 #include "ftraced/proto.h"
 #include "lib/ctl-proto.h"
+#include "lib/ctl-reply.h"
 #include "lib/parse-util.h"
 
 /* Exit codes of ftracectl, documented in ftracectl(1). */
@@ -23,76 +24,6 @@ struct client_options {
 	bool json;
 };
 
-/* A session record as received in STARTED, SESSIONS and FINISHED. */
-struct session_info {
-	char name[FTRACED_NAME_MAX + 1];
-	char state[FTRACED_NAME_MAX + 1];
-	char instance[FTRACED_NAME_MAX + 1];
-	uint32_t owner;
-	uint32_t mode;
-	uint32_t compression;
-	uint32_t subbuf_size;
-	uint32_t buffer_kb;      /* per CPU ring */
-	unsigned n_events;
-	char events[FTRACED_EVENTS_PER_REQUEST_MAX][FTRACED_EVENT_SPEC_MAX + 1];
-	bool skipped[FTRACED_EVENTS_PER_REQUEST_MAX]; /* -i: this kernel lacks events[k] */
-	unsigned n_skipped;
-	uint64_t elapsed_ms;
-	bool has_file_bytes;
-	uint64_t file_bytes;
-	unsigned n_cpus;
-	struct ftraced_cpu_stats *cpus;
-	unsigned n_cpus_segment;
-	struct ftraced_cpu_stats *cpus_segment; /* continuous: since the open segment began */
-	bool has_segment_seq;
-	uint32_t segment_seq;
-	uint32_t segments_kept;
-	uint64_t disk_bytes;
-	uint64_t segment_size;
-	uint64_t segment_time_ms;
-	uint64_t max_total;
-	uint32_t max_files;
-	uint64_t max_age_ms;
-	uint64_t keep_free;
-	uint32_t keep_free_percent;
-	/* flight recorder */
-	uint32_t flight_backend;
-	uint64_t flight_size;
-	bool has_history_ms;
-	uint64_t history_ms;
-	uint64_t history_raw_bytes;
-	uint64_t history_bytes;
-	uint64_t evicted_raw_bytes;
-	uint32_t snapshots;
-	char directory[FTRACED_PATH_MAX + 1];
-	unsigned n_triggers;
-	char triggers[FTRACED_TRIGGERS_PER_REQUEST_MAX][FTRACED_MESSAGE_MAX + 1];
-	char note[FTRACED_MESSAGE_MAX + 1];
-	int error;
-	char message[FTRACED_MESSAGE_MAX + 1];
-	char warning[FTRACED_MESSAGE_MAX + 1]; /* what another process did to its instance */
-	uint64_t discarded;              /* events the daemon could not store */
-};
-
-struct sessions {
-	size_t n;
-	struct session_info *items;
-};
-
-struct reply {
-	uint16_t type;
-	int error;                       /* ERROR: negative errno */
-	char message[FTRACED_MESSAGE_MAX + 1];
-	struct sessions sessions;
-	/* OK to a SNAPSHOT */
-	char path[FTRACED_PATH_MAX + 1];
-	bool has_file_bytes;
-	uint64_t file_bytes;
-	char note[FTRACED_MESSAGE_MAX + 1];
-	/* LIST, STATUS: instances the daemon could not remove yet */
-	char **pending;
-	size_t n_pending;
-};
 
 int ctl_connect(const struct client_options *o, int *ret_fd);
 int ctl_send(int fd, struct ctl_builder *b, int pass_fd);
@@ -105,7 +36,6 @@ int ctl_send(int fd, struct ctl_builder *b, int pass_fd);
 int ctl_receive(int fd, int timeout_ms, struct reply *ret);
 int ctl_send_and_receive(int fd, struct ctl_builder *b, int pass_fd, int timeout_ms,
 			 struct reply *ret);
-void reply_done(struct reply *r);
 int ctl_call(const struct client_options *o, struct ctl_builder *b, struct reply *ret);
 int ctl_call_timeout(const struct client_options *o, struct ctl_builder *b, int timeout_ms,
 		     struct reply *ret);
@@ -120,7 +50,6 @@ uint64_t session_bytes_raw(const struct session_info *s);
 uint64_t session_bytes_stored(const struct session_info *s);
 
 void print_size(char *buf, size_t n, uint64_t bytes);
-const char *mode_name(uint32_t mode);
 void print_skipped(const char *command, const struct session_info *s);
 void print_session_json(const struct session_info *s, const char *indent);
 void print_json_string(const char *s);

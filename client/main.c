@@ -27,6 +27,7 @@ static void help(void)
 	       "  destroy SESSION                         stop and forget a session (files stay)\n"
 	       "  list                                    list sessions\n"
 	       "  status [SESSION] [--watch]              show sessions in detail, or a live view\n"
+	       "  metrics [-o FILE]                       counters in the Prometheus text format\n"
 	       "  recover STATE_DIR                       rebuild files a crash left unfinished\n"
 	       "  info FILE                               what a v7 file holds (offline)\n"
 	       "  verify FILE                             check a v7 file, name the first problem\n\n"
@@ -51,6 +52,7 @@ int main(int argc, char *argv[])
 		{ "snapshot", cmd_snapshot },
 		{ "list", cmd_list },
 		{ "status", cmd_status },
+		{ "metrics", cmd_metrics },
 		{ "recover", cmd_recover },
 		{ "info", cmd_info },
 		{ "verify", cmd_verify },

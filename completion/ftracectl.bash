@@ -28,7 +28,7 @@ _ftracectl_events()
 _ftracectl()
 {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="record create start stop snapshot destroy list status recover info verify"
+    local commands="record create start stop snapshot destroy list status metrics recover info verify"
     local cmd="" i socket=()
 
     # The command is the first word that is not a global option (or its argument).

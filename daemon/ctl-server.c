@@ -64,7 +64,13 @@ struct ctl_server {
 	uint8_t buf[CTL_MSG_SIZE_MAX];
 	struct ctl_request *req;
 	char *bound_path; /* set when we bound the socket ourselves: unlinked at exit */
+	struct ctl_server_counters counters;
 };
+
+const struct ctl_server_counters *ctl_server_counters(const struct ctl_server *s)
+{
+	return &s->counters;
+}
 
 uid_t ctl_conn_uid(const struct ctl_conn *c)
 {
@@ -165,6 +171,8 @@ int ctl_conn_send_error(struct ctl_conn *c, int error, const char *fmt, ...)
 	for (char *p = msg; *p; p++)
 		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
 			*p = '?';
+	if (c->requested)
+		c->server->counters.request_errors++;
 	ctl_builder_init(&b, FTRACED_MSG_ERROR);
 	ctl_put_u32(&b, FTRACED_ATTR_ERRNO, (uint32_t)-error);
 	if (msg[0])
@@ -253,6 +261,7 @@ static int on_conn(sd_event_source *source, int fd, uint32_t revents, void *user
 		return 0;
 	}
 	c->requested = true;
+	s->counters.requests++;
 	sd_event_now(s->event, CLOCK_MONOTONIC, &c->last_request);
 	r = take_fd(&mh, &passed_fd);
 	if (r < 0) {
@@ -436,9 +445,11 @@ static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *us
 				    "(at most %u, %u per user)", CTL_CONN_MAX, CTL_CONN_PER_UID_MAX);
 	}
 	if (refused < 0) {
+		s->counters.connections_refused++;
 		conn_free(c);
 		return 0;
 	}
+	s->counters.connections++;
 	r = sd_event_add_io(s->event, &c->source, cfd, EPOLLIN, on_conn, c);
 	if (r < 0) {
 		log_error_errno(r, "Cannot watch connection: %m");

@@ -24,10 +24,19 @@ struct ctl_server_handlers {
 	void *userdata;
 };
 
+/* What the socket saw since the daemon started. */
+struct ctl_server_counters {
+	uint64_t connections;         /* accepted */
+	uint64_t connections_refused; /* not allowed, or no room */
+	uint64_t requests;
+	uint64_t request_errors;      /* answered with an error */
+};
+
 int ctl_server_new(sd_event *e, const char *path, gid_t group,
 		   const struct ctl_server_handlers *h, struct ctl_server **ret);
 struct ctl_server *ctl_server_free(struct ctl_server *s);
 DEFINE_CLEANUP(struct ctl_server *, ctl_server_free)
+const struct ctl_server_counters *ctl_server_counters(const struct ctl_server *s);
 
 uid_t ctl_conn_uid(const struct ctl_conn *c);
 int ctl_conn_send(struct ctl_conn *c, struct ctl_builder *b);

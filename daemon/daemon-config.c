@@ -9,6 +9,10 @@
  *   group-symbols = auto
  *   # task names the kernel keeps (saved_cmdlines_size): raised to this at start
  *   saved-cmdlines = 8192
+ *   # node_exporter's textfile-collector directory: ftraced.prom goes there
+ *   metrics-directory = /var/lib/prometheus/node-exporter
+ *   # how often it is rewritten while a session runs
+ *   metrics-interval = 15s
  *
  * A missing file means the defaults; a malformed one stops the daemon
  * from starting (with its line), rather than run with settings nobody
@@ -36,6 +40,7 @@ void daemon_config_defaults(struct daemon_config *c)
 		.memory_limit_percent = MEMORY_LIMIT_PERCENT_DEFAULT,
 		.group_symbols = GROUP_SYMBOLS_AUTO,
 		.saved_cmdlines = SAVED_CMDLINES_DEFAULT,
+		.metrics_interval_ms = METRICS_INTERVAL_DEFAULT_MS,
 	};
 }
 
@@ -118,6 +123,24 @@ int daemon_config_parse(const char *text, size_t n, struct daemon_config *c, cha
 				return -EINVAL;
 			}
 			c->saved_cmdlines = (unsigned)x;
+		} else if (strcmp(key, "metrics-directory") == 0) {
+			if (v[0] != '/' || strlen(v) > METRICS_DIRECTORY_MAX) {
+				snprintf(error, n_error, "metrics-directory: '%.40s' is not an absolute "
+					 "path of at most %u bytes", v, METRICS_DIRECTORY_MAX);
+				return -EINVAL;
+			}
+			snprintf(c->metrics_directory, sizeof(c->metrics_directory), "%s", v);
+		} else if (strcmp(key, "metrics-interval") == 0) {
+			uint64_t ms;
+
+			if (parse_duration_ms(v, &ms) < 0 || ms < METRICS_INTERVAL_MIN_MS ||
+			    ms > METRICS_INTERVAL_MAX_MS) {
+				snprintf(error, n_error, "metrics-interval: '%.40s' is not a time from "
+					 "%us to %us", v, METRICS_INTERVAL_MIN_MS / 1000,
+					 METRICS_INTERVAL_MAX_MS / 1000);
+				return -EINVAL;
+			}
+			c->metrics_interval_ms = ms;
 		} else {
 			snprintf(error, n_error, "unknown key '%.40s'", key);
 			return -EINVAL;

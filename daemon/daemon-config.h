@@ -17,6 +17,16 @@
 #define SAVED_CMDLINES_DEFAULT 8192u
 #define SAVED_CMDLINES_MAX 32768u
 
+/*
+ * The metrics file (metrics-directory): rewritten this often while a
+ * session runs, never when none does.
+ */
+#define METRICS_FILE_NAME "ftraced.prom"
+#define METRICS_INTERVAL_DEFAULT_MS 15000u
+#define METRICS_INTERVAL_MIN_MS 1000u
+#define METRICS_INTERVAL_MAX_MS 3600000u
+#define METRICS_DIRECTORY_MAX 1024u
+
 /* Whether files of group members' sessions carry kernel symbol addresses. */
 enum group_symbols {
 	GROUP_SYMBOLS_AUTO, /* as /proc/kallsyms would show them (kptr_restrict) */
@@ -30,6 +40,8 @@ struct daemon_config {
 	unsigned memory_limit_percent;
 	enum group_symbols group_symbols;
 	unsigned saved_cmdlines;        /* at least this many; 0: left as the kernel has it */
+	char metrics_directory[METRICS_DIRECTORY_MAX + 1]; /* "": no metrics file */
+	uint64_t metrics_interval_ms;
 };
 
 void daemon_config_defaults(struct daemon_config *c);

@@ -75,6 +75,7 @@ struct flight {
 	struct trigger_slot *triggers;
 	unsigned n_triggers;
 	uint32_t n_snapshots;         /* written */
+	uint64_t n_failed;            /* snapshots that could not be written */
 	uint32_t next_snapshot_seq;
 	char note[256];               /* what the user should know about the backend */
 	struct spool history;         /* kernel: a recipe only, for recovery after a crash */
@@ -324,6 +325,7 @@ static void snapshot_failed(struct session *s, void *waiter, struct trigger_slot
 {
 	char result[128];
 
+	s->flight->n_failed++;
 	log_error_errno(error, "Session '%s': snapshot failed: %m", s->name);
 	if (trigger) {
 		snprintf(result, sizeof(result), "snapshot failed: %s", strerror(-error));
@@ -864,4 +866,15 @@ void flight_describe(struct session *s, struct ctl_builder *b)
 	}
 	if (f->note[0])
 		ctl_put_string(b, FTRACED_ATTR_NOTE, f->note);
+}
+
+/* A flight recorder's part of the session's counters: its snapshots and triggers. */
+void flight_counters(const struct session *s, struct ftraced_session_counters *c)
+{
+	const struct flight *f = s->flight;
+
+	c->files_failed = f->n_failed;
+	for (unsigned k = 0; k < f->n_triggers; k++)
+		trigger_add_counts(f->triggers[k].trigger, &c->triggers_fired,
+				   &c->triggers_suppressed);
 }

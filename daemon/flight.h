@@ -6,6 +6,7 @@
 
 struct ctl_builder;
 struct flight;
+struct ftraced_session_counters;
 struct publish_outcome;
 struct session;
 
@@ -24,3 +25,4 @@ size_t flight_pending(const struct session *s);
 void flight_forget_waiter(struct session *s, const void *waiter);
 bool flight_has_waiter(const struct session *s, const void *waiter);
 void flight_describe(struct session *s, struct ctl_builder *b);
+void flight_counters(const struct session *s, struct ftraced_session_counters *c);

@@ -36,6 +36,7 @@
 #include "daemon/probe.h"
 #include "daemon/manager.h"
 #include "daemon/metadata.h"
+#include "daemon/metrics-file.h"
 #include "daemon/output-fd.h"
 #include "daemon/privileges.h"
 #include "daemon/reaper.h"
@@ -76,6 +77,9 @@ struct manager {
 	sd_event_source *extend_timer;
 	struct slot slots[SESSION_MAX];
 	struct ctl_builder reply;
+	uint64_t started_usec;     /* CLOCK_MONOTONIC, for the uptime in the metrics */
+	uint64_t sessions_started;
+	struct metrics_file *metrics; /* NULL: no metrics-directory */
 };
 
 static unsigned n_sessions(const struct manager *m, uid_t uid, bool only_uid)
@@ -88,9 +92,19 @@ static unsigned n_sessions(const struct manager *m, uid_t uid, bool only_uid)
 	return n;
 }
 
+static bool any_running(const struct manager *m)
+{
+	for (size_t i = 0; i < SESSION_MAX; i++)
+		if (m->slots[i].session && session_state(m->slots[i].session) == SESSION_RUNNING)
+			return true;
+	return false;
+}
+
+/* Sessions changed: tell systemd, and rewrite the metrics file. */
 static void notify_status(const struct manager *m)
 {
 	sd_notifyf(false, "STATUS=%u session(s)", n_sessions(m, 0, false));
+	metrics_file_update(m->metrics, any_running(m));
 }
 
 /* An empty slot, cleared of what its last session left. */
@@ -364,6 +378,16 @@ static void handle_new(struct manager *m, struct ctl_conn *c, const struct ctl_r
 	notify_status(m);
 }
 
+/* session_start(), counted for the metrics. */
+static int start_session(struct manager *m, struct session *s)
+{
+	int r = session_start(s);
+
+	if (r >= 0)
+		m->sessions_started++;
+	return r;
+}
+
 /* A record's ring is there: start it and tell its client. */
 static void start_record(struct manager *m, struct slot *slot)
 {
@@ -371,7 +395,7 @@ static void start_record(struct manager *m, struct slot *slot)
 	const char *message;
 	int r;
 
-	r = session_start(s);
+	r = start_session(m, s);
 	if (r < 0) {
 		session_error(s, &message);
 		ctl_conn_send_error(slot->conn, r, "cannot start: %s",
@@ -387,12 +411,12 @@ static void start_record(struct manager *m, struct slot *slot)
 }
 
 /* A session file's session is ready: start it. */
-static void start_from_file(struct slot *slot)
+static void start_from_file(struct manager *m, struct slot *slot)
 {
 	const char *message;
 	int r;
 
-	r = session_start(slot->session);
+	r = start_session(m, slot->session);
 	if (r < 0) {
 		session_error(slot->session, &message);
 		log_error("%s: cannot start session '%s': %s", slot->origin,
@@ -437,7 +461,7 @@ static void on_session_ready(struct session *s, int result, void *userdata)
 	if (record) {
 		start_record(m, slot);
 	} else if (slot->origin[0]) {
-		start_from_file(slot);
+		start_from_file(m, slot);
 	} else {
 		log_info("Session '%s' created", session_name(s));
 		if (slot->waiter)
@@ -483,7 +507,7 @@ static void handle_start(struct manager *m, struct ctl_conn *c, const struct ctl
 		ctl_conn_send_error(c, -EINVAL, "'%s' is an on-demand record", req->session);
 		return;
 	}
-	r = session_start(slot->session);
+	r = start_session(m, slot->session);
 	if (r == -EBUSY) {
 		ctl_conn_send_error(c, r, "session '%s' is %s", req->session,
 				    session_state_to_string(session_state(slot->session)));
@@ -560,6 +584,47 @@ static void handle_snapshot(struct manager *m, struct ctl_conn *c, const struct 
 		ctl_conn_send_error(c, r, "%s", error);
 }
 
+/* The daemon's own counters, for `ftracectl metrics` and the metrics file. */
+static void describe_daemon(struct manager *m, struct ctl_builder *b)
+{
+	const struct ctl_server_counters *sc = ctl_server_counters(m->server);
+	uint64_t now = 0;
+	struct ftraced_daemon_counters d;
+
+	sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+	d = (struct ftraced_daemon_counters){
+		.uptime_ms = (now - m->started_usec) / 1000,
+		.connections = sc->connections,
+		.connections_refused = sc->connections_refused,
+		.requests = sc->requests,
+		.request_errors = sc->request_errors,
+		.sessions_started = m->sessions_started,
+	};
+	runner_counts(m->runner, &d.hooks_run, &d.hooks_failed);
+	ctl_put_daemon_counters(b, &d);
+}
+
+/* A SESSIONS reply: the daemon, then every session or only the one named @only. */
+static void describe_sessions(struct manager *m, struct ctl_builder *b, const char *only)
+{
+	ctl_builder_init(b, FTRACED_MSG_SESSIONS);
+	describe_daemon(m, b);
+	reaper_describe(m->reaper, b);
+	for (size_t i = 0; i < SESSION_MAX; i++) {
+		struct session *s = m->slots[i].session;
+
+		if (s && (!only || strcmp(session_name(s), only) == 0)) {
+			session_check(s);
+			session_describe(s, b);
+		}
+	}
+}
+
+static void fill_metrics(void *userdata, struct ctl_builder *b)
+{
+	describe_sessions(userdata, b, NULL);
+}
+
 static void handle_list(struct manager *m, struct ctl_conn *c, const struct ctl_request *req)
 {
 	bool one = ctl_request_has(req, FTRACED_ATTR_SESSION);
@@ -568,16 +633,7 @@ static void handle_list(struct manager *m, struct ctl_conn *c, const struct ctl_
 		ctl_conn_send_error(c, -ENOENT, "no session '%s'", req->session);
 		return;
 	}
-	ctl_builder_init(&m->reply, FTRACED_MSG_SESSIONS);
-	reaper_describe(m->reaper, &m->reply);
-	for (size_t i = 0; i < SESSION_MAX; i++) {
-		struct session *s = m->slots[i].session;
-
-		if (s && (!one || strcmp(session_name(s), req->session) == 0)) {
-			session_check(s);
-			session_describe(s, &m->reply);
-		}
-	}
+	describe_sessions(m, &m->reply, one ? req->session : NULL);
 	ctl_conn_send(c, &m->reply);
 }
 
@@ -834,6 +890,13 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	r = sd_event_default(&m->event);
 	if (r < 0)
 		return log_error_errno(r, "Cannot create the event loop: %m");
+	sd_event_now(m->event, CLOCK_MONOTONIC, &m->started_usec);
+	if (c->settings->metrics_directory[0]) {
+		r = metrics_file_new(m->event, c->settings->metrics_directory,
+				     c->settings->metrics_interval_ms, fill_metrics, m, &m->metrics);
+		if (r < 0)
+			return log_error_errno(r, "Cannot set up the metrics file: %m");
+	}
 	r = runner_new(m->event, &m->runner);
 	if (r >= 0)
 		r = reaper_new(m->event, on_instance_removed, m, &m->reaper);
@@ -959,6 +1022,7 @@ struct manager *manager_free(struct manager *m)
 	m->pool = capture_pool_free(m->pool);
 	m->runner = runner_free(m->runner);
 	m->reaper = reaper_free(m->reaper);
+	m->metrics = metrics_file_free(m->metrics);
 	sd_event_unref(m->event);
 	safe_close(m->state_dir_fd);
 	safe_close(m->lock_fd);

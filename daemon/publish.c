@@ -154,6 +154,8 @@ void publisher_retention(struct publisher *p)
 		return;
 	snprintf(prefix, sizeof(prefix), "%s-", p->session);
 	r = retention_apply(p->dir_fd, prefix, p->retention, &p->usage);
+	if (r >= 0)
+		p->files_deleted += p->usage.n_deleted;
 	if (r < 0)
 		log_warning_errno(r, "Session '%s': retention failed, ignoring: %m", p->session);
 }
@@ -181,6 +183,10 @@ static void finish(struct publisher *p, struct publish_item *it, int result, uin
 		}
 	}
 	o.result = result;
+	if (result < 0)
+		p->files_failed++;
+	else if (it->in_dir)
+		p->files_written++;
 	if (result >= 0)
 		segment_complete(it->segment);
 	else

@@ -52,6 +52,9 @@ struct publisher {
 	struct publish_item *items;
 	size_t n_items;
 	struct retention_usage usage;
+	uint64_t files_written;                    /* put in the directory */
+	uint64_t files_deleted;                    /* by retention */
+	uint64_t files_failed;                     /* could not be written, here or to a client */
 };
 
 void publisher_deinit(struct publisher *p);

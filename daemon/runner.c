@@ -39,7 +39,16 @@ struct runner {
 	sd_event *event;
 	struct run *runs;
 	unsigned n_running;
+	uint64_t n_started;
+	uint64_t n_failed; /* could not start, failed, or killed at the deadline */
 };
+
+/* Commands started, and those that could not start or did not succeed. */
+void runner_counts(const struct runner *rn, uint64_t *started, uint64_t *failed)
+{
+	*started = rn->n_started;
+	*failed = rn->n_failed;
+}
 
 /**
  * command_split() - split a command line into words.
@@ -118,6 +127,8 @@ static int on_child(sd_event_source *source, const siginfo_t *si, void *userdata
 {
 	struct run *r = userdata;
 
+	if (!(si->si_code == CLD_EXITED && si->si_status == 0))
+		r->runner->n_failed++;
 	if (si->si_code == CLD_EXITED && si->si_status == 0)
 		log_debug("%s: done", r->what);
 	else if (si->si_code == CLD_EXITED)
@@ -190,17 +201,8 @@ struct runner *runner_free(struct runner *rn)
 	return NULL;
 }
 
-/**
- * runner_spawn() - run @command with @path appended, without waiting for it.
- * @rn: runner
- * @command: the command line (see command_split()); the program needs a full path
- * @path: appended as the last argument
- * @timeout_usec: killed after this long
- *
- * Return: 0, -EINVAL for a malformed command, -EAGAIN if too many run
- * already, or -errno.
- */
-int runner_spawn(struct runner *rn, const char *command, const char *path, uint64_t timeout_usec)
+/* runner_spawn() without the counting. */
+static int spawn(struct runner *rn, const char *command, const char *path, uint64_t timeout_usec)
 {
 	char *argv[COMMAND_ARGS_MAX + 2], *buf;
 	size_t n_buf = strlen(command) + 1;
@@ -257,4 +259,26 @@ int runner_spawn(struct runner *rn, const char *command, const char *path, uint6
 	}
 	sd_event_source_set_child_process_own(r->child, true);
 	return 0;
+}
+
+/**
+ * runner_spawn() - run @command with @path appended, without waiting for it.
+ * @rn: runner
+ * @command: the command line (see command_split()); the program needs a full path
+ * @path: appended as the last argument
+ * @timeout_usec: killed after this long
+ *
+ * Counted as run, and as failed when it cannot start.
+ *
+ * Return: 0, -EINVAL for a malformed command, -EAGAIN if too many run
+ * already, or -errno.
+ */
+int runner_spawn(struct runner *rn, const char *command, const char *path, uint64_t timeout_usec)
+{
+	int r = spawn(rn, command, path, timeout_usec);
+
+	rn->n_started++;
+	if (r < 0)
+		rn->n_failed++;
+	return r;
 }

@@ -83,6 +83,20 @@ static void describe_cpu(struct session *s, unsigned cpu, struct ctl_builder *b)
 	ctl_put_cpu_stats(b, FTRACED_ATTR_CPU_SEGMENT, &seg);
 }
 
+/* What the session did with files and triggers since it was created. */
+static void describe_counters(const struct session *s, struct ctl_builder *b)
+{
+	struct ftraced_session_counters c = {
+		.files_written = s->publisher.files_written,
+		.files_deleted = s->publisher.files_deleted,
+		.files_failed = s->publisher.files_failed,
+	};
+
+	if (s->flight)
+		flight_counters(s, &c);
+	ctl_put_session_counters(b, &c);
+}
+
 /**
  * session_describe() - append one session record to a reply.
  * @s: session
@@ -121,6 +135,7 @@ void session_describe(struct session *s, struct ctl_builder *b)
 		describe_cpu(s, cpu, b);
 	if (s->flight)
 		flight_describe(s, b);
+	describe_counters(s, b);
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
 		const struct cpu_stream *cs = &s->cpus.cpus[cpu];
 		struct capture_counters c = {};

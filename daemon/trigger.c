@@ -268,6 +268,13 @@ void trigger_set_result(struct trigger *t, const char *result)
  * @buf: receives the line
  * @n: its size
  */
+/* Adds this trigger's firings and suppressions to @fired and @suppressed. */
+void trigger_add_counts(const struct trigger *t, uint64_t *fired, uint64_t *suppressed)
+{
+	*fired += t->fired;
+	*suppressed += t->suppressed;
+}
+
 void trigger_describe(const struct trigger *t, char *buf, size_t n)
 {
 	snprintf(buf, n, "%s: fired %" PRIu64 ", suppressed %" PRIu64 "%s%s", t->text, t->fired,

@@ -32,3 +32,4 @@ void trigger_disarm(struct trigger *t);
 const struct trigger_spec *trigger_spec(const struct trigger *t);
 void trigger_set_result(struct trigger *t, const char *result);
 void trigger_describe(const struct trigger *t, char *buf, size_t n);
+void trigger_add_counts(const struct trigger *t, uint64_t *fired, uint64_t *suppressed);

@@ -125,6 +125,53 @@ int ctl_attr_cpu_stats(const struct ctl_attr *a, struct ftraced_cpu_stats *ret)
 	return 0;
 }
 
+/* @n little-endian u64s, exactly. */
+static int attr_u64s(const struct ctl_attr *a, uint64_t *v, size_t n)
+{
+	if (a->len != n * 8)
+		return -EBADMSG;
+	for (size_t k = 0; k < n; k++)
+		v[k] = get_le64(a->data + 8 * k);
+	return 0;
+}
+
+int ctl_attr_session_counters(const struct ctl_attr *a, struct ftraced_session_counters *ret)
+{
+	uint64_t v[8];
+
+	static_assert(sizeof(v) == sizeof(*ret), "eight counters");
+	if (attr_u64s(a, v, ELEMENTSOF(v)) < 0)
+		return -EBADMSG;
+	*ret = (struct ftraced_session_counters){
+		.files_written = v[0],
+		.files_deleted = v[1],
+		.files_failed = v[2],
+		.triggers_fired = v[3],
+		.triggers_suppressed = v[4],
+	};
+	return 0;
+}
+
+int ctl_attr_daemon_counters(const struct ctl_attr *a, struct ftraced_daemon_counters *ret)
+{
+	uint64_t v[8];
+
+	static_assert(sizeof(v) == sizeof(*ret), "eight counters");
+	if (attr_u64s(a, v, ELEMENTSOF(v)) < 0)
+		return -EBADMSG;
+	*ret = (struct ftraced_daemon_counters){
+		.uptime_ms = v[0],
+		.connections = v[1],
+		.connections_refused = v[2],
+		.requests = v[3],
+		.request_errors = v[4],
+		.hooks_run = v[5],
+		.hooks_failed = v[6],
+		.sessions_started = v[7],
+	};
+	return 0;
+}
+
 /* Which bytes each string attribute may contain. */
 static bool char_ok(uint16_t type, uint8_t c)
 {
@@ -312,7 +359,7 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 		uint64_t bit;
 
 		*bad = a.type;
-		if (a.type == 0 || a.type >= _FTRACED_ATTR_MAX)
+		if (a.type == 0 || a.type >= _FTRACED_REQUEST_ATTR_MAX)
 			return -EBADMSG;
 		bit = BIT(a.type);
 		if (!(allowed & bit))
@@ -595,6 +642,35 @@ void ctl_put_cpu_stats(struct ctl_builder *b, enum ftraced_attr type,
 	put_le64(p + 48, s->dropped);
 	put_le64(p + 56, s->read);
 	ctl_put(b, type, p, sizeof(p));
+}
+
+static void put_u64s(struct ctl_builder *b, enum ftraced_attr type, const uint64_t *v, size_t n)
+{
+	uint8_t p[64];
+
+	for (size_t k = 0; k < n && k < sizeof(p) / 8; k++)
+		put_le64(p + 8 * k, v[k]);
+	ctl_put(b, type, p, n * 8);
+}
+
+void ctl_put_session_counters(struct ctl_builder *b, const struct ftraced_session_counters *c)
+{
+	const uint64_t v[8] = {
+		c->files_written, c->files_deleted, c->files_failed,
+		c->triggers_fired, c->triggers_suppressed,
+	};
+
+	put_u64s(b, FTRACED_ATTR_SESSION_COUNTERS, v, ELEMENTSOF(v));
+}
+
+void ctl_put_daemon_counters(struct ctl_builder *b, const struct ftraced_daemon_counters *c)
+{
+	const uint64_t v[8] = {
+		c->uptime_ms, c->connections, c->connections_refused, c->requests,
+		c->request_errors, c->hooks_run, c->hooks_failed, c->sessions_started,
+	};
+
+	put_u64s(b, FTRACED_ATTR_DAEMON_COUNTERS, v, ELEMENTSOF(v));
 }
 
 #undef BIT

@@ -92,6 +92,8 @@ int ctl_attr_u32(const struct ctl_attr *a, uint32_t *ret);
 int ctl_attr_u64(const struct ctl_attr *a, uint64_t *ret);
 int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret);
 int ctl_attr_cpu_stats(const struct ctl_attr *a, struct ftraced_cpu_stats *ret);
+int ctl_attr_session_counters(const struct ctl_attr *a, struct ftraced_session_counters *ret);
+int ctl_attr_daemon_counters(const struct ctl_attr *a, struct ftraced_daemon_counters *ret);
 int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret, uint16_t *ret_bad_attr);
 void ctl_attr_rule(uint16_t type, char *buf, size_t n);
 
@@ -112,4 +114,6 @@ void ctl_put_u64(struct ctl_builder *b, enum ftraced_attr type, uint64_t v);
 void ctl_put_string(struct ctl_builder *b, enum ftraced_attr type, const char *s);
 void ctl_put_cpu_stats(struct ctl_builder *b, enum ftraced_attr type,
 		       const struct ftraced_cpu_stats *s);
+void ctl_put_session_counters(struct ctl_builder *b, const struct ftraced_session_counters *c);
+void ctl_put_daemon_counters(struct ctl_builder *b, const struct ftraced_daemon_counters *c);
 int ctl_builder_finish(struct ctl_builder *b, size_t *ret_size);

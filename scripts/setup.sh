@@ -7,6 +7,8 @@ BUILD_PACKAGES=(meson ninja-build pkg-config gcc libc6-dev libtracefs-dev libtra
                 libsystemd-dev libcap-dev libelf-dev scdoc)
 RUNTIME_PACKAGES=(trace-cmd util-linux)
 TEST_PACKAGES=(libtracecmd-dev python3 valgrind bindfs tmux)
+# The fleet suite: a real Prometheus, node_exporter and rclone on loopback.
+FLEET_PACKAGES=(prometheus prometheus-node-exporter rclone)
 # The systemd suite boots a Debian 12 root; the fuzzers need clang's libFuzzer.
 NSPAWN_PACKAGES=(systemd-container mmdebstrap debhelper dpkg-dev)
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 need_root
 install_packages "${BUILD_PACKAGES[@]}" "${RUNTIME_PACKAGES[@]}" "${TEST_PACKAGES[@]}" \
-    "${NSPAWN_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}" "${VM_PACKAGES[@]}"
+    "${FLEET_PACKAGES[@]}" "${NSPAWN_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}" "${VM_PACKAGES[@]}"
 ensure_tracefs
 
 passed=0

@@ -144,9 +144,14 @@ enum ftraced_attr {
 	FTRACED_ATTR_MAX_GRAPH_DEPTH,   /* u32, 1..: function_graph's depth */
 	FTRACED_ATTR_FUNC_STACK,        /* u32, 0 or 1: a stack with each function event */
 	FTRACED_ATTR_PROBE,             /* string, repeated: a kprobe or uprobe definition */
+	_FTRACED_REQUEST_ATTR_MAX,      /* a request's attributes are below: bits of a u64 */
+
+	/* Replies only, from 64 on. */
+	FTRACED_ATTR_SESSION_COUNTERS = 64, /* struct ftraced_session_counters */
+	FTRACED_ATTR_DAEMON_COUNTERS,       /* struct ftraced_daemon_counters, before the sessions */
 	_FTRACED_ATTR_MAX,
 };
-static_assert(_FTRACED_ATTR_MAX <= 64, "attribute bits fit in a u64");
+static_assert(_FTRACED_REQUEST_ATTR_MAX <= 64, "request attribute bits fit in a u64");
 
 enum ftraced_mode {
 	FTRACED_MODE_RECORD = 0,     /* on demand, into the client's fd */
@@ -183,3 +188,27 @@ struct ftraced_cpu_stats {
 	uint64_t read;         /* kernel: events handed to readers */
 };
 static_assert(sizeof(struct ftraced_cpu_stats) == 64, "cpu stats are 64 bytes on the wire");
+
+/* What one session did since it was created, as sent in ATTR_SESSION_COUNTERS (little-endian). */
+struct ftraced_session_counters {
+	uint64_t files_written;       /* segments or snapshots put in the session's directory */
+	uint64_t files_deleted;       /* by retention */
+	uint64_t files_failed;        /* segments or snapshots that could not be written */
+	uint64_t triggers_fired;
+	uint64_t triggers_suppressed; /* by a trigger's min-interval or max */
+	uint64_t reserved[3];         /* 0 */
+};
+static_assert(sizeof(struct ftraced_session_counters) == 64, "session counters are 64 bytes");
+
+/* What the daemon did since it started, as sent in ATTR_DAEMON_COUNTERS (little-endian). */
+struct ftraced_daemon_counters {
+	uint64_t uptime_ms;
+	uint64_t connections;         /* accepted */
+	uint64_t connections_refused; /* not allowed, or no room */
+	uint64_t requests;
+	uint64_t request_errors;      /* requests answered with an error */
+	uint64_t hooks_run;           /* on-segment commands started */
+	uint64_t hooks_failed;        /* that could not start, failed, or were killed at their deadline */
+	uint64_t sessions_started;
+};
+static_assert(sizeof(struct ftraced_daemon_counters) == 64, "daemon counters are 64 bytes");

@@ -13,6 +13,7 @@
 
 #include "ftraced/macro.h"
 #include "lib/ctl-proto.h"
+#include "lib/ctl-reply.h"
 
 static struct ctl_builder b;
 static struct ctl_request req;
@@ -324,6 +325,45 @@ static void test_reply_decode(void)
 	assert(ctl_attr_next(&it, &a) == 0);
 }
 
+/* Counters and the daemon's record survive the trip through ctl_reply_decode(). */
+static void test_counters_decode(void)
+{
+	struct ftraced_session_counters sc = { .files_written = 5, .files_deleted = 2,
+					       .files_failed = 1, .triggers_fired = 3,
+					       .triggers_suppressed = 1ull << 40 };
+	struct ftraced_daemon_counters dc = { .uptime_ms = 1234, .connections = 7,
+					      .connections_refused = 1, .requests = 9,
+					      .request_errors = 2, .hooks_run = 4, .hooks_failed = 1,
+					      .sessions_started = 3 };
+	struct reply rep;
+	size_t n;
+
+	ctl_builder_init(&b, FTRACED_MSG_SESSIONS);
+	ctl_put_daemon_counters(&b, &dc);
+	ctl_put_string(&b, FTRACED_ATTR_PENDING_INSTANCE, "ftraced-x");
+	ctl_put(&b, FTRACED_ATTR_SESSION_BEGIN, NULL, 0);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, "a");
+	ctl_put_session_counters(&b, &sc);
+	n = finish();
+	assert(ctl_reply_decode(b.buf, n, &rep) == 0);
+	assert(rep.has_daemon && memcmp(&rep.daemon, &dc, sizeof(dc)) == 0);
+	assert(rep.n_pending == 1 && strcmp(rep.pending[0], "ftraced-x") == 0);
+	assert(rep.sessions.n == 1 && strcmp(rep.sessions.items[0].name, "a") == 0);
+	assert(memcmp(&rep.sessions.items[0].counters, &sc, sizeof(sc)) == 0);
+	reply_done(&rep);
+
+	/* a short counters attribute fails the reply */
+	ctl_builder_init(&b, FTRACED_MSG_SESSIONS);
+	ctl_put_u64(&b, FTRACED_ATTR_DAEMON_COUNTERS, 1);
+	n = finish();
+	assert(ctl_reply_decode(b.buf, n, &rep) == -EBADMSG);
+
+	/* reply-only attributes from 64 on are refused in a request */
+	ctl_builder_init(&b, FTRACED_MSG_LIST);
+	ctl_put_session_counters(&b, &sc);
+	expect_reject(b.buf, finish(), -EBADMSG);
+}
+
 static void test_names(void)
 {
 	assert(ctl_name_valid("record-1"));
@@ -344,6 +384,7 @@ int main(void)
 	test_event_limit();
 	test_builder_overflow();
 	test_reply_decode();
+	test_counters_decode();
 	test_names();
 	printf("ctl-proto: all tests passed\n");
 	return 0;

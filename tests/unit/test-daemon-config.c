@@ -40,6 +40,10 @@ int main(void)
 	assert(c.group_symbols == GROUP_SYMBOLS_AUTO && c.saved_cmdlines == SAVED_CMDLINES_DEFAULT);
 	assert(parse("saved-cmdlines = 0", &c, &line) == 0 && c.saved_cmdlines == 0);
 	assert(parse("saved-cmdlines = 32768", &c, &line) == 0 && c.saved_cmdlines == 32768);
+	assert(parse("metrics-directory = /var/lib/prometheus/node-exporter\nmetrics-interval = 30s",
+		     &c, &line) == 0);
+	assert(strcmp(c.metrics_directory, "/var/lib/prometheus/node-exporter") == 0);
+	assert(c.metrics_interval_ms == 30000);
 
 	assert(parse("# comment\n\n  memory-limit = 2G \ngroup-symbols=no\n", &c, &line) == 0);
 	assert(c.memory_limit == UINT64_C(2) << 30 && c.group_symbols == GROUP_SYMBOLS_NO);
@@ -54,6 +58,9 @@ int main(void)
 	expect_refused("colour = blue", 1, "unknown key 'colour'");
 	expect_refused("saved-cmdlines = 32769", 1, "from 0 (leave the kernel's) to 32768");
 	expect_refused("saved-cmdlines = many", 1, "is not a number of task names");
+	expect_refused("metrics-directory = textfile", 1, "is not an absolute path");
+	expect_refused("metrics-interval = 100ms", 1, "is not a time from 1s to 3600s");
+	expect_refused("metrics-interval = 2h", 1, "is not a time from 1s to 3600s");
 	expect_refused("\n\nmemory-limit", 3, "expected 'key = value'");
 	return 0;
 }

@@ -26,7 +26,7 @@ def complete(line, env=None):
 def main():
     checks = [
         ("ftracectl rec", ["record", "recover"]),
-        ("ftracectl ", sorted("record create start stop snapshot destroy list status recover "
+        ("ftracectl ", sorted("record create start stop snapshot destroy list status metrics recover "
                               "info verify".split())),
         ("ftracectl --js", ["--json"]),
         ("ftracectl record --du", ["--duration"]),

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Decoding replies (OK, ERROR, SESSIONS, STARTED, FINISHED) into plain
+ * structs: what ftracectl prints and the metrics writer formats. Attributes
+ * a newer daemon adds are skipped; malformed ones fail the whole reply.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/ctl-proto.h"
+#include "lib/ctl-reply.h"
+
+static int add_cpu(struct ftraced_cpu_stats **cpus, unsigned *n, const struct ctl_attr *a)
+{
+	struct ftraced_cpu_stats *c;
+
+	if (*n >= 65536)
+		return -EBADMSG;
+	c = realloc(*cpus, (*n + 1) * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*cpus = c;
+	if (ctl_attr_cpu_stats(a, &c[*n]) < 0)
+		return -EBADMSG;
+	(*n)++;
+	return 0;
+}
+
+/* A SKIPPED_EVENT names one of the session's EVENTs (sent before it). */
+static int mark_skipped(struct session_info *s, const struct ctl_attr *a)
+{
+	char spec[FTRACED_EVENT_SPEC_MAX + 1];
+	int r = ctl_attr_string(a, FTRACED_EVENT_SPEC_MAX, spec);
+
+	if (r < 0)
+		return r;
+	for (unsigned k = 0; k < s->n_events; k++)
+		if (!s->skipped[k] && strcmp(s->events[k], spec) == 0) {
+			s->skipped[k] = true;
+			s->n_skipped++;
+			return 0;
+		}
+	return -EBADMSG;
+}
+
+static int decode_session(struct ctl_attr_iter *it, struct session_info *s, struct ctl_attr *next,
+			  bool *has_next)
+{
+	struct ctl_attr a;
+	int r;
+
+	*has_next = false;
+	while ((r = ctl_attr_next(it, &a)) > 0) {
+		switch (a.type) {
+		case FTRACED_ATTR_SESSION_BEGIN:
+			*next = a;
+			*has_next = true;
+			return 0;
+		case FTRACED_ATTR_SESSION:
+			r = ctl_attr_string(&a, FTRACED_NAME_MAX, s->name);
+			break;
+		case FTRACED_ATTR_STATE:
+			r = ctl_attr_string(&a, FTRACED_NAME_MAX, s->state);
+			break;
+		case FTRACED_ATTR_INSTANCE:
+			r = ctl_attr_string(&a, FTRACED_NAME_MAX, s->instance);
+			break;
+		case FTRACED_ATTR_OWNER_UID:
+			r = ctl_attr_u32(&a, &s->owner);
+			break;
+		case FTRACED_ATTR_COMPRESSION:
+			r = ctl_attr_u32(&a, &s->compression);
+			break;
+		case FTRACED_ATTR_MODE:
+			r = ctl_attr_u32(&a, &s->mode);
+			break;
+		case FTRACED_ATTR_SEGMENT_SEQ:
+			r = ctl_attr_u32(&a, &s->segment_seq);
+			s->has_segment_seq = true;
+			break;
+		case FTRACED_ATTR_SEGMENTS_KEPT:
+			r = ctl_attr_u32(&a, &s->segments_kept);
+			break;
+		case FTRACED_ATTR_DISK_BYTES:
+			r = ctl_attr_u64(&a, &s->disk_bytes);
+			break;
+		case FTRACED_ATTR_SEGMENT_SIZE:
+			r = ctl_attr_u64(&a, &s->segment_size);
+			break;
+		case FTRACED_ATTR_SEGMENT_TIME_MS:
+			r = ctl_attr_u64(&a, &s->segment_time_ms);
+			break;
+		case FTRACED_ATTR_MAX_TOTAL:
+			r = ctl_attr_u64(&a, &s->max_total);
+			break;
+		case FTRACED_ATTR_MAX_FILES:
+			r = ctl_attr_u32(&a, &s->max_files);
+			break;
+		case FTRACED_ATTR_MAX_AGE_MS:
+			r = ctl_attr_u64(&a, &s->max_age_ms);
+			break;
+		case FTRACED_ATTR_KEEP_FREE:
+			r = ctl_attr_u64(&a, &s->keep_free);
+			break;
+		case FTRACED_ATTR_KEEP_FREE_PERCENT:
+			r = ctl_attr_u32(&a, &s->keep_free_percent);
+			break;
+		case FTRACED_ATTR_SUBBUF_SIZE:
+			r = ctl_attr_u32(&a, &s->subbuf_size);
+			break;
+		case FTRACED_ATTR_BUFFER_KB:
+			r = ctl_attr_u32(&a, &s->buffer_kb);
+			break;
+		case FTRACED_ATTR_EVENT:
+			if (s->n_events >= FTRACED_EVENTS_PER_REQUEST_MAX)
+				return -EBADMSG;
+			r = ctl_attr_string(&a, FTRACED_EVENT_SPEC_MAX, s->events[s->n_events]);
+			if (r >= 0)
+				s->n_events++;
+			break;
+		case FTRACED_ATTR_SKIPPED_EVENT:
+			r = mark_skipped(s, &a);
+			break;
+		case FTRACED_ATTR_ELAPSED_MS:
+			r = ctl_attr_u64(&a, &s->elapsed_ms);
+			break;
+		case FTRACED_ATTR_FILE_BYTES:
+			r = ctl_attr_u64(&a, &s->file_bytes);
+			s->has_file_bytes = true;
+			break;
+		case FTRACED_ATTR_ERRNO: {
+			uint32_t e;
+
+			r = ctl_attr_u32(&a, &e);
+			s->error = -(int)e;
+			break;
+		}
+		case FTRACED_ATTR_MESSAGE:
+			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->message);
+			break;
+		case FTRACED_ATTR_WARNING:
+			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->warning);
+			break;
+		case FTRACED_ATTR_EVENTS_DISCARDED:
+			r = ctl_attr_u64(&a, &s->discarded);
+			break;
+		case FTRACED_ATTR_CPU:
+			r = add_cpu(&s->cpus, &s->n_cpus, &a);
+			break;
+		case FTRACED_ATTR_CPU_SEGMENT:
+			r = add_cpu(&s->cpus_segment, &s->n_cpus_segment, &a);
+			break;
+		case FTRACED_ATTR_FLIGHT_BACKEND:
+			r = ctl_attr_u32(&a, &s->flight_backend);
+			break;
+		case FTRACED_ATTR_FLIGHT_SIZE:
+			r = ctl_attr_u64(&a, &s->flight_size);
+			break;
+		case FTRACED_ATTR_HISTORY_MS:
+			r = ctl_attr_u64(&a, &s->history_ms);
+			s->has_history_ms = true;
+			break;
+		case FTRACED_ATTR_HISTORY_RAW_BYTES:
+			r = ctl_attr_u64(&a, &s->history_raw_bytes);
+			break;
+		case FTRACED_ATTR_HISTORY_BYTES:
+			r = ctl_attr_u64(&a, &s->history_bytes);
+			break;
+		case FTRACED_ATTR_EVICTED_RAW_BYTES:
+			r = ctl_attr_u64(&a, &s->evicted_raw_bytes);
+			break;
+		case FTRACED_ATTR_SNAPSHOTS:
+			r = ctl_attr_u32(&a, &s->snapshots);
+			break;
+		case FTRACED_ATTR_DIRECTORY:
+			r = ctl_attr_string(&a, FTRACED_PATH_MAX, s->directory);
+			break;
+		case FTRACED_ATTR_TRIGGER_STATUS:
+			if (s->n_triggers >= FTRACED_TRIGGERS_PER_REQUEST_MAX)
+				return -EBADMSG;
+			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->triggers[s->n_triggers]);
+			if (r >= 0)
+				s->n_triggers++;
+			break;
+		case FTRACED_ATTR_NOTE:
+			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->note);
+			break;
+		case FTRACED_ATTR_SESSION_COUNTERS:
+			r = ctl_attr_session_counters(&a, &s->counters);
+			break;
+		default:
+			break; /* newer daemons may add attributes */
+		}
+		if (r < 0)
+			return r;
+	}
+	return r;
+}
+
+/**
+ * ctl_reply_decode() - decode one reply message.
+ * @buf: the message
+ * @n: its length
+ * @ret: the decoded reply (free with reply_done())
+ *
+ * Return: 0, -EBADMSG for a malformed reply, or -ENOMEM.
+ */
+int ctl_reply_decode(const void *buf, size_t n, struct reply *ret)
+{
+	struct ctl_attr_iter it;
+	struct ctl_attr a;
+	struct ctl_msg m;
+	bool has_next;
+	int r;
+
+	*ret = (struct reply){};
+	r = ctl_msg_parse(buf, n, &m);
+	if (r < 0)
+		return -EBADMSG;
+	ret->type = m.type;
+	ctl_attr_iter_init(&it, &m);
+	if (m.type == FTRACED_MSG_ERROR) {
+		while ((r = ctl_attr_next(&it, &a)) > 0) {
+			uint32_t e;
+
+			if (a.type == FTRACED_ATTR_ERRNO && ctl_attr_u32(&a, &e) >= 0)
+				ret->error = -(int)e;
+			else if (a.type == FTRACED_ATTR_MESSAGE)
+				ctl_attr_string(&a, FTRACED_MESSAGE_MAX, ret->message);
+		}
+		if (ret->error >= 0)
+			ret->error = -EIO;
+		return 0;
+	}
+	if (m.type == FTRACED_MSG_OK) {
+		while ((r = ctl_attr_next(&it, &a)) > 0) {
+			if (a.type == FTRACED_ATTR_PATH)
+				r = ctl_attr_string(&a, FTRACED_PATH_MAX, ret->path);
+			else if (a.type == FTRACED_ATTR_NOTE)
+				r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, ret->note);
+			else if (a.type == FTRACED_ATTR_FILE_BYTES &&
+				 (r = ctl_attr_u64(&a, &ret->file_bytes)) >= 0)
+				ret->has_file_bytes = true;
+			if (r < 0)
+				return -EBADMSG;
+		}
+		return r < 0 ? -EBADMSG : 0;
+	}
+	has_next = false;
+	while ((r = ctl_attr_next(&it, &a)) > 0 && a.type != FTRACED_ATTR_SESSION_BEGIN) {
+		char line[FTRACED_MESSAGE_MAX + 1], **grown;
+
+		if (a.type == FTRACED_ATTR_DAEMON_COUNTERS) {
+			if (ctl_attr_daemon_counters(&a, &ret->daemon) < 0) {
+				reply_done(ret);
+				return -EBADMSG;
+			}
+			ret->has_daemon = true;
+			continue;
+		}
+		if (a.type != FTRACED_ATTR_PENDING_INSTANCE ||
+		    ctl_attr_string(&a, FTRACED_MESSAGE_MAX, line) < 0)
+			continue;
+		grown = realloc(ret->pending, (ret->n_pending + 1) * sizeof(*grown));
+		if (!grown)
+			continue;
+		ret->pending = grown;
+		ret->pending[ret->n_pending] = strdup(line);
+		if (ret->pending[ret->n_pending])
+			ret->n_pending++;
+	}
+	if (r > 0 && a.type == FTRACED_ATTR_SESSION_BEGIN)
+		has_next = true;
+	while (has_next) {
+		struct session_info *items;
+
+		items = realloc(ret->sessions.items, (ret->sessions.n + 1) * sizeof(*items));
+		if (!items) {
+			reply_done(ret);
+			return -ENOMEM;
+		}
+		ret->sessions.items = items;
+		items[ret->sessions.n] = (struct session_info){};
+		r = decode_session(&it, &items[ret->sessions.n++], &a, &has_next);
+		if (r < 0) {
+			reply_done(ret);
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+void reply_done(struct reply *r)
+{
+	for (size_t i = 0; i < r->sessions.n; i++) {
+		free(r->sessions.items[i].cpus);
+		free(r->sessions.items[i].cpus_segment);
+	}
+	free(r->sessions.items);
+	r->sessions = (struct sessions){};
+	for (size_t i = 0; i < r->n_pending; i++)
+		free(r->pending[i]);
+	free(r->pending);
+	r->pending = NULL;
+	r->n_pending = 0;
+}
+
+
+/* A session mode's name, as ftracectl's --mode spells it. */
+const char *mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case FTRACED_MODE_RECORD:
+		return "record";
+	case FTRACED_MODE_CONTINUOUS:
+		return "continuous";
+	case FTRACED_MODE_FLIGHT:
+		return "flight";
+	default:
+		return "unknown";
+	}
+}
