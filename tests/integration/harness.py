@@ -189,6 +189,7 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        stop_loadgens()
         remove_instances_since(getattr(self, "instances_before", set()))
         subprocess.run(["umount", "-q", self.state], capture_output=True)
         self.tmp.cleanup()
@@ -205,9 +206,25 @@ def daemon():
         d.cleanup()
 
 
+# Load generators still running when a test ends (it failed half-way) hold their
+# instance's trace_marker open, and tracefs will not remove a busy instance:
+# Daemon.cleanup() stops them first.
+_loadgens = []
+
+
 def loadgen(*args, wait=False):
-    return subprocess.Popen([LOADGEN] + list(args) + (["--wait"] if wait else []),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([LOADGEN] + list(args) + (["--wait"] if wait else []),
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    _loadgens.append(p)
+    return p
+
+
+def stop_loadgens():
+    while _loadgens:
+        p = _loadgens.pop()
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
 
 
 def loadgen_result(proc, timeout=120):
