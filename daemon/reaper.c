@@ -178,6 +178,16 @@ static void arm_retry(struct reaper *r, const char *name)
 			    name);
 }
 
+/* A removal failed: say why, and retry on the timer until it goes. */
+static void mark_busy(struct reaper *r, struct pending *p, int error)
+{
+	p->busy = true;
+	p->error = error;
+	log_warning_errno(error, "Removing instance '%s' failed (%m): a process holds one of "
+			  "its files open; retrying", p->name);
+	arm_retry(r, p->name);
+}
+
 /* A removal thread's work: its instance, and where to say how it went. */
 struct removal_job {
 	struct instance *instance;
@@ -215,11 +225,7 @@ static int on_results(sd_event_source *source, int fd, uint32_t revents, void *u
 				removed(r, k);
 				break;
 			}
-			p->busy = true;
-			p->error = res.error;
-			log_warning_errno(res.error, "Removing instance '%s' failed (%m): a process "
-					  "holds one of its files open; retrying", p->name);
-			arm_retry(r, p->name);
+			mark_busy(r, p, res.error);
 			break;
 		}
 	}
@@ -256,13 +262,8 @@ void reaper_retire(struct reaper *r, struct instance *i, bool now)
 		free(job);
 		p->removing = false;
 		r->n_items++;
-		if (!try_remove(r, r->n_items - 1)) {
-			p = &r->items[r->n_items - 1];
-			p->busy = true;
-			log_warning_errno(p->error, "Removing instance '%s' failed (%m): a process "
-					  "holds one of its files open; retrying", p->name);
-			arm_retry(r, p->name);
-		}
+		if (!try_remove(r, r->n_items - 1))
+			mark_busy(r, &r->items[r->n_items - 1], r->items[r->n_items - 1].error);
 		return;
 	}
 	r->n_items++;

@@ -8,10 +8,10 @@
  * chunks without any other framing.
  */
 #include <errno.h>
-#include <stdlib.h>
-
-#include <unistd.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -166,7 +166,8 @@ int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, siz
 
 /**
  * compress_fd() - read @fd from its start to its end into one frame, never holding the text.
- * @c: this thread's compressor
+ * @c: this thread's compressor; a @window_log stays set on it for its later frames,
+ *     so give it one of its own (kallsyms.c does)
  * @level: zstd level
  * @window_log: 0, or the log2 of zstd's window: its tables are sized to match,
  *              so the context takes about 5 << @window_log bytes instead of the
@@ -177,48 +178,46 @@ int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, siz
  * @ret_size: its size
  * @ret_raw: bytes read
  *
- * Return: 0, -EFBIG past @max, -ENOMEM, -EIO, or the read's -errno.
+ * Return: 0, -EFBIG past @max, -EINVAL, -ENOMEM, -EIO, or the read's -errno.
  */
 int compress_fd(struct compressor *c, int level, unsigned window_log, int fd, size_t max,
 		uint8_t **ret, size_t *ret_size, size_t *ret_raw)
 {
 	uint8_t in_buf[64 * 1024];
-	size_t cap = 256 * 1024, raw = 0, r;
+	size_t cap = 256 * 1024, raw = 0, z = 0;
 	ZSTD_outBuffer out = { .dst = malloc(cap), .size = cap };
 	bool eof = false;
+	int r = 0;
 
 	if (!out.dst)
 		return -ENOMEM;
 	if (lseek(fd, 0, SEEK_SET) < 0) {
-		int e = negative_errno();
-
-		free(out.dst);
-		return e;
-	}
-	if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level))) {
-		free(out.dst);
-		return -EINVAL;
+		r = negative_errno();
+		goto fail;
 	}
 	c->level = level;
 	ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
-	if (window_log > 0 &&
-	    (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_windowLog, (int)window_log)) ||
-	     ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_hashLog, (int)window_log - 1)) ||
-	     ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_chainLog, (int)window_log - 1)))) {
-		free(out.dst);
-		return -EINVAL;
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level)) ||
+	    (window_log > 0 &&
+	     (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_windowLog, (int)window_log)) ||
+	      ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_hashLog, (int)window_log - 1)) ||
+	      ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_chainLog, (int)window_log - 1))))) {
+		r = -EINVAL;
+		goto fail;
 	}
-	do {
+	while (!eof) {
 		ssize_t n = read(fd, in_buf, sizeof(in_buf));
 		ZSTD_inBuffer in = { .src = in_buf, .size = n > 0 ? (size_t)n : 0 };
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || (raw += in.size) > max) {
-			int e = n < 0 ? negative_errno() : -EFBIG;
-
-			free(out.dst);
-			return e;
+		if (n < 0) {
+			r = negative_errno();
+			goto fail;
+		}
+		if ((raw += in.size) > max) {
+			r = -EFBIG;
+			goto fail;
 		}
 		eof = n == 0;
 		do {
@@ -226,23 +225,27 @@ int compress_fd(struct compressor *c, int level, unsigned window_log, int fd, si
 				void *p = realloc(out.dst, out.size * 2);
 
 				if (!p) {
-					free(out.dst);
-					return -ENOMEM;
+					r = -ENOMEM;
+					goto fail;
 				}
 				out.dst = p;
 				out.size *= 2;
 			}
-			r = ZSTD_compressStream2(c->cctx, &out, &in, eof ? ZSTD_e_end : ZSTD_e_continue);
-			if (ZSTD_isError(r)) {
-				free(out.dst);
-				return -EIO;
+			z = ZSTD_compressStream2(c->cctx, &out, &in, eof ? ZSTD_e_end : ZSTD_e_continue);
+			if (ZSTD_isError(z)) {
+				r = -EIO;
+				goto fail;
 			}
-		} while (in.pos < in.size || (eof && r > 0));
-	} while (!eof);
+		} while (in.pos < in.size || (eof && z > 0));
+	}
 	*ret = out.dst;
 	*ret_size = out.pos;
 	*ret_raw = raw;
 	return 0;
+
+fail:
+	free(out.dst);
+	return r;
 }
 
 const char *compress_version(void)

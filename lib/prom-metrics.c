@@ -13,127 +13,145 @@
 
 #include "lib/prom-metrics.h"
 
-/* Which sessions a family describes. */
-enum applies {
-	ALL,
-	WITH_FILES,      /* continuous sessions and flight recorders: a directory */
-	FLIGHT,
-	FLIGHT_MEMORY,   /* flight recorders keeping their history in our memory */
-};
-
-struct cpu_family {
-	const char *name;
-	const char *help;
-	uint64_t (*value)(const struct ftraced_cpu_stats *c);
-};
-
-struct session_family {
+struct family {
 	const char *name;
 	const char *type;
 	const char *help;
-	enum applies applies;
-	double (*value)(const struct session_info *s);
-	/* NULL: always present; else only when it says so (an optional limit) */
-	int (*present)(const struct session_info *s);
 };
 
-static uint64_t cpu_read(const struct ftraced_cpu_stats *c) { return c->read; }
-static uint64_t cpu_lost(const struct ftraced_cpu_stats *c) { return c->overrun + c->dropped; }
-static uint64_t cpu_overrun(const struct ftraced_cpu_stats *c) { return c->overrun; }
-static uint64_t cpu_dropped(const struct ftraced_cpu_stats *c) { return c->dropped; }
-static uint64_t cpu_raw(const struct ftraced_cpu_stats *c) { return c->bytes_raw; }
-static uint64_t cpu_stored(const struct ftraced_cpu_stats *c) { return c->bytes_stored; }
-
-static const struct cpu_family cpu_families[] = {
-	{ "ftraced_events_read_total", "Events the kernel handed to ftraced.", cpu_read },
-	{ "ftraced_events_lost_total",
-	  "Events the kernel lost before ftraced read them (overrun plus dropped).", cpu_lost },
-	{ "ftraced_events_overrun_total", "Events overwritten in the kernel's ring.", cpu_overrun },
-	{ "ftraced_events_dropped_total", "Events dropped because the kernel's ring was full.",
-	  cpu_dropped },
-	{ "ftraced_captured_bytes_total", "Raw ring-buffer bytes read from the kernel.", cpu_raw },
-	{ "ftraced_stored_bytes_total", "Bytes stored after compression.", cpu_stored },
+enum cpu_metric {
+	CPU_READ,
+	CPU_LOST,
+	CPU_OVERRUN,
+	CPU_DROPPED,
+	CPU_CAPTURED,
+	CPU_STORED,
+	_CPU_METRIC_MAX,
 };
 
-static double s_elapsed(const struct session_info *s) { return (double)s->elapsed_ms / 1000; }
-static double s_discarded(const struct session_info *s) { return (double)s->discarded; }
-static double s_buffer(const struct session_info *s) { return (double)s->buffer_kb * 1024; }
-static double s_written(const struct session_info *s) { return (double)s->counters.files_written; }
-static double s_deleted(const struct session_info *s) { return (double)s->counters.files_deleted; }
-static double s_failed(const struct session_info *s) { return (double)s->counters.files_failed; }
-static double s_disk(const struct session_info *s) { return (double)s->disk_bytes; }
-static double s_files(const struct session_info *s) { return (double)s->segments_kept; }
-static double s_max_total(const struct session_info *s) { return (double)s->max_total; }
-static double s_max_files(const struct session_info *s) { return (double)s->max_files; }
-static double s_snapshots(const struct session_info *s) { return (double)s->snapshots; }
-static double s_fired(const struct session_info *s) { return (double)s->counters.triggers_fired; }
-static double s_suppressed(const struct session_info *s)
+static const struct family cpu_families[_CPU_METRIC_MAX] = {
+	[CPU_READ] = { "ftraced_events_read_total", "counter",
+		       "Events the kernel handed to ftraced." },
+	[CPU_LOST] = { "ftraced_events_lost_total", "counter",
+		       "Events the kernel lost before ftraced read them (overrun plus dropped)." },
+	[CPU_OVERRUN] = { "ftraced_events_overrun_total", "counter",
+			  "Events overwritten in the kernel's ring." },
+	[CPU_DROPPED] = { "ftraced_events_dropped_total", "counter",
+			  "Events dropped because the kernel's ring was full." },
+	[CPU_CAPTURED] = { "ftraced_captured_bytes_total", "counter",
+			   "Raw ring-buffer bytes read from the kernel." },
+	[CPU_STORED] = { "ftraced_stored_bytes_total", "counter",
+			 "Bytes stored after compression." },
+};
+
+static void cpu_values(const struct ftraced_cpu_stats *c, uint64_t v[_CPU_METRIC_MAX])
 {
-	return (double)s->counters.triggers_suppressed;
+	v[CPU_READ] = c->read;
+	v[CPU_LOST] = c->overrun + c->dropped;
+	v[CPU_OVERRUN] = c->overrun;
+	v[CPU_DROPPED] = c->dropped;
+	v[CPU_CAPTURED] = c->bytes_raw;
+	v[CPU_STORED] = c->bytes_stored;
 }
-static double s_history(const struct session_info *s) { return (double)s->history_ms / 1000; }
-static double s_memory(const struct session_info *s) { return (double)s->history_bytes; }
-static double s_memory_limit(const struct session_info *s) { return (double)s->flight_size; }
-static double s_history_raw(const struct session_info *s) { return (double)s->history_raw_bytes; }
-static double s_evicted(const struct session_info *s) { return (double)s->evicted_raw_bytes; }
 
-static int has_max_total(const struct session_info *s) { return s->max_total > 0; }
-static int has_max_files(const struct session_info *s) { return s->max_files > 0; }
-static int has_history(const struct session_info *s) { return s->has_history_ms; }
-
-static const struct session_family session_families[] = {
-	{ "ftraced_session_elapsed_seconds", "gauge", "Time the session has captured.",
-	  ALL, s_elapsed, NULL },
-	{ "ftraced_events_discarded_total", "counter",
-	  "Events ftraced read, or left unread, and could not store.", ALL, s_discarded, NULL },
-	{ "ftraced_buffer_bytes", "gauge", "Size of the kernel's ring buffer for each CPU.",
-	  ALL, s_buffer, NULL },
-	{ "ftraced_files_written_total", "counter",
-	  "Segments or snapshots put in the session's directory.", WITH_FILES, s_written, NULL },
-	{ "ftraced_files_deleted_total", "counter",
-	  "Segments or snapshots retention deleted to keep the disk budget.", WITH_FILES,
-	  s_deleted, NULL },
-	{ "ftraced_files_failed_total", "counter",
-	  "Segments or snapshots that could not be written.", WITH_FILES, s_failed, NULL },
-	{ "ftraced_disk_used_bytes", "gauge", "Bytes of closed files kept in the directory.",
-	  WITH_FILES, s_disk, NULL },
-	{ "ftraced_disk_files", "gauge", "Closed files kept in the directory.",
-	  WITH_FILES, s_files, NULL },
-	{ "ftraced_disk_limit_bytes", "gauge", "The disk budget (max-total).",
-	  WITH_FILES, s_max_total, has_max_total },
-	{ "ftraced_disk_files_limit", "gauge", "The most files kept (max-files).",
-	  WITH_FILES, s_max_files, has_max_files },
-	{ "ftraced_snapshots_total", "counter", "Snapshots written.", FLIGHT, s_snapshots, NULL },
-	{ "ftraced_trigger_firings_total", "counter", "Times a trigger asked for a snapshot.",
-	  FLIGHT, s_fired, NULL },
-	{ "ftraced_trigger_suppressions_total", "counter",
-	  "Trigger events ignored by min-interval or max.", FLIGHT, s_suppressed, NULL },
-	{ "ftraced_flight_history_seconds", "gauge",
-	  "Time span of the history held, complete on every CPU.", FLIGHT_MEMORY, s_history,
-	  has_history },
-	{ "ftraced_flight_memory_bytes", "gauge", "Memory the history takes.",
-	  FLIGHT_MEMORY, s_memory, NULL },
-	{ "ftraced_flight_memory_limit_bytes", "gauge", "Memory the history may take.",
-	  FLIGHT_MEMORY, s_memory_limit, NULL },
-	{ "ftraced_flight_history_raw_bytes", "gauge", "Raw trace bytes the history holds.",
-	  FLIGHT_MEMORY, s_history_raw, NULL },
-	{ "ftraced_flight_evicted_bytes_total", "counter",
-	  "Raw trace bytes evicted from the history to stay in its memory.", FLIGHT_MEMORY,
-	  s_evicted, NULL },
+enum session_metric {
+	S_ELAPSED,
+	S_DISCARDED,
+	S_BUFFER,
+	S_FILES_WRITTEN,
+	S_FILES_DELETED,
+	S_FILES_FAILED,
+	S_DISK_USED,
+	S_DISK_FILES,
+	S_DISK_LIMIT,
+	S_DISK_FILES_LIMIT,
+	S_SNAPSHOTS,
+	S_TRIGGER_FIRINGS,
+	S_TRIGGER_SUPPRESSIONS,
+	S_HISTORY,
+	S_MEMORY,
+	S_MEMORY_LIMIT,
+	S_HISTORY_RAW,
+	S_EVICTED,
+	_SESSION_METRIC_MAX,
 };
 
-static bool applies(enum applies a, const struct session_info *s)
+static const struct family session_families[_SESSION_METRIC_MAX] = {
+	[S_ELAPSED] = { "ftraced_session_elapsed_seconds", "gauge",
+			"Time the session has captured." },
+	[S_DISCARDED] = { "ftraced_events_discarded_total", "counter",
+			  "Events ftraced read, or left unread, and could not store." },
+	[S_BUFFER] = { "ftraced_buffer_bytes", "gauge",
+		       "Size of the kernel's ring buffer for each CPU." },
+	[S_FILES_WRITTEN] = { "ftraced_files_written_total", "counter",
+			      "Segments or snapshots put in the session's directory." },
+	[S_FILES_DELETED] = { "ftraced_files_deleted_total", "counter",
+			      "Segments or snapshots retention deleted to keep the disk budget." },
+	[S_FILES_FAILED] = { "ftraced_files_failed_total", "counter",
+			     "Segments or snapshots that could not be written." },
+	[S_DISK_USED] = { "ftraced_disk_used_bytes", "gauge",
+			  "Bytes of closed files kept in the directory." },
+	[S_DISK_FILES] = { "ftraced_disk_files", "gauge", "Closed files kept in the directory." },
+	[S_DISK_LIMIT] = { "ftraced_disk_limit_bytes", "gauge", "The disk budget (max-total)." },
+	[S_DISK_FILES_LIMIT] = { "ftraced_disk_files_limit", "gauge",
+				 "The most files kept (max-files)." },
+	[S_SNAPSHOTS] = { "ftraced_snapshots_total", "counter", "Snapshots written." },
+	[S_TRIGGER_FIRINGS] = { "ftraced_trigger_firings_total", "counter",
+				"Times a trigger asked for a snapshot." },
+	[S_TRIGGER_SUPPRESSIONS] = { "ftraced_trigger_suppressions_total", "counter",
+				     "Trigger events ignored by min-interval or max." },
+	[S_HISTORY] = { "ftraced_flight_history_seconds", "gauge",
+			"Time span of the history held, complete on every CPU." },
+	[S_MEMORY] = { "ftraced_flight_memory_bytes", "gauge", "Memory the history takes." },
+	[S_MEMORY_LIMIT] = { "ftraced_flight_memory_limit_bytes", "gauge",
+			     "Memory the history may take." },
+	[S_HISTORY_RAW] = { "ftraced_flight_history_raw_bytes", "gauge",
+			    "Raw trace bytes the history holds." },
+	[S_EVICTED] = { "ftraced_flight_evicted_bytes_total", "counter",
+			"Raw trace bytes evicted from the history to stay in its memory." },
+};
+
+/*
+ * Which families describe @s (@has) and their values (@v): files for
+ * sessions with a directory, snapshots and triggers for flight recorders,
+ * memory for those that keep their history in ours, limits only when set.
+ */
+static void session_values(const struct session_info *s, bool has[_SESSION_METRIC_MAX],
+			   double v[_SESSION_METRIC_MAX])
 {
-	switch (a) {
-	case WITH_FILES:
-		return s->mode == FTRACED_MODE_CONTINUOUS || s->mode == FTRACED_MODE_FLIGHT;
-	case FLIGHT:
-		return s->mode == FTRACED_MODE_FLIGHT;
-	case FLIGHT_MEMORY:
-		return s->mode == FTRACED_MODE_FLIGHT && s->flight_backend == FTRACED_FLIGHT_MEMORY;
-	default:
-		return true;
-	}
+	bool files = s->mode == FTRACED_MODE_CONTINUOUS || s->mode == FTRACED_MODE_FLIGHT;
+	bool flight = s->mode == FTRACED_MODE_FLIGHT;
+	bool memory = flight && s->flight_backend == FTRACED_FLIGHT_MEMORY;
+
+	v[S_ELAPSED] = (double)s->elapsed_ms / 1000;
+	v[S_DISCARDED] = (double)s->discarded;
+	v[S_BUFFER] = (double)s->buffer_kb * 1024;
+	has[S_ELAPSED] = has[S_DISCARDED] = has[S_BUFFER] = true;
+
+	v[S_FILES_WRITTEN] = (double)s->counters.files_written;
+	v[S_FILES_DELETED] = (double)s->counters.files_deleted;
+	v[S_FILES_FAILED] = (double)s->counters.files_failed;
+	v[S_DISK_USED] = (double)s->disk_bytes;
+	v[S_DISK_FILES] = s->segments_kept;
+	v[S_DISK_LIMIT] = (double)s->max_total;
+	v[S_DISK_FILES_LIMIT] = s->max_files;
+	has[S_FILES_WRITTEN] = has[S_FILES_DELETED] = has[S_FILES_FAILED] = files;
+	has[S_DISK_USED] = has[S_DISK_FILES] = files;
+	has[S_DISK_LIMIT] = files && s->max_total > 0;
+	has[S_DISK_FILES_LIMIT] = files && s->max_files > 0;
+
+	v[S_SNAPSHOTS] = s->snapshots;
+	v[S_TRIGGER_FIRINGS] = (double)s->counters.triggers_fired;
+	v[S_TRIGGER_SUPPRESSIONS] = (double)s->counters.triggers_suppressed;
+	has[S_SNAPSHOTS] = has[S_TRIGGER_FIRINGS] = has[S_TRIGGER_SUPPRESSIONS] = flight;
+
+	v[S_HISTORY] = (double)s->history_ms / 1000;
+	v[S_MEMORY] = (double)s->history_bytes;
+	v[S_MEMORY_LIMIT] = (double)s->flight_size;
+	v[S_HISTORY_RAW] = (double)s->history_raw_bytes;
+	v[S_EVICTED] = (double)s->evicted_raw_bytes;
+	has[S_HISTORY] = memory && s->has_history_ms;
+	has[S_MEMORY] = has[S_MEMORY_LIMIT] = has[S_HISTORY_RAW] = has[S_EVICTED] = memory;
 }
 
 static void family(FILE *f, const char *name, const char *type, const char *help)
@@ -207,34 +225,40 @@ static void write_info(FILE *f, const struct reply *rep)
 	}
 }
 
-static void write_cpu_family(FILE *f, const struct reply *rep, const struct cpu_family *cf)
+static void write_cpu_family(FILE *f, const struct reply *rep, enum cpu_metric m)
 {
-	family(f, cf->name, "counter", cf->help);
+	family(f, cpu_families[m].name, cpu_families[m].type, cpu_families[m].help);
 	for (size_t i = 0; i < rep->sessions.n; i++) {
 		const struct session_info *s = &rep->sessions.items[i];
 
 		for (unsigned k = 0; k < s->n_cpus; k++) {
-			session_label(f, cf->name, s);
-			fprintf(f, ",cpu=\"%u\"} %llu\n", s->cpus[k].cpu,
-				(unsigned long long)cf->value(&s->cpus[k]));
+			uint64_t v[_CPU_METRIC_MAX];
+
+			cpu_values(&s->cpus[k], v);
+			session_label(f, cpu_families[m].name, s);
+			fprintf(f, ",cpu=\"%u\"} %llu\n", s->cpus[k].cpu, (unsigned long long)v[m]);
 		}
 	}
 }
 
-static void write_session_family(FILE *f, const struct reply *rep, const struct session_family *sf)
+static void write_session_family(FILE *f, const struct reply *rep, enum session_metric m)
 {
 	bool any = false;
 
 	for (size_t i = 0; i < rep->sessions.n; i++) {
 		const struct session_info *s = &rep->sessions.items[i];
+		bool has[_SESSION_METRIC_MAX];
+		double v[_SESSION_METRIC_MAX];
 
-		if (!applies(sf->applies, s) || (sf->present && !sf->present(s)))
+		session_values(s, has, v);
+		if (!has[m])
 			continue;
 		if (!any)
-			family(f, sf->name, sf->type, sf->help);
+			family(f, session_families[m].name, session_families[m].type,
+			       session_families[m].help);
 		any = true;
-		session_label(f, sf->name, s);
-		fprintf(f, "} %.15g\n", sf->value(s));
+		session_label(f, session_families[m].name, s);
+		fprintf(f, "} %.15g\n", v[m]);
 	}
 }
 
@@ -250,9 +274,9 @@ int prom_metrics_write(FILE *f, const struct reply *rep)
 	if (rep->has_daemon)
 		write_daemon(f, rep);
 	write_info(f, rep);
-	for (size_t k = 0; k < sizeof(cpu_families) / sizeof(cpu_families[0]); k++)
-		write_cpu_family(f, rep, &cpu_families[k]);
-	for (size_t k = 0; k < sizeof(session_families) / sizeof(session_families[0]); k++)
-		write_session_family(f, rep, &session_families[k]);
+	for (int m = 0; m < _CPU_METRIC_MAX; m++)
+		write_cpu_family(f, rep, m);
+	for (int m = 0; m < _SESSION_METRIC_MAX; m++)
+		write_session_family(f, rep, m);
 	return ferror(f) ? -EIO : 0;
 }

@@ -4,6 +4,7 @@
  * together, labels escaped, families only for the sessions they describe,
  * optional limits only when set.
  */
+#undef NDEBUG
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
