@@ -39,14 +39,14 @@ struct runner {
 	sd_event *event;
 	struct run *runs;
 	unsigned n_running;
-	uint64_t n_started;
+	uint64_t n_attempted;
 	uint64_t n_failed; /* could not start, failed, or killed at the deadline */
 };
 
-/* Commands started, and those that could not start or did not succeed. */
-void runner_counts(const struct runner *rn, uint64_t *started, uint64_t *failed)
+/* Commands asked to run, and those that could not start or did not succeed. */
+void runner_counts(const struct runner *rn, uint64_t *attempted, uint64_t *failed)
 {
-	*started = rn->n_started;
+	*attempted = rn->n_attempted;
 	*failed = rn->n_failed;
 }
 
@@ -277,7 +277,7 @@ int runner_spawn(struct runner *rn, const char *command, const char *path, uint6
 {
 	int r = spawn(rn, command, path, timeout_usec);
 
-	rn->n_started++;
+	rn->n_attempted++;
 	if (r < 0)
 		rn->n_failed++;
 	return r;

@@ -16,5 +16,5 @@ int command_split(const char *line, char *buf, size_t n_buf, char **argv, size_t
 int runner_new(sd_event *e, struct runner **ret);
 struct runner *runner_free(struct runner *rn);
 DEFINE_CLEANUP(struct runner *, runner_free)
-void runner_counts(const struct runner *rn, uint64_t *started, uint64_t *failed);
+void runner_counts(const struct runner *rn, uint64_t *attempted, uint64_t *failed);
 int runner_spawn(struct runner *rn, const char *command, const char *path, uint64_t timeout_usec);

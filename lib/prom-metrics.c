@@ -193,7 +193,7 @@ static void write_daemon(FILE *f, const struct reply *rep)
 		{ "ftraced_requests_total", "counter", "Control requests received.", d->requests },
 		{ "ftraced_request_errors_total", "counter", "Control requests answered with an error.",
 		  d->request_errors },
-		{ "ftraced_hook_runs_total", "counter", "On-segment commands started.", d->hooks_run },
+		{ "ftraced_hook_runs_total", "counter", "On-segment commands run, counting those that could not start.", d->hooks_run },
 		{ "ftraced_hook_failures_total", "counter",
 		  "On-segment commands that could not start, failed, or outlived their deadline.",
 		  d->hooks_failed },

@@ -207,7 +207,7 @@ struct ftraced_daemon_counters {
 	uint64_t connections_refused; /* not allowed, or no room */
 	uint64_t requests;
 	uint64_t request_errors;      /* requests answered with an error */
-	uint64_t hooks_run;           /* on-segment commands started */
+	uint64_t hooks_run;           /* on-segment commands run, even if they could not start */
 	uint64_t hooks_failed;        /* that could not start, failed, or were killed at their deadline */
 	uint64_t sessions_started;
 };

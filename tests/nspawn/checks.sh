@@ -71,6 +71,54 @@ check "interrupted session recovered" \
     'journalctl -b -u ftraced.service | grep -q "Recovered 1 interrupted capture"'
 cp /var/lib/ftraced/sessions/bg/*-recovered.dat /results/ 2>/dev/null
 
+# Fleet: the metrics file under the hardened unit (ftraced.conf names node_exporter's
+# textfile directory), and ftraced-ship@.path shipping a continuous session's segments
+# to a WebDAV server (rclone serve, on loopback) as soon as each one closes.
+port=$((20000 + RANDOM % 20000))
+mkdir -p /results/shipped
+rclone serve webdav /results/shipped --addr "127.0.0.1:$port" >/results/webdav.log 2>&1 &
+webdav=$!
+printf '[fleet]\ntype = webdav\nurl = http://127.0.0.1:%d\n' "$port" >/etc/ftraced/rclone.conf
+echo FTRACED_SHIP_REMOTE=fleet:traces >/etc/ftraced/ship.conf
+check "ftraced-ship@ship.path enabled" 'systemctl enable --now ftraced-ship@ship.path'
+ftracectl create ship -e ftrace:print --segment-time 500ms >/dev/null
+ftracectl start ship >/dev/null
+instance=$(ftracectl --json status ship | grep -o '"instance": *"[^"]*"' | sed 's/.*: *"\(.*\)"/\1/')
+prom=/var/lib/prometheus/node-exporter/ftraced.prom
+metrics=0
+for _ in $(seq 100); do
+    grep -q '^ftraced_session_info{session="ship",mode="continuous",state="running"} 1' $prom 2>/dev/null &&
+        metrics=1 && break
+    sleep 0.1
+done
+check "metrics file written by the hardened unit" '[ $metrics = 1 ]'
+for cpu in $(seq 0 $(($(nproc --all) - 1))); do
+    ftraced-loadgen --instance "$instance" --cpu "$cpu" --count 20000 --rate 20000 \
+        --tag ship >"/results/ship-written-$cpu.txt" &
+done
+wait_loadgens() { for p in $(jobs -p); do [ "$p" = $webdav ] || wait "$p"; done; }
+wait_loadgens
+ftracectl stop ship >/dev/null
+local_files() { ls /var/lib/ftraced/sessions/ship/*.dat | wc -l; }
+remote_files() { ls /results/shipped/traces/ftraced-ci/ship/*.dat 2>/dev/null | wc -l; }
+shipped=0
+for _ in $(seq 600); do
+    if [ "$(remote_files)" -ge 2 ] && [ "$(remote_files)" = "$(local_files)" ] &&
+        (cd /var/lib/ftraced/sessions/ship && for f in *.dat; do
+            cmp -s "$f" "/results/shipped/traces/ftraced-ci/ship/$f" || exit 1; done); then
+        shipped=1
+        break
+    fi
+    sleep 0.1
+done
+check "every closed segment shipped, byte for byte ($(local_files) files)" '[ $shipped = 1 ]'
+check "the ship service ran under its unit" \
+    'journalctl -b -u ftraced-ship@ship.service | grep -q "Finished\|Deactivated successfully"'
+journalctl -b -u ftraced-ship@ship.service --no-pager >/results/ship-journal.txt
+systemctl disable --now ftraced-ship@ship.path
+ftracectl destroy ship >/dev/null
+kill $webdav
+
 # systemctl stop while a record runs: the file is finished, the stop is clean.
 ftracectl record --quiet -e sched:sched_switch -o /results/stop.dat &
 rec=$!

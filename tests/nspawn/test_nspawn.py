@@ -5,7 +5,8 @@ the project's Debian package (built with dpkg-buildpackage, installed with
 dpkg -i, which enables ftraced.socket), booted with systemd-nspawn and
 the host's tracefs bound in. checks.sh runs inside (socket activation,
 readiness, a capture under the hardened unit, a watchdog restart through
-the test hook, `systemctl stop` during a capture); this script verifies its
+the test hook, the metrics file and ftraced-ship@.path shipping segments to
+a WebDAV server, `systemctl stop` during a capture); this script verifies its
 files here with trace-cmd.
 
 The base root is built once per package list and kept in
@@ -28,7 +29,7 @@ from harness import (assert_complete_sequences, assert_real_kallsyms,  # noqa: E
 
 LOADGEN = os.environ["LOADGEN"]
 PACKAGES = ["systemd", "systemd-sysv", "dbus", "libtracefs1", "libtraceevent1", "libzstd1",
-            "libcap2", "libelf1"]
+            "libcap2", "libelf1", "rclone"]
 CACHE = "/var/tmp/ftraced-nspawn"
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 CAP_SYSLOG = 34
@@ -125,7 +126,10 @@ def install(root, deb):
     # The host's tracefs is bound in: its saved_cmdlines_size stays as it was.
     os.makedirs(os.path.join(root, "etc/ftraced"), exist_ok=True)
     with open(os.path.join(root, "etc/ftraced/ftraced.conf"), "w") as f:
-        f.write("saved-cmdlines = 0\n")
+        f.write("saved-cmdlines = 0\n"
+                "metrics-directory = /var/lib/prometheus/node-exporter\nmetrics-interval = 1s\n")
+    # node_exporter's textfile directory, as its package makes it.
+    os.makedirs(os.path.join(root, "var/lib/prometheus/node-exporter"))
 
 
 def boot(root, results):
@@ -140,14 +144,20 @@ def boot(root, results):
     return p.returncode
 
 
-def verify(results):
-    """The host's view of the files checks.sh left."""
+def written_counts(results, prefix):
+    """{CPU: markers written}, from the loadgen reports PREFIX-CPU.txt."""
     written = {}
     for name in os.listdir(results):
-        m = re.match(r"written-(\d+)\.txt$", name)
+        m = re.match(re.escape(prefix) + r"-(\d+)\.txt$", name)
         if m:
             with open(os.path.join(results, name)) as f:
                 written[int(m.group(1))] = int(re.search(r"written=(\d+)", f.read()).group(1))
+    return written
+
+
+def verify(results):
+    """The host's view of the files checks.sh left."""
+    written = written_counts(results, "written")
     assert written and all(n == 20000 for n in written.values()), written
     markers = os.path.join(results, "markers.dat")
     check_events(markers)
@@ -176,6 +186,20 @@ def verify(results):
     assert event_lines(report(os.path.join(results, recovered[0]))), "nothing was recovered"
 
     print("PASS stop.dat and the recovered %s are complete files" % recovered[0])
+
+    shipped_dir = os.path.join(results, "shipped", "traces", "ftraced-ci", "ship")
+    shipped = sorted(os.path.join(shipped_dir, n) for n in os.listdir(shipped_dir))
+    for path in shipped:
+        check_events(path)
+    ship_written = written_counts(results, "ship-written")
+    assert ship_written and all(n == 20000 for n in ship_written.values()), ship_written
+    merged = {}  # segments in name (time) order, so each CPU's numbers in order
+    for path in shipped:
+        for key, seqs in parse_markers(report(path), tag="ship").items():
+            merged.setdefault(key, []).extend(seqs)
+    assert_complete_sequences(merged, ship_written)
+    print("PASS %d shipped segments hold all %d markers, gap-free" % (
+        len(shipped), sum(ship_written.values())))
 
 
 def main():
