@@ -140,7 +140,7 @@ def rusage_seconds(ru):
     return ru.ru_utime + ru.ru_stime
 
 
-def run_tracecmd(tmp, rate, seconds, buffer_kb):
+def run_tracecmd(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0):
     instance = "ftraced-bench-tc-%d" % os.getpid()
     out_dir = os.path.join(tmp, "tc")
     os.makedirs(out_dir)
@@ -148,9 +148,10 @@ def run_tracecmd(tmp, rate, seconds, buffer_kb):
     fake = os.path.join(tmp, "ftrace_enabled")
     with open(fake, "w") as f:
         f.write("1\n")
+    # trace-cmd 3.1.6 has no sub-buffer size option: subbuf_kb is ftraced's alone.
     script = ("mount --bind %s /proc/sys/kernel/ftrace_enabled && cd %s && exec trace-cmd "
-              "record --file-version 7 --compression zstd -k -B %s -p nop -b %d -o %s"
-              % (fake, out_dir, instance, buffer_kb, out))
+              "record %s--file-version 7 --compression zstd -k -B %s -p nop -b %d -o %s"
+              % (fake, out_dir, "-r %d " % rt if rt else "", instance, buffer_kb, out))
     proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     sampler = Sampler(proc.pid, out_dir, "trace.dat")
@@ -185,14 +186,19 @@ def run_tracecmd(tmp, rate, seconds, buffer_kb):
                 written_mib=(size + sum(sampler.file_max.values())) / 2 ** 20, stop_s=stop_s)
 
 
-def run_ftraced(tmp, rate, seconds, buffer_kb):
+def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0):
     sock = os.path.join(tmp, "control")
     state = os.path.join(tmp, "state")
     out_dir = os.path.join(tmp, "out")
     os.makedirs(out_dir)
     out = os.path.join(out_dir, "trace.dat")
     env = dict(os.environ, FTRACED_SOCKET=sock)
-    daemon = subprocess.Popen([FTRACED, "--socket", sock, "--state-dir", state, "--group", ""],
+    conf = os.path.join(tmp, "ftraced.conf")
+    with open(conf, "w") as f:
+        # The machine's saved_cmdlines_size is left alone, as trace-cmd leaves it.
+        f.write("saved-cmdlines = 0\nrt-priority-max = %d\n" % rt)
+    daemon = subprocess.Popen([FTRACED, "--socket", sock, "--state-dir", state, "--group", "",
+                               "--config", conf],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     sampler = None
     try:
@@ -200,8 +206,10 @@ def run_ftraced(tmp, rate, seconds, buffer_kb):
                                         capture_output=True).returncode == 0, 20, "ftraced")
         sampler = Sampler(daemon.pid, tmp, "trace.dat")
         sampler.start()
+        options = (["-r", str(rt)] if rt else []) + \
+            (["--subbuf-kb", str(subbuf_kb)] if subbuf_kb else [])
         client = subprocess.Popen([FTRACECTL, "--json", "record", "--quiet", "-e", "ftrace:print",
-                                   "-b", str(buffer_kb), "-o", out], env=env,
+                                   "-b", str(buffer_kb), "-o", out] + options, env=env,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         session = {}
 
@@ -253,6 +261,10 @@ def main():
     ap.add_argument("--seconds", type=float, default=3.0, help="load per run")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--buffer-kb", type=int, default=4096, help="ring buffer per CPU")
+    ap.add_argument("--rt", type=int, default=0, metavar="PRIO",
+                    help="both recorders SCHED_FIFO at PRIO (-r)")
+    ap.add_argument("--subbuf-kb", type=int, default=0,
+                    help="ftraced's sub-buffer size (trace-cmd 3.1.6 has no such option)")
     ap.add_argument("--json", help="also write all raw results here")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -268,7 +280,8 @@ def main():
             order = list(RECORDERS) if run % 2 == 0 else list(reversed(list(RECORDERS)))
             for name in order:
                 with tempfile.TemporaryDirectory(prefix="ftraced-bench-", dir="/var/tmp") as tmp:
-                    r = RECORDERS[name](tmp, rate, args.seconds, args.buffer_kb)
+                    r = RECORDERS[name](tmp, rate, args.seconds, args.buffer_kb, args.rt,
+                                        args.subbuf_kb)
                 r["lost"] = r["generated"] + r["refused"] - r["found"]
                 r["cpu_ns_per_event"] = r["cpu_s"] * 1e9 / max(r["found"], 1)
                 r.update(recorder=name, rate=rate, run=run)
@@ -283,8 +296,10 @@ def main():
             json.dump(results, f, indent=1)
 
     print("\nMedians over %d runs, %.1f s of load each, %d KiB ring buffer per CPU, %d CPUs "
-          "generating.\ncpu_ns_per_event = recorder CPU nanoseconds per event found.\n"
-          % (args.runs, args.seconds, args.buffer_kb, len(CPUS)))
+          "generating%s%s.\ncpu_ns_per_event = recorder CPU nanoseconds per event found.\n"
+          % (args.runs, args.seconds, args.buffer_kb, len(CPUS),
+             ", SCHED_FIFO %d (-r)" % args.rt if args.rt else "",
+             ", ftraced sub-buffers %d KiB" % args.subbuf_kb if args.subbuf_kb else ""))
     header = "| rate/s | recorder | " + " | ".join(METRICS) + " |"
     print(header)
     print("|" + "---|" * (len(METRICS) + 2))

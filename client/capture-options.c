@@ -148,6 +148,11 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 	case 'c':
 		ctl_put_u32(b, FTRACED_ATTR_FOLLOW_FORK, 1);
 		return 1;
+	case 'r':
+		if (parse_long(command, "real-time priority", arg, 1, FTRACED_RT_PRIORITY_MAX, &v) < 0)
+			return -EINVAL;
+		ctl_put_u32(b, FTRACED_ATTR_RT_PRIORITY, (uint32_t)v);
+		return 1;
 	case OPT_LEVEL:
 		if (parse_long(command, "zstd level", arg, -100, 100, &v) < 0)
 			return -EINVAL;

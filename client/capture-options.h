@@ -18,7 +18,7 @@ enum {
 	_OPT_CAPTURE_END,
 };
 
-#define CAPTURE_SHORT_OPTIONS "e:f:b:C:TiP:cp:l:n:g:"
+#define CAPTURE_SHORT_OPTIONS "e:f:b:C:TiP:cp:l:n:g:r:"
 #define CAPTURE_LONG_OPTIONS \
 	{ "event", required_argument, NULL, 'e' }, \
 	{ "event-filter", required_argument, NULL, 'f' }, \
@@ -38,7 +38,8 @@ enum {
 	{ "graph-function", required_argument, NULL, 'g' }, \
 	{ "max-graph-depth", required_argument, NULL, OPT_MAX_GRAPH_DEPTH }, \
 	{ "func-stack", no_argument, NULL, OPT_FUNC_STACK }, \
-	{ "probe", required_argument, NULL, OPT_PROBE }
+	{ "probe", required_argument, NULL, OPT_PROBE }, \
+	{ "rt-priority", required_argument, NULL, 'r' }
 
 #define CAPTURE_OPTIONS_HELP \
 	"  -e, --event EVENT      SYSTEM:EVENT, SYSTEM:* or SYSTEM (repeatable)\n" \
@@ -62,7 +63,8 @@ enum {
 	"      --func-stack       function: a stack trace with each function\n" \
 	"      --probe DEF        a kprobe or uprobe for the session:\n" \
 	"                         'p|r:NAME SYMBOL[+OFF] [ARGS]' or\n" \
-	"                         'p|r:NAME /PATH:SYMBOL|0xOFF [ARGS]'\n"
+	"                         'p|r:NAME /PATH:SYMBOL|0xOFF [ARGS]'\n" \
+	"  -r, --rt-priority PRIO  capture workers run SCHED_FIFO at PRIO (1-99)\n"
 
 /* What the capture options said so far, for checks across options. */
 struct capture_state {

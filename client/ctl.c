@@ -394,6 +394,8 @@ void print_session_json(const struct session_info *s, const char *indent)
 	       "\"subbuf_size\": %u", mode_name(s->mode),
 	       s->owner, s->compression == FTRACED_COMPRESSION_NONE ? "none" : "zstd",
 	       s->subbuf_size);
+	if (s->rt_priority)
+		printf(", \"rt_priority\": %u", s->rt_priority);
 	if (s->mode == FTRACED_MODE_CONTINUOUS) {
 		if (s->has_segment_seq)
 			printf(", \"segment\": %u", s->segment_seq);

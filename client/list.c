@@ -210,6 +210,8 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 			       "");
 		printf("\n  compression:  %s, sub-buffer %u bytes\n",
 		       s->compression == FTRACED_COMPRESSION_NONE ? "none" : "zstd", s->subbuf_size);
+		if (s->rt_priority)
+			printf("  scheduling:   capture workers SCHED_FIFO %u\n", s->rt_priority);
 		print_size(a, sizeof(a), session_bytes_raw(s));
 		print_size(b, sizeof(b), session_bytes_stored(s));
 		printf("  elapsed:      %.1f s\n  captured:     %s (stored %s)\n",

@@ -67,6 +67,7 @@ struct capture_stream {
 	bool zstd;
 	int level;
 	bool drain_only;
+	unsigned rt_priority;
 
 	uint64_t notify_bytes;
 	_Atomic uint64_t *progress; /* borrowed: every stored byte is added here too */
@@ -122,6 +123,7 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 		.notify_bytes = c->notify_bytes,
 		.progress = c->progress,
 		.drain_only = c->drain_only,
+		.rt_priority = MIN(c->rt_priority, (unsigned)FTRACED_RT_PRIORITY_MAX),
 		.next_notify = c->notify_bytes,
 	};
 	if (c->subbuf_size == 0 || c->subbuf_size > CAPTURE_PIPE_BYTES) {
@@ -603,6 +605,11 @@ bool capture_stream_dead(const struct capture_stream *s)
 bool capture_stream_drain_only(const struct capture_stream *s)
 {
 	return s->drain_only;
+}
+
+unsigned capture_stream_rt_priority(const struct capture_stream *s)
+{
+	return s->rt_priority;
 }
 
 /**

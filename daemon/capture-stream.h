@@ -30,6 +30,7 @@ unsigned capture_stream_cpu(const struct capture_stream *s);
 bool capture_stream_has_ring(const struct capture_stream *s);
 bool capture_stream_dead(const struct capture_stream *s);
 bool capture_stream_drain_only(const struct capture_stream *s);
+unsigned capture_stream_rt_priority(const struct capture_stream *s);
 int capture_stream_begin(struct capture_stream *s);
 int capture_stream_drain(struct capture_stream *s, struct capture_scratch *w, unsigned max_turns);
 void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, int spool_fd);

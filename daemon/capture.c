@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -62,6 +63,9 @@ struct capture_worker {
 	bool stop;
 
 	struct capture_scratch scratch; /* worker-thread only */
+	/* Worker-thread only: the streams held at each -r priority, and the one in force. */
+	unsigned n_at_priority[FTRACED_RT_PRIORITY_MAX + 1];
+	unsigned rt_priority;
 };
 
 struct capture_pool {
@@ -73,6 +77,37 @@ struct capture_pool {
 static void unwatch(struct capture_worker *w, struct capture_stream *s)
 {
 	(void)epoll_ctl(w->epoll_fd, EPOLL_CTL_DEL, capture_stream_trace_fd(s), NULL);
+}
+
+/*
+ * The worker runs SCHED_FIFO at the highest priority a stream it holds
+ * asked for (-r), and SCHED_OTHER when none does: it preempts the tasks
+ * filling its buffers, so a small ring is drained before it overflows.
+ */
+static void hold_priority(struct capture_worker *w, unsigned priority, int delta)
+{
+	struct sched_param param = {};
+	unsigned want = 0;
+	int r;
+
+	if (priority == 0)
+		return;
+	w->n_at_priority[priority] += delta;
+	for (unsigned p = FTRACED_RT_PRIORITY_MAX; p > 0 && !want; p--)
+		if (w->n_at_priority[p])
+			want = p;
+	if (want == w->rt_priority)
+		return;
+	param.sched_priority = (int)want;
+	r = -pthread_setschedparam(pthread_self(), want ? SCHED_FIFO : SCHED_OTHER, &param);
+	if (r < 0) {
+		log_warning_errno(r, "CPU %u: cannot switch the capture worker to %s %u: %m", w->cpu,
+				  want ? "SCHED_FIFO" : "SCHED_OTHER", want);
+		return;
+	}
+	log_debug("CPU %u: capture worker now %s %u", w->cpu, want ? "SCHED_FIFO" : "SCHED_OTHER",
+		  want);
+	w->rt_priority = want;
 }
 
 static bool process_commands(struct capture_worker *w)
@@ -96,6 +131,7 @@ static bool process_commands(struct capture_worker *w)
 			struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
 			int r = capture_stream_begin(s);
 
+			hold_priority(w, capture_stream_rt_priority(s), +1);
 			if (r < 0)
 				capture_stream_fail(s, r);
 			else if (!capture_stream_drain_only(s) &&
@@ -112,8 +148,12 @@ static bool process_commands(struct capture_worker *w)
 			for (;;)
 				pause(); /* every signal is blocked here: for ever */
 		} else {
+			unsigned priority = capture_stream_rt_priority(s);
+
 			unwatch(w, s);
+			/* Once finished, the main thread may free it: not touched after. */
 			capture_stream_finish(s, &w->scratch);
+			hold_priority(w, priority, -1);
 		}
 	}
 	free(queue);

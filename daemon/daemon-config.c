@@ -13,6 +13,8 @@
  *   metrics-directory = /var/lib/prometheus/node-exporter
  *   # how often it is rewritten while a session runs
  *   metrics-interval = 15s
+ *   # the highest SCHED_FIFO priority -r may give capture workers (0: -r refused)
+ *   rt-priority-max = 0
  *
  * A missing file means the defaults; a malformed one stops the daemon
  * from starting (with its line), rather than run with settings nobody
@@ -28,6 +30,7 @@
 
 #include "daemon/daemon-config.h"
 #include "daemon/keyfile.h"
+#include "ftraced/proto.h"
 #include "daemon/log.h"
 #include "daemon/meminfo.h"
 #include "ftraced/macro.h"
@@ -42,6 +45,20 @@ void daemon_config_defaults(struct daemon_config *c)
 		.saved_cmdlines = SAVED_CMDLINES_DEFAULT,
 		.metrics_interval_ms = METRICS_INTERVAL_DEFAULT_MS,
 	};
+}
+
+/* A decimal number from 0 to @max, nothing else. */
+static int parse_unsigned(const char *v, unsigned max, unsigned *ret)
+{
+	unsigned long x;
+	char *end;
+
+	errno = 0;
+	x = strtoul(v, &end, 10);
+	if (errno || end == v || *end || v[0] == '-' || x > max)
+		return -EINVAL;
+	*ret = (unsigned)x;
+	return 0;
 }
 
 static int parse_memory_limit(char *v, struct daemon_config *c, char *error, size_t n_error)
@@ -111,18 +128,12 @@ int daemon_config_parse(const char *text, size_t n, struct daemon_config *c, cha
 				return -EINVAL;
 			}
 		} else if (strcmp(key, "saved-cmdlines") == 0) {
-			unsigned long x;
-			char *end;
-
-			errno = 0;
-			x = strtoul(v, &end, 10);
-			if (errno || end == v || *end || x > SAVED_CMDLINES_MAX) {
+			if (parse_unsigned(v, SAVED_CMDLINES_MAX, &c->saved_cmdlines) < 0) {
 				snprintf(error, n_error, "saved-cmdlines: '%.40s' is not a number of "
 					 "task names from 0 (leave the kernel's) to %u", v,
 					 SAVED_CMDLINES_MAX);
 				return -EINVAL;
 			}
-			c->saved_cmdlines = (unsigned)x;
 		} else if (strcmp(key, "metrics-directory") == 0) {
 			if (v[0] != '/' || strlen(v) > METRICS_DIRECTORY_MAX) {
 				snprintf(error, n_error, "metrics-directory: '%.40s' is not an absolute "
@@ -141,6 +152,12 @@ int daemon_config_parse(const char *text, size_t n, struct daemon_config *c, cha
 				return -EINVAL;
 			}
 			c->metrics_interval_ms = ms;
+		} else if (strcmp(key, "rt-priority-max") == 0) {
+			if (parse_unsigned(v, FTRACED_RT_PRIORITY_MAX, &c->rt_priority_max) < 0) {
+				snprintf(error, n_error, "rt-priority-max: '%.40s' is not a priority "
+					 "from 0 (-r refused) to %u", v, FTRACED_RT_PRIORITY_MAX);
+				return -EINVAL;
+			}
 		} else {
 			snprintf(error, n_error, "unknown key '%.40s'", key);
 			return -EINVAL;

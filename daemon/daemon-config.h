@@ -42,6 +42,7 @@ struct daemon_config {
 	unsigned saved_cmdlines;        /* at least this many; 0: left as the kernel has it */
 	char metrics_directory[METRICS_DIRECTORY_MAX + 1]; /* "": no metrics file */
 	uint64_t metrics_interval_ms;
+	unsigned rt_priority_max;       /* the highest -r sessions may ask for; 0: -r refused */
 };
 
 void daemon_config_defaults(struct daemon_config *c);

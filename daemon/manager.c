@@ -66,6 +66,7 @@ struct manager {
 	struct clock_anchor *clock_anchor; /* every file's wall-clock anchor (DATE) */
 	uint64_t memory_limit;     /* all sessions' rings and histories, bytes; 0: none */
 	enum group_symbols group_symbols;
+	unsigned rt_priority_max;  /* the highest -r the workers can take; 0: -r refused */
 	struct runner *runner;
 	struct reaper *reaper;     /* instances tracefs would not remove yet */
 	uint32_t next_id;
@@ -272,6 +273,7 @@ static struct session_env session_env_of(struct manager *m, uid_t owner)
 		.kallsyms = symbols_for(m, owner),
 		.clock_anchor = m->clock_anchor,
 		.memory_limit = m->memory_limit,
+		.rt_priority_max = m->rt_priority_max,
 		.memory_committed = memory_committed(m),
 		.runner = m->runner,
 		.written = &m->written,
@@ -857,6 +859,7 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	};
 	_cleanup_(manager_freep) struct manager *m = NULL;
 	sigset_t mask;
+	bool keep_nice;
 	long n_cpus;
 	int r;
 
@@ -950,16 +953,6 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 		log_warning_errno(r, "Looking for orphaned probes failed, ignoring: %m");
 	spool_report_stale(m->state_dir_fd);
 
-	n_cpus = sysconf(_SC_NPROCESSORS_CONF);
-	if (n_cpus < 1)
-		return log_error_errno(-EINVAL, "Cannot count CPUs");
-	r = capture_pool_new((unsigned)n_cpus, &m->pool);
-	if (r < 0)
-		return log_error_errno(r, "Cannot start capture workers: %m");
-
-	if (c->sessions_dir)
-		sessions_dir_load(c->sessions_dir, SESSION_MAX * 4, create_from_file, m);
-
 	r = ctl_server_new(m->event, c->socket_path, resolve_group(c->group), &h, &m->server);
 	if (r == -EADDRINUSE)
 		return log_error_errno(r, "Another ftraced is already listening on '%s'",
@@ -980,10 +973,25 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 			log_debug("The kernel keeps %d task names (saved_cmdlines_size)", r);
 	}
 
-	/* Everything that needed a capability is done: kallsyms is open, the socket bound. */
-	r = priv_drop();
+	/*
+	 * Everything that needed a capability is done: kallsyms is open, the
+	 * socket bound. Capabilities and no-new-privs belong to each thread, and
+	 * a thread starts with its creator's: so before the first one.
+	 */
+	m->rt_priority_max = priv_realtime_allowed(c->settings->rt_priority_max, &keep_nice);
+	r = priv_drop(keep_nice);
 	if (r < 0)
 		return r;
+	n_cpus = sysconf(_SC_NPROCESSORS_CONF);
+	if (n_cpus < 1)
+		return log_error_errno(-EINVAL, "Cannot count CPUs");
+	r = capture_pool_new((unsigned)n_cpus, &m->pool);
+	if (r < 0)
+		return log_error_errno(r, "Cannot start capture workers: %m");
+
+	if (c->sessions_dir)
+		sessions_dir_load(c->sessions_dir, SESSION_MAX * 4, create_from_file, m);
+
 	*ret = TAKE_PTR(m);
 	return 0;
 }

@@ -15,25 +15,104 @@
  * So the bounding set is emptied, the ambient set cleared, and the
  * permitted, effective and inheritable sets set to empty.
  *
- * Called once, from the main thread, before any worker starts.
+ * The one exception is chosen by the admin: with rt-priority-max set and
+ * RLIMIT_RTPRIO too low for it (started by hand as root), CAP_SYS_NICE
+ * stays, for the capture workers' SCHED_FIFO (-r) and nothing else.
+ *
+ * Called once, from the main thread, before any other thread exists:
+ * capabilities and no-new-privs are per thread, inherited at creation.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include "daemon/log.h"
 #include "daemon/privileges.h"
 
+/* The capabilities kept: none, or CAP_SYS_NICE alone. */
+static cap_t kept_caps(bool keep_nice)
+{
+	cap_value_t nice = CAP_SYS_NICE;
+	cap_t caps = cap_init();
+
+	if (caps && keep_nice &&
+	    (cap_set_flag(caps, CAP_PERMITTED, 1, &nice, CAP_SET) < 0 ||
+	     cap_set_flag(caps, CAP_EFFECTIVE, 1, &nice, CAP_SET) < 0)) {
+		cap_free(caps);
+		return NULL;
+	}
+	return caps;
+}
+
+/* Can this thread take SCHED_FIFO at @priority now? Tried, then undone. */
+static int try_fifo(unsigned priority)
+{
+	struct sched_param fifo = { .sched_priority = (int)priority }, other = {};
+	int r = -pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);
+
+	if (r >= 0)
+		(void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+	return r;
+}
+
+/**
+ * priv_realtime_allowed() - the highest -r priority the capture workers will be able to take.
+ * @wanted: ftraced.conf's rt-priority-max (0: -r is off)
+ * @ret_keep_nice: set when only CAP_SYS_NICE allows it: priv_drop() must keep it
+ *
+ * RLIMIT_RTPRIO (LimitRTPRIO= in a unit) allows it without a capability;
+ * otherwise CAP_SYS_NICE, if this process has it. Tried for real, so a
+ * seccomp filter (RestrictRealtime=yes) is found too. Before priv_drop().
+ *
+ * Return: @wanted, or 0 (logged) if neither allows it.
+ */
+unsigned priv_realtime_allowed(unsigned wanted, bool *ret_keep_nice)
+{
+	struct rlimit lim = {};
+	cap_flag_value_t nice = CAP_CLEAR;
+	cap_t now;
+	int r;
+
+	*ret_keep_nice = false;
+	if (wanted == 0)
+		return 0;
+	(void)getrlimit(RLIMIT_RTPRIO, &lim);
+	if (lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= wanted) {
+		r = try_fifo(wanted);
+	} else {
+		now = cap_get_proc();
+		if (now)
+			(void)cap_get_flag(now, CAP_SYS_NICE, CAP_PERMITTED, &nice);
+		cap_free(now);
+		r = nice == CAP_SET ? try_fifo(wanted) : -EPERM;
+		*ret_keep_nice = r >= 0;
+	}
+	if (r < 0) {
+		log_warning_errno(r, "rt-priority-max = %u, but real-time scheduling is not allowed "
+				  "here (%m): under systemd, add LimitRTPRIO=%u and "
+				  "RestrictRealtime=no to ftraced.service. -r is refused", wanted,
+				  wanted);
+		return 0;
+	}
+	log_info("Capture workers may run SCHED_FIFO up to priority %u (-r)%s", wanted,
+		 *ret_keep_nice ? ", with CAP_SYS_NICE kept for it" : "");
+	return wanted;
+}
+
 /**
  * priv_drop() - give up every capability, for good.
+ * @keep_nice: but CAP_SYS_NICE (see priv_realtime_allowed())
  *
  * Return: 0, or -errno (the daemon then refuses to run).
  */
-int priv_drop(void)
+int priv_drop(bool keep_nice)
 {
-	cap_t empty;
+	cap_t kept;
 	int r = 0;
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -42,43 +121,45 @@ int priv_drop(void)
 		return log_error_errno(negative_errno(), "Cannot clear ambient capabilities: %m");
 	/* The bounding set needs CAP_SETPCAP to shrink: before the effective set goes. */
 	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++)
-		if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) > 0 &&
+		if (!(keep_nice && c == CAP_SYS_NICE) && prctl(PR_CAPBSET_READ, c, 0, 0, 0) > 0 &&
 		    prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EPERM)
 			return log_error_errno(negative_errno(), "Cannot drop capability %d from the "
 					       "bounding set: %m", (int)c);
-	empty = cap_init();
-	if (!empty)
+	kept = kept_caps(keep_nice);
+	if (!kept)
 		return -ENOMEM;
-	if (cap_set_proc(empty) < 0)
+	if (cap_set_proc(kept) < 0)
 		r = log_error_errno(negative_errno(), "Cannot drop capabilities: %m");
-	cap_free(empty);
+	cap_free(kept);
 	if (r >= 0)
-		r = priv_assert_dropped();
+		r = priv_assert_dropped(keep_nice);
 	if (r >= 0)
-		log_info("Capabilities dropped, no-new-privs set");
+		log_info("Capabilities dropped%s, no-new-privs set",
+			 keep_nice ? " but CAP_SYS_NICE (rt-priority-max)" : "");
 	return r;
 }
 
 /**
  * priv_assert_dropped() - check that no capability is left and none can come back.
+ * @keep_nice: CAP_SYS_NICE alone is expected (see priv_realtime_allowed())
  *
  * Return: 0, or -EPERM naming what is left (an effective, permitted,
  * inheritable or ambient capability, or no-new-privs unset).
  */
-int priv_assert_dropped(void)
+int priv_assert_dropped(bool keep_nice)
 {
 	cap_t now = cap_get_proc();
-	cap_t empty = cap_init();
+	cap_t kept = kept_caps(keep_nice);
 	int differ;
 
-	if (!now || !empty) {
+	if (!now || !kept) {
 		cap_free(now);
-		cap_free(empty);
+		cap_free(kept);
 		return -ENOMEM;
 	}
-	differ = cap_compare(now, empty);
+	differ = cap_compare(now, kept);
 	cap_free(now);
-	cap_free(empty);
+	cap_free(kept);
 	if (differ)
 		return log_error_errno(-EPERM, "Capabilities are still held after dropping them");
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
@@ -89,7 +170,7 @@ int priv_assert_dropped(void)
 	 * no-new-privs, no execve() can bring it back, so that is fine.
 	 */
 	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++)
-		if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) > 0)
+		if (!(keep_nice && c == CAP_SYS_NICE) && prctl(PR_CAPBSET_READ, c, 0, 0, 0) > 0)
 			log_debug("Capability %d stays in the bounding set (no CAP_SETPCAP to drop "
 				  "it); unusable with no-new-privs", (int)c);
 	return 0;

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-int priv_drop(void);
-int priv_assert_dropped(void);
+#include <stdbool.h>
+
+unsigned priv_realtime_allowed(unsigned wanted, bool *ret_keep_nice);
+int priv_drop(bool keep_nice);
+int priv_assert_dropped(bool keep_nice);

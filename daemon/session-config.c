@@ -420,6 +420,7 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 	c.level = ctl_request_has(req, FTRACED_ATTR_LEVEL) ? req->level : ZSTD_LEVEL_DEFAULT;
 	c.duration_ms = req->duration_ms;
 	c.stacktrace = req->stacktrace;
+	c.rt_priority = req->rt_priority;
 	c.ignore_missing = req->ignore_missing;
 	if (req->follow_fork && req->n_pids == 0) {
 		snprintf(error, n_error, "-c follows the children of the processes given with -P "

@@ -277,6 +277,15 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 	}
 	if (strcmp(key, "buffer-kb") == 0)
 		return put_number(b, FTRACED_ATTR_BUFFER_KB, v, UINT32_MAX, error, n_error);
+	if (strcmp(key, "rt-priority") == 0) {
+		if (strcmp(v, "0") == 0) {
+			snprintf(error, n_error, "rt-priority is 1..%u (leave it out for normal "
+				 "scheduling)", FTRACED_RT_PRIORITY_MAX);
+			return -EINVAL;
+		}
+		return put_number(b, FTRACED_ATTR_RT_PRIORITY, v, FTRACED_RT_PRIORITY_MAX, error,
+				  n_error);
+	}
 	if (strcmp(key, "subbuf-kb") == 0)
 		return put_number(b, FTRACED_ATTR_SUBBUF_KB, v, UINT32_MAX, error, n_error);
 	if (strcmp(key, "max-files") == 0)

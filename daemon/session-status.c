@@ -119,6 +119,8 @@ void session_describe(struct session *s, struct ctl_builder *b)
 		    s->config.zstd ? FTRACED_COMPRESSION_ZSTD : FTRACED_COMPRESSION_NONE);
 	ctl_put_u32(b, FTRACED_ATTR_SUBBUF_SIZE, s->imeta.subbuf_size);
 	ctl_put_u32(b, FTRACED_ATTR_BUFFER_KB, s->config.buffer_kb);
+	if (s->config.rt_priority)
+		ctl_put_u32(b, FTRACED_ATTR_RT_PRIORITY, s->config.rt_priority);
 	if (s->instance)
 		ctl_put_string(b, FTRACED_ATTR_INSTANCE, instance_name(s->instance));
 	for (unsigned k = 0; k < s->config.n_events; k++)

@@ -204,11 +204,31 @@ void session_stream_params(const struct session *s, struct stream_params *ret)
 		.notify_bytes = s->config.mode == FTRACED_MODE_CONTINUOUS ?
 			MAX(step, (uint64_t)1) : 0,
 		.progress = s->env.written,
+		.rt_priority = s->config.rt_priority,
 	};
 }
 
 static void on_published(const struct publish_outcome *o, void *userdata);
 static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *userdata);
+
+/*
+ * -r PRIO: the workers switch to SCHED_FIFO themselves. What they may take
+ * was settled at start (priv_realtime_allowed()): refused here, with the
+ * remedy, rather than by a worker that could only log it.
+ */
+static int check_rt_priority(unsigned priority, unsigned allowed, char *error, size_t n_error)
+{
+	if (priority == 0 || priority <= allowed)
+		return 0;
+	if (allowed == 0)
+		snprintf(error, n_error, "real-time scheduling (-r) is off in this daemon: set "
+			 "rt-priority-max in ftraced.conf (under systemd, with LimitRTPRIO= and "
+			 "RestrictRealtime=no in ftraced.service; see ftraced.conf(5))");
+	else
+		snprintf(error, n_error, "real-time priority %u is above this daemon's "
+			 "rt-priority-max (%u)", priority, allowed);
+	return -EPERM;
+}
 
 /**
  * session_new() - validate a RECORD or CREATE request and prepare its session.
@@ -262,6 +282,9 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		.committed = env->memory_committed,
 	};
 	r = session_config_from_request(req, owner, n_cpus, &mem, &s->config, error, n_error);
+	if (r < 0)
+		return r;
+	r = check_rt_priority(s->config.rt_priority, env->rt_priority_max, error, n_error);
 	if (r < 0)
 		return r;
 	s->publisher.on_segment = s->config.on_segment;

@@ -51,6 +51,7 @@ struct session_env {
 	struct clock_anchor *clock_anchor; /* wall-clock anchors for its files; NULL: none */
 	uint64_t memory_limit;       /* bytes, all sessions together; 0: none */
 	uint64_t memory_committed;   /* bytes the other sessions take */
+	unsigned rt_priority_max;    /* the highest -r allowed (rt-priority-max); 0: -r refused */
 	struct runner *runner;       /* runs on-segment commands */
 	_Atomic uint64_t *written;   /* every byte written to spools and files is added here */
 	/* Takes an instance the session is done with: removed now, or as soon as tracefs lets. */

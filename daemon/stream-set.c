@@ -79,6 +79,7 @@ int stream_set_open(struct stream_set *set, struct instance *inst, const struct 
 			.notify_bytes = p->notify_bytes,
 			.progress = p->progress,
 			.drain_only = p->snapshot_raw,
+			.rt_priority = p->rt_priority,
 			.stats_fd = -EBADF,
 		};
 		int r;

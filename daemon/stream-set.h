@@ -34,6 +34,7 @@ struct stream_params {
 	uint64_t notify_bytes;  /* per CPU; 0: no progress notifications */
 	_Atomic uint64_t *progress; /* the daemon's count of bytes written; may be NULL */
 	bool snapshot_raw;      /* read the snapshot buffer, not the ring */
+	unsigned rt_priority;   /* the workers' SCHED_FIFO priority while they hold it; 0: none */
 };
 
 /* All CPUs of one session. */

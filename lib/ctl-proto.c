@@ -243,7 +243,7 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 		       BIT(FTRACED_ATTR_TRACER) | BIT(FTRACED_ATTR_FTRACE_FILTER) | \
 		       BIT(FTRACED_ATTR_FTRACE_NOTRACE) | BIT(FTRACED_ATTR_GRAPH_FUNCTION) | \
 		       BIT(FTRACED_ATTR_MAX_GRAPH_DEPTH) | BIT(FTRACED_ATTR_FUNC_STACK) | \
-		       BIT(FTRACED_ATTR_PROBE))
+		       BIT(FTRACED_ATTR_PROBE) | BIT(FTRACED_ATTR_RT_PRIORITY))
 /* Attributes a request may carry more than once. */
 #define REPEATABLE_ATTRS (BIT(FTRACED_ATTR_EVENT) | BIT(FTRACED_ATTR_TRIGGER) | \
 			  BIT(FTRACED_ATTR_PID) | BIT(FTRACED_ATTR_EVENT_FILTER) | \
@@ -453,6 +453,12 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 		case FTRACED_ATTR_TRIM:
 			r = ctl_attr_u32(&a, &req.trim);
 			if (r >= 0 && req.trim > 1)
+				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_RT_PRIORITY:
+			r = ctl_attr_u32(&a, &req.rt_priority);
+			if (r >= 0 && (req.rt_priority < 1 ||
+				       req.rt_priority > FTRACED_RT_PRIORITY_MAX))
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_STACKTRACE:

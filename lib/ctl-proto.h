@@ -54,6 +54,7 @@ struct ctl_request {
 	char triggers[FTRACED_TRIGGERS_PER_REQUEST_MAX][FTRACED_TRIGGER_MAX + 1];
 	uint32_t trim;
 	uint32_t stacktrace;
+	uint32_t rt_priority; /* 0: normal scheduling */
 	uint32_t ignore_missing;
 	unsigned n_pids;
 	uint32_t pids[FTRACED_PIDS_PER_REQUEST_MAX];

@@ -112,6 +112,9 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 		case FTRACED_ATTR_BUFFER_KB:
 			r = ctl_attr_u32(&a, &s->buffer_kb);
 			break;
+		case FTRACED_ATTR_RT_PRIORITY:
+			r = ctl_attr_u32(&a, &s->rt_priority);
+			break;
 		case FTRACED_ATTR_EVENT:
 			if (s->n_events >= FTRACED_EVENTS_PER_REQUEST_MAX)
 				return -EBADMSG;

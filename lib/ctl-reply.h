@@ -17,6 +17,7 @@ struct session_info {
 	uint32_t compression;
 	uint32_t subbuf_size;
 	uint32_t buffer_kb;      /* per CPU ring */
+	uint32_t rt_priority;    /* -r: SCHED_FIFO priority of its capture workers; 0: none */
 	unsigned n_events;
 	char events[FTRACED_EVENTS_PER_REQUEST_MAX][FTRACED_EVENT_SPEC_MAX + 1];
 	bool skipped[FTRACED_EVENTS_PER_REQUEST_MAX]; /* -i: this kernel lacks events[k] */

@@ -38,6 +38,7 @@
 #define FTRACED_FUNCTIONS_PER_REQUEST_MAX 64u /* -l, -n and -g together */
 #define FTRACED_PROBE_MAX              512u  /* one --probe definition */
 #define FTRACED_PROBES_PER_REQUEST_MAX 16u
+#define FTRACED_RT_PRIORITY_MAX        99u   /* -r: SCHED_FIFO's highest priority */
 
 struct ftraced_msg_hdr {
 	uint32_t magic;
@@ -144,6 +145,8 @@ enum ftraced_attr {
 	FTRACED_ATTR_MAX_GRAPH_DEPTH,   /* u32, 1..: function_graph's depth */
 	FTRACED_ATTR_FUNC_STACK,        /* u32, 0 or 1: a stack with each function event */
 	FTRACED_ATTR_PROBE,             /* string, repeated: a kprobe or uprobe definition */
+	/* capture options of RECORD and CREATE (trace-cmd record's -r) */
+	FTRACED_ATTR_RT_PRIORITY,       /* u32, 1..99: capture workers run SCHED_FIFO at this */
 	_FTRACED_REQUEST_ATTR_MAX,      /* a request's attributes are below: bits of a u64 */
 
 	/* Replies only, from 64 on. */

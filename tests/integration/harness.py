@@ -69,6 +69,7 @@ class Daemon:
         self.state = state or os.path.join(self.dir, "state")
         self.log_path = os.path.join(self.dir, "ftraced.log")
         self.extra_args = list(extra_args)
+        self.wrapper = []  # a command that execs the daemon, e.g. prlimit's
         self.proc = None
 
     def with_session_files(self, files):
@@ -92,7 +93,7 @@ class Daemon:
                 f.write("saved-cmdlines = 0\n")
             args = args + ["--config", conf]
         self.proc = subprocess.Popen(
-            [FTRACED, "--socket", self.socket, "--state-dir", self.state,
+            self.wrapper + [FTRACED, "--socket", self.socket, "--state-dir", self.state,
              "--log-level", "debug"] + args, stdout=log, stderr=log)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -196,9 +197,11 @@ class Daemon:
 
 
 @contextlib.contextmanager
-def daemon():
-    """A fresh daemon for one test; stopped cleanly (exit 0, no spool left) at the end."""
-    d = Daemon().start()
+def daemon(d=None):
+    """A fresh daemon for one test (or D, set up but not started); stopped cleanly (exit 0,
+    no spool left) at the end."""
+    d = d or Daemon()
+    d.start()
     try:
         yield d
         d.stop()

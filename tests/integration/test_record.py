@@ -80,6 +80,83 @@ def test_markers_flat_out_json():
         assert sum(c["bytes_raw"] for c in info["cpus"]) == info["bytes_raw"] > 0
 
 
+CAP_SYS_NICE = 23
+SCHED_FIFO = 1
+
+
+def worker_policies(pid):
+    """[(policy, rt_priority)] of the daemon's threads but the main one."""
+    found = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        if int(tid) == pid:
+            continue
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                fields = f.read().rpartition(")")[2].split()
+        except OSError:
+            continue  # a short-lived thread (reaper, kallsyms) gone meanwhile
+        found.append((int(fields[41 - 3]), int(fields[40 - 3])))
+    return found
+
+
+def rt_daemon(priority_max, wrapper=()):
+    """A daemon whose ftraced.conf sets rt-priority-max, exec'd by WRAPPER."""
+    d = Daemon()
+    conf = os.path.join(d.dir, "ftraced.conf")
+    with open(conf, "w") as f:
+        f.write("saved-cmdlines = 0\nrt-priority-max = %d\n" % priority_max)
+    d.extra_args = ["--group", "", "--config", conf]
+    d.wrapper = list(wrapper)
+    return d
+
+
+def test_rt_priority_for_capture_workers():
+    """-r as trace-cmd's: the capture workers run SCHED_FIFO at PRIO while the session
+    captures, up to ftraced.conf's rt-priority-max; off unless the admin sets it."""
+    def refused(d, priority, why):
+        r = d.ctl("record", "-r", str(priority), "-e", "ftrace:print", "-o",
+                  os.path.join(d.dir, "no.dat"), check=False)
+        assert r.returncode != 0 and why in r.stderr, r.stderr
+        assert not os.path.exists(os.path.join(d.dir, "no.dat.partial"))
+
+    with daemon() as d:
+        refused(d, 10, "real-time scheduling (-r) is off in this daemon: set rt-priority-max")
+        assert all(creds["CapEff"] == 0 for creds in thread_credentials(d.proc.pid).values())
+    # Neither RLIMIT_RTPRIO nor CAP_SYS_NICE: said at start, and -r refused.
+    with daemon(rt_daemon(20, ["prlimit", "--rtprio=0:0", "setpriv",
+                               "--bounding-set=-sys_nice", "--inh-caps=-sys_nice"])) as d:
+        assert "real-time scheduling is not allowed here" in d.log(), d.log()
+        refused(d, 10, "is off in this daemon")
+
+    with daemon(rt_daemon(20, ["prlimit", "--rtprio=0:0"])) as d:
+        pid = d.proc.pid
+        # CAP_SYS_NICE kept for it (RLIMIT_RTPRIO 0), and nothing else, in every thread.
+        for tid, creds in thread_credentials(pid).items():
+            assert creds == dict(CapInh=0, CapPrm=1 << CAP_SYS_NICE, CapEff=1 << CAP_SYS_NICE,
+                                 CapBnd=1 << CAP_SYS_NICE, CapAmb=0, NoNewPrivs="1"), \
+                "thread %d: %s" % (tid, creds)
+        assert all(p == (0, 0) for p in worker_policies(pid)), worker_policies(pid)
+        refused(d, 30, "real-time priority 30 is above this daemon's rt-priority-max (20)")
+        r = d.ctl("record", "-r", "0", "-e", "ftrace:print", "-o",
+                  os.path.join(d.dir, "no.dat"), check=False)
+        assert r.returncode != 0 and "real-time priority" in r.stderr, r.stderr
+
+        out = os.path.join(d.dir, "rt.dat")
+        rec = d.record_background("-r", "10", "-e", "ftrace:print", "-o", out)
+        session = d.wait_running()
+        fifo = [p for p in worker_policies(pid) if p == (SCHED_FIFO, 10)]
+        assert len(fifo) == len(CPUS), worker_policies(pid)
+        assert "SCHED_FIFO 10" in d.ctl("status", session["name"]).stdout
+        assert d.ctl_json("status", session["name"])["rt_priority"] == 10
+        written = markers(session["instance"], CPUS, 20000, 100000)
+        d.ctl("stop", session["name"])
+        _, stderr = rec.communicate(timeout=120)
+        assert rec.returncode == 0, stderr
+        check_markers_file(out, written)
+        # Back to normal scheduling once no session asks for more.
+        assert all(p == (0, 0) for p in worker_policies(pid)), worker_policies(pid)
+
+
 def test_info_and_verify_offline():
     """verify catches the damage trace-cmd report reads silently; info counts what is there."""
     with daemon() as d:
@@ -745,19 +822,40 @@ def test_crash_recovered_on_restart():
         first.cleanup()
 
 
-def test_no_capabilities_after_start():
-    """The running daemon holds no capabilities, yet its files carry real kernel addresses."""
-    with daemon() as d:
+def thread_credentials(pid):
+    """{tid: {CapInh, CapPrm, CapEff, CapBnd, CapAmb: int, NoNewPrivs: str}}: capabilities
+    and no-new-privs are per thread, so every one of the daemon's is read."""
+    found = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
         status = {}
-        with open("/proc/%d/status" % d.proc.pid) as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                status[key] = value.strip()
-        for key in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
-            assert int(status[key], 16) == 0, "%s = %s" % (key, status[key])
-        assert status["NoNewPrivs"] == "1"
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                for line in f:
+                    key, _, value = line.partition(":")
+                    status[key] = value.strip()
+        except OSError:
+            continue  # a short-lived thread gone meanwhile
+        found[int(tid)] = dict({k: int(status[k], 16) for k in
+                                ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")},
+                               NoNewPrivs=status["NoNewPrivs"])
+    return found
+
+
+def test_no_capabilities_after_start():
+    """No thread of the running daemon holds a capability, its capture workers included,
+    yet its files carry real kernel addresses."""
+    with daemon() as d:
         out = os.path.join(d.dir, "syms.dat")
-        d.ctl("record", "-e", "sched:sched_switch", "-d", "200ms", "-o", out)
+        rec = d.record_background("-e", "sched:sched_switch", "-o", out)
+        session = d.wait_running()
+        threads = thread_credentials(d.proc.pid)
+        assert len(threads) > len(CPUS), threads  # the main thread and the workers
+        for tid, creds in threads.items():
+            assert creds == dict(CapInh=0, CapPrm=0, CapEff=0, CapBnd=0, CapAmb=0,
+                                 NoNewPrivs="1"), "thread %d: %s" % (tid, creds)
+        d.ctl("stop", session["name"])
+        _, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 0, stderr
         assert_real_kallsyms(out)
 
 

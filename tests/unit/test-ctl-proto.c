@@ -41,6 +41,7 @@ static void test_record_roundtrip(void)
 	ctl_put_u32(&b, FTRACED_ATTR_COMPRESSION, FTRACED_COMPRESSION_NONE);
 	ctl_put_u32(&b, FTRACED_ATTR_LEVEL, (uint32_t)-3);
 	ctl_put_u64(&b, FTRACED_ATTR_DURATION_MS, 10000);
+	ctl_put_u32(&b, FTRACED_ATTR_RT_PRIORITY, 50);
 	n = finish();
 
 	memset(&req, 0xaa, sizeof(req));
@@ -56,6 +57,7 @@ static void test_record_roundtrip(void)
 	assert(req.compression == FTRACED_COMPRESSION_NONE);
 	assert(req.level == -3);
 	assert(req.duration_ms == 10000);
+	assert(req.rt_priority == 50);
 	assert(ctl_request_has(&req, FTRACED_ATTR_CLOCK));
 	assert(!ctl_request_has(&req, FTRACED_ATTR_SESSION));
 }
@@ -186,6 +188,14 @@ static void test_malformed_attrs(void)
 	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
 	ctl_put_u32(&b, FTRACED_ATTR_COMPRESSION, _FTRACED_COMPRESSION_MAX);
 	expect_reject(b.buf, finish(), -EBADMSG);
+	for (size_t i = 0; i < 2; i++) {
+		static const uint32_t bad_priorities[] = { 0, FTRACED_RT_PRIORITY_MAX + 1 };
+
+		ctl_builder_init(&b, FTRACED_MSG_RECORD);
+		ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+		ctl_put_u32(&b, FTRACED_ATTR_RT_PRIORITY, bad_priorities[i]);
+		expect_reject(b.buf, finish(), -EBADMSG);
+	}
 
 	/* strings: bad characters, embedded NUL, empty, too long */
 	for (size_t i = 0; i < ELEMENTSOF(bad_events); i++) {

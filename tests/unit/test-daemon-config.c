@@ -40,6 +40,7 @@ int main(void)
 	assert(c.group_symbols == GROUP_SYMBOLS_AUTO && c.saved_cmdlines == SAVED_CMDLINES_DEFAULT);
 	assert(parse("saved-cmdlines = 0", &c, &line) == 0 && c.saved_cmdlines == 0);
 	assert(parse("saved-cmdlines = 32768", &c, &line) == 0 && c.saved_cmdlines == 32768);
+	assert(parse("rt-priority-max = 50", &c, &line) == 0 && c.rt_priority_max == 50);
 	assert(parse("metrics-directory = /var/lib/prometheus/node-exporter\nmetrics-interval = 30s",
 		     &c, &line) == 0);
 	assert(strcmp(c.metrics_directory, "/var/lib/prometheus/node-exporter") == 0);
@@ -58,6 +59,8 @@ int main(void)
 	expect_refused("colour = blue", 1, "unknown key 'colour'");
 	expect_refused("saved-cmdlines = 32769", 1, "from 0 (leave the kernel's) to 32768");
 	expect_refused("saved-cmdlines = many", 1, "is not a number of task names");
+	expect_refused("rt-priority-max = 100", 1, "is not a priority from 0 (-r refused) to 99");
+	expect_refused("rt-priority-max = -1", 1, "is not a priority from 0 (-r refused) to 99");
 	expect_refused("metrics-directory = textfile", 1, "is not an absolute path");
 	expect_refused("metrics-interval = 100ms", 1, "is not a time from 1s to 3600s");
 	expect_refused("metrics-interval = 2h", 1, "is not a time from 1s to 3600s");

@@ -61,6 +61,10 @@ int main(void)
 	assert(req.stacktrace == 1 && req.ignore_missing == 1 && req.n_events == 2);
 	assert(parse("events = sched\nstacktrace = no\n", "x") == 0 && req.stacktrace == 0);
 	assert(parse("events = sched\nstacktrace = maybe\n", "x") == -EINVAL && line == 2);
+	assert(parse("events = sched\nrt-priority = 40\n", "x") == 0 && req.rt_priority == 40);
+	assert(parse("events = sched\nrt-priority = 0\n", "x") == -EINVAL && line == 2);
+	assert(strstr(error, "rt-priority is 1..99"));
+	assert(parse("events = sched\nrt-priority = 100\n", "x") == -EINVAL && line == 2);
 	assert(parse("events = sched\nbogus = 1\n", "x") == -EINVAL && line == 2);
 	assert(strstr(error, "unknown key 'bogus'"));
 	assert(parse("events = sched\nno equals sign\n", "x") == -EINVAL && line == 2);
