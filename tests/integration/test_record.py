@@ -84,8 +84,9 @@ CAP_SYS_NICE = 23
 SCHED_FIFO = 1
 
 
-def worker_policies(pid):
-    """[(policy, rt_priority)] of the daemon's threads but the main one."""
+def worker_policies(pid, cpus_allowed=False):
+    """[(policy, rt_priority)] of the daemon's threads but the main one; with CPUS_ALLOWED,
+    [(policy, rt_priority, Cpus_allowed_list)]."""
     found = []
     for tid in os.listdir("/proc/%d/task" % pid):
         if int(tid) == pid:
@@ -93,9 +94,12 @@ def worker_policies(pid):
         try:
             with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
                 fields = f.read().rpartition(")")[2].split()
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                allowed = re.search(r"^Cpus_allowed_list:\s*(\S+)", f.read(), re.M).group(1)
         except OSError:
             continue  # a short-lived thread (reaper, kallsyms) gone meanwhile
-        found.append((int(fields[41 - 3]), int(fields[40 - 3])))
+        policy = (int(fields[41 - 3]), int(fields[40 - 3]))
+        found.append(policy + (allowed,) if cpus_allowed else policy)
     return found
 
 
@@ -144,8 +148,9 @@ def test_rt_priority_for_capture_workers():
         out = os.path.join(d.dir, "rt.dat")
         rec = d.record_background("-r", "10", "-e", "ftrace:print", "-o", out)
         session = d.wait_running()
-        fifo = [p for p in worker_policies(pid) if p == (SCHED_FIFO, 10)]
-        assert len(fifo) == len(CPUS), worker_policies(pid)
+        # One real-time worker per CPU, each pinned to its own.
+        fifo = sorted(p[2] for p in worker_policies(pid, True) if p[:2] == (SCHED_FIFO, 10))
+        assert fifo == sorted(str(c) for c in CPUS), worker_policies(pid, True)
         assert "SCHED_FIFO 10" in d.ctl("status", session["name"]).stdout
         assert d.ctl_json("status", session["name"])["rt_priority"] == 10
         written = markers(session["instance"], CPUS, 20000, 100000)
@@ -153,8 +158,11 @@ def test_rt_priority_for_capture_workers():
         _, stderr = rec.communicate(timeout=120)
         assert rec.returncode == 0, stderr
         check_markers_file(out, written)
-        # Back to normal scheduling once no session asks for more.
-        assert all(p == (0, 0) for p in worker_policies(pid)), worker_policies(pid)
+        # Back to normal scheduling, anywhere the daemon may run, once no session asks.
+        with open("/proc/%d/status" % pid) as f:
+            anywhere = re.search(r"^Cpus_allowed_list:\s*(\S+)", f.read(), re.M).group(1)
+        assert all(p == (0, 0, anywhere) for p in worker_policies(pid, True)), \
+            worker_policies(pid, True)
 
 
 def test_info_and_verify_offline():
