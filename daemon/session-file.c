@@ -90,13 +90,15 @@ static int put_duration(struct ctl_builder *b, enum ftraced_attr a, const char *
 	return 0;
 }
 
-static int put_number(struct ctl_builder *b, enum ftraced_attr a, const char *v, uint64_t max,
-		      char *error, size_t n_error)
+/* A plain number from @min to @max: the protocol parser's bounds for @a. */
+static int put_number(struct ctl_builder *b, enum ftraced_attr a, const char *v, uint64_t min,
+		      uint64_t max, char *error, size_t n_error)
 {
 	uint64_t x;
 
-	if (parse_size(v, &x) < 0 || x > max || strpbrk(v, "KMGTkB")) {
-		snprintf(error, n_error, "invalid number '%s'", v);
+	if (parse_size(v, &x) < 0 || x < min || x > max || strpbrk(v, "KMGTkB")) {
+		snprintf(error, n_error, "invalid number '%s' (%llu to %llu)", v,
+			 (unsigned long long)min, (unsigned long long)max);
 		return -EINVAL;
 	}
 	ctl_put_u32(b, a, (uint32_t)x);
@@ -190,7 +192,7 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 		return 0;
 	}
 	if (strcmp(key, "max-graph-depth") == 0)
-		return put_number(b, FTRACED_ATTR_MAX_GRAPH_DEPTH, v, INT32_MAX, error, n_error);
+		return put_number(b, FTRACED_ATTR_MAX_GRAPH_DEPTH, v, 1, INT32_MAX, error, n_error);
 	if (strcmp(key, "flight-backend") == 0) {
 		if (strcmp(v, "memory") != 0 && strcmp(v, "kernel") != 0) {
 			snprintf(error, n_error, "unknown flight backend '%s' (memory, kernel)", v);
@@ -276,20 +278,14 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 		return 0;
 	}
 	if (strcmp(key, "buffer-kb") == 0)
-		return put_number(b, FTRACED_ATTR_BUFFER_KB, v, UINT32_MAX, error, n_error);
-	if (strcmp(key, "rt-priority") == 0) {
-		if (strcmp(v, "0") == 0) {
-			snprintf(error, n_error, "rt-priority is 1..%u (leave it out for normal "
-				 "scheduling)", FTRACED_RT_PRIORITY_MAX);
-			return -EINVAL;
-		}
-		return put_number(b, FTRACED_ATTR_RT_PRIORITY, v, FTRACED_RT_PRIORITY_MAX, error,
+		return put_number(b, FTRACED_ATTR_BUFFER_KB, v, 0, UINT32_MAX, error, n_error);
+	if (strcmp(key, "rt-priority") == 0)
+		return put_number(b, FTRACED_ATTR_RT_PRIORITY, v, 1, FTRACED_RT_PRIORITY_MAX, error,
 				  n_error);
-	}
 	if (strcmp(key, "subbuf-kb") == 0)
-		return put_number(b, FTRACED_ATTR_SUBBUF_KB, v, UINT32_MAX, error, n_error);
+		return put_number(b, FTRACED_ATTR_SUBBUF_KB, v, 0, UINT32_MAX, error, n_error);
 	if (strcmp(key, "max-files") == 0)
-		return put_number(b, FTRACED_ATTR_MAX_FILES, v, UINT32_MAX, error, n_error);
+		return put_number(b, FTRACED_ATTR_MAX_FILES, v, 0, UINT32_MAX, error, n_error);
 	if (strcmp(key, "segment-size") == 0)
 		return put_size(b, FTRACED_ATTR_SEGMENT_SIZE, v, error, n_error);
 	if (strcmp(key, "max-total") == 0)
@@ -303,7 +299,7 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 
 		if (len > 1 && v[len - 1] == '%') {
 			v[len - 1] = '\0';
-			return put_number(b, FTRACED_ATTR_KEEP_FREE_PERCENT, keyfile_trim(v), 99, error,
+			return put_number(b, FTRACED_ATTR_KEEP_FREE_PERCENT, keyfile_trim(v), 0, 99, error,
 					  n_error);
 		}
 		return put_size(b, FTRACED_ATTR_KEEP_FREE, v, error, n_error);

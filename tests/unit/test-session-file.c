@@ -63,7 +63,9 @@ int main(void)
 	assert(parse("events = sched\nstacktrace = maybe\n", "x") == -EINVAL && line == 2);
 	assert(parse("events = sched\nrt-priority = 40\n", "x") == 0 && req.rt_priority == 40);
 	assert(parse("events = sched\nrt-priority = 0\n", "x") == -EINVAL && line == 2);
-	assert(strstr(error, "rt-priority is 1..99"));
+	assert(strstr(error, "invalid number '0' (1 to 99)"));
+	/* The protocol refuses a depth of 0: the file parser must too (found by libFuzzer). */
+	assert(parse("events = sched\nmax-graph-depth = 0\n", "x") == -EINVAL && line == 2);
 	assert(parse("events = sched\nrt-priority = 100\n", "x") == -EINVAL && line == 2);
 	assert(parse("events = sched\nbogus = 1\n", "x") == -EINVAL && line == 2);
 	assert(strstr(error, "unknown key 'bogus'"));
