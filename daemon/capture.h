@@ -25,7 +25,7 @@ struct capture_stream_config {
 	_Atomic uint64_t *progress; /* borrowed: stored bytes are added here too; may be NULL */
 	bool drain_only;  /* never polled, only finished: snapshot_raw has no poll */
 	unsigned rt_priority; /* its worker runs SCHED_FIFO at least at this while it holds the
-			       * stream; 0: no wish (checked against RLIMIT_RTPRIO already) */
+			       * stream; 0: no wish (within rt-priority-max, checked already) */
 };
 
 /* Where the last rotation cut a stream: totals stored before the new spool took over. */

@@ -30,10 +30,10 @@
 
 #include "daemon/daemon-config.h"
 #include "daemon/keyfile.h"
-#include "ftraced/proto.h"
 #include "daemon/log.h"
 #include "daemon/meminfo.h"
 #include "ftraced/macro.h"
+#include "ftraced/proto.h"
 #include "lib/io-util.h"
 #include "lib/parse-util.h"
 
