@@ -487,6 +487,7 @@ static void *assembler_main(void *userdata)
 		f.n_data = n_cpus;
 		f.data = data;
 		f.date = s->env.date && s->env.date[0] ? s->env.date : NULL;
+		f.direct = true; /* written once and fsynced: the page cache only slows it down */
 		r = v7_write(s->out_fd, &f, &s->file_bytes);
 	}
 	/* An fsync error is final: the pages may be gone, so the file is never called complete. */

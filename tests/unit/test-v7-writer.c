@@ -13,6 +13,7 @@
 #undef NDEBUG
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,99 @@ static void check_damage(const uint8_t *bytes, size_t n)
 	free(copy);
 }
 
+/* v7_write() into a new file at offset @skip with @f, whose bytes after @skip must be @want. */
+static void check_written_as(const struct v7_file *f, size_t skip, const uint8_t *want, uint64_t n)
+{
+	char path[] = "/var/tmp/test-v7-writer-direct-XXXXXX";
+	uint8_t *got = malloc(n + skip + 1);
+	uint64_t size;
+	int fd, flags;
+
+	fd = mkstemp(path);
+	assert(fd >= 0 && got);
+	flags = fcntl(fd, F_GETFL);
+	assert(skip == 0 || write(fd, want, skip) == (ssize_t)skip);
+	assert(v7_write(fd, f, &size) == 0);
+	assert(size == n);
+	/* O_DIRECT is the writer's business only: the fd's flags are as they were. */
+	assert(fcntl(fd, F_GETFL) == flags);
+	assert(pread(fd, got, n + skip + 1, 0) == (ssize_t)(n + skip));
+	assert(memcmp(got + skip, want, n) == 0);
+	free(got);
+	close(fd);
+	unlink(path);
+}
+
+/* Megabytes of symbols: many stage fills, the data then starting mid-stage. */
+static void check_direct_large(const struct v7_file *direct)
+{
+	char path[] = "/var/tmp/test-v7-writer-large-XXXXXX";
+	struct v7_file f = *direct;
+	size_t n_text = 1800 * 1000 + 123;
+	char *text = malloc(n_text);
+	uint8_t *want;
+	uint64_t size;
+	int fd;
+
+	assert(text);
+	for (size_t i = 0; i < n_text; i++)
+		text[i] = (char)('a' + (i * 7919) % 26);
+	f.kallsyms = (struct v7_blob){ text, n_text };
+	f.kallsyms_sealed = (struct v7_blob){};
+	f.direct = false;
+	fd = mkstemp(path);
+	assert(fd >= 0 && v7_write(fd, &f, &size) == 0);
+	want = malloc(size);
+	assert(want && pread(fd, want, size, 0) == (ssize_t)size);
+	close(fd);
+	unlink(path);
+	f.direct = true;
+	check_written_as(&f, 0, want, size);
+	free(want);
+	free(text);
+}
+
+/*
+ * Written around the page cache (O_DIRECT through the writer's stage), a
+ * file is byte for byte the buffered one: from spools, from memory blobs
+ * of odd sizes (stage boundaries fall inside them), and from an unaligned
+ * start (which stays buffered).
+ */
+static void check_direct(struct fixture *fx, const uint8_t *want, uint64_t n)
+{
+	struct v7_file f = fx->file;
+	struct v7_cpu_data data[N_CPUS];
+	struct v7_blob *blobs[N_CPUS] = {};
+	uint8_t *bytes[N_CPUS] = {};
+
+	f.direct = true;
+	check_written_as(&f, 0, want, n);
+	check_written_as(&f, 1, want, n);
+	memcpy(data, fx->data, sizeof(data));
+	for (unsigned cpu = 0; cpu < N_CPUS; cpu++) {
+		size_t size = data[cpu].size, piece = 1000 + cpu * 4099, n_blobs = 0;
+
+		bytes[cpu] = malloc(size + 1);
+		assert(bytes[cpu] && pread(data[cpu].fd, bytes[cpu], size, (off_t)data[cpu].offset) ==
+				     (ssize_t)size);
+		blobs[cpu] = calloc(size / piece + 2, sizeof(**blobs));
+		assert(blobs[cpu]);
+		for (size_t off = 0; off < size; off += piece)
+			blobs[cpu][n_blobs++] = (struct v7_blob){ bytes[cpu] + off,
+							      MIN(piece, size - off) };
+		data[cpu].blobs = blobs[cpu];
+		data[cpu].n_blobs = n_blobs;
+		data[cpu].fd = -EBADF;
+	}
+	f.data = data;
+	check_written_as(&f, 0, want, n);
+	check_direct_large(&f);
+	for (unsigned cpu = 0; cpu < N_CPUS; cpu++) {
+		free(bytes[cpu]);
+		free(blobs[cpu]);
+	}
+}
+
 static void run_case(uint32_t page_size, bool zstd, unsigned pages_per_chunk)
 {
 	struct fixture fx;
@@ -226,6 +320,7 @@ static void run_case(uint32_t page_size, bool zstd, unsigned pages_per_chunk)
 	assert(memcmp(file_bytes, reader.data, size) == 0);
 	if (page_size == 4096)
 		check_damage(file_bytes, size);
+	check_direct(&fx, file_bytes, size);
 
 	/* An inconsistent description is refused before anything is written. */
 	if (!zstd) {
