@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,7 +40,7 @@ struct kallsyms {
 	size_t n_text;         /* its text's size; and /proc/modules then: */
 	char *modules;
 	size_t n_modules;
-	uint64_t read_usec;
+	_Atomic uint64_t read_usec; /* when the copy was read (the main thread peeks unlocked) */
 	pthread_t prefetch;    /* a refresh ahead of the files that need it */
 	bool prefetching;      /* prefetch is to be joined (main thread only) */
 };
@@ -221,11 +222,11 @@ static int read_modules(char **ret, size_t *ret_size)
 
 /*
  * Makes the cached section current: reused while /proc/modules is unchanged
- * and the copy is younger than KALLSYMS_CACHE_USEC; otherwise /proc/kallsyms
- * is read again, compressed as it is read (the text is never held whole).
+ * and the copy is younger than @max_age_usec; otherwise /proc/kallsyms is
+ * read again, compressed as it is read (the text is never held whole).
  * Called with the lock held.
  */
-static int refresh(struct kallsyms *k)
+static int refresh(struct kallsyms *k, uint64_t max_age_usec)
 {
 	_cleanup_(compressor_freep) struct compressor *c = NULL;
 	_cleanup_free_ uint8_t *frame = NULL;
@@ -243,7 +244,7 @@ static int refresh(struct kallsyms *k)
 		free(modules);
 		modules = NULL; /* no way to tell: never reuse */
 	}
-	if (k->sealed && modules && k->modules && now - k->read_usec < KALLSYMS_CACHE_USEC &&
+	if (k->sealed && modules && k->modules && now - k->read_usec < max_age_usec &&
 	    n_modules == k->n_modules && memcmp(modules, k->modules, n_modules) == 0) {
 		free(modules);
 		return 0;
@@ -291,7 +292,7 @@ int kallsyms_read_sealed(struct kallsyms *k, uint8_t **ret, size_t *ret_size)
 	if (!k || k->fd < 0)
 		return 0;
 	pthread_mutex_lock(&k->lock);
-	r = refresh(k);
+	r = refresh(k, KALLSYMS_CACHE_USEC);
 	if (r >= 0) {
 		*ret = malloc(k->n_sealed);
 		if (*ret) {
@@ -324,7 +325,7 @@ int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size)
 	if (!k || k->fd < 0)
 		return 0;
 	pthread_mutex_lock(&k->lock);
-	r = refresh(k);
+	r = refresh(k, KALLSYMS_CACHE_USEC);
 	/* The section body decompresses to the u32 size, then the text. */
 	text = r >= 0 ? malloc(k->n_text + 5) : NULL;
 	if (r >= 0 && !text)
@@ -350,7 +351,7 @@ static void *prefetch_main(void *userdata)
 
 	/* A failure is the file writer's to see: it refreshes again. */
 	pthread_mutex_lock(&k->lock);
-	(void)refresh(k);
+	(void)refresh(k, KALLSYMS_CACHE_USEC / 2);
 	pthread_mutex_unlock(&k->lock);
 	return NULL;
 }
@@ -374,4 +375,23 @@ void kallsyms_prefetch(struct kallsyms *k)
 		k->prefetching = false;
 	}
 	k->prefetching = pthread_create(&k->prefetch, NULL, prefetch_main, k) == 0;
+}
+
+/**
+ * kallsyms_keep_fresh() - refresh the cached section ahead of need once it is half its age.
+ * @k: kallsyms, or NULL
+ *
+ * A flight recorder's snapshot may come at any time, long after its
+ * session started: called on the session's periodic check, this keeps a
+ * copy younger than KALLSYMS_CACHE_USEC ready, so no snapshot waits for
+ * the kernel to generate the symbols (~80 ms) and for their compression.
+ * No timer of its own: a session that runs is checked anyway. Main thread.
+ */
+void kallsyms_keep_fresh(struct kallsyms *k)
+{
+	if (!k || k->fd < 0)
+		return;
+	if (monotonic_usec() - atomic_load(&k->read_usec) < KALLSYMS_CACHE_USEC / 2)
+		return;
+	kallsyms_prefetch(k);
 }

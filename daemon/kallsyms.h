@@ -17,3 +17,4 @@ bool kallsyms_shown_to_users(void);
 int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size);
 int kallsyms_read_sealed(struct kallsyms *k, uint8_t **ret, size_t *ret_size);
 void kallsyms_prefetch(struct kallsyms *k);
+void kallsyms_keep_fresh(struct kallsyms *k);

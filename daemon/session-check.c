@@ -16,6 +16,7 @@
 
 #include "daemon/bounds.h"
 #include "daemon/flight.h"
+#include "daemon/kallsyms.h"
 #include "daemon/log.h"
 #include "daemon/session-internal.h"
 
@@ -93,6 +94,9 @@ static int on_check_timer(sd_event_source *source, uint64_t usec, void *userdata
 	int r;
 
 	session_check(s);
+	/* A flight recorder's snapshot can come any time: symbols ready, without a timer of their own. */
+	if (s->config.mode == FTRACED_MODE_FLIGHT)
+		kallsyms_keep_fresh(s->env.kallsyms);
 	r = sd_event_source_set_time_relative(source, INTERFERENCE_CHECK_USEC);
 	return r < 0 ? r : sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
 }
