@@ -217,33 +217,55 @@ def main():
     ap.add_argument("--history-mib", type=int, default=16)
     ap.add_argument("--rate", type=int, default=1000000, help="markers/s for the cpu part")
     ap.add_argument("--seconds", type=int, default=3)
+    ap.add_argument("--parts", default="history,latency,cpu",
+                    help="comma-separated parts to run (default: all three)")
     ap.add_argument("--json", help="write the results here too")
     a = ap.parse_args()
+    parts = a.parts.split(",")
     if os.geteuid() != 0:
         sys.exit("needs root")
     with tempfile.TemporaryDirectory(prefix="ftraced-bench-") as tmp:
-        res = {"history": bench_history(tmp, a.history_mib),
-               "latency": bench_latency(tmp, a.runs),
-               "cpu": bench_cpu(tmp, a.rate, a.seconds)}
+        res = {}
+        if "history" in parts:
+            res["history"] = bench_history(tmp, a.history_mib)
+        if "latency" in parts:
+            res["latency"] = bench_latency(tmp, a.runs)
+        if "cpu" in parts:
+            res["cpu"] = bench_cpu(tmp, a.rate, a.seconds)
+    if "history" in res:
+        print_history(res["history"])
+    if "latency" in res:
+        print_latency(res["latency"], a.runs)
+    if "cpu" in res:
+        print_cpu(res["cpu"], a.rate)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=2)
+
+
+def print_history(rows):
     print("History per MiB of RAM (kernel ring: 1.0 by construction)")
     print("  %-8s %9s %10s %9s %8s" % ("workload", "RAM MiB", "raw MiB", "span s", "raw/RAM"))
-    for r in res["history"]:
+    for r in rows:
         print("  %-8s %9.1f %10.1f %9.2f %8.1f" % (r["workload"], r["ram_mib"], r["raw_mib"],
                                                   r["history_s"], r["raw_per_ram"]))
-    lat = res["latency"]
-    print("Snapshot of a full 64 MiB history, command to closed file (median of %d)" % a.runs)
+
+
+def print_latency(lat, runs):
+    print("Snapshot of a full 64 MiB history, command to closed file (median of %d)" % runs)
     print("  ftraced snapshot: %.3f s (%.0f MiB raw history, file %.1f MiB)" % (
         lat["ftraced_s"], lat["ftraced_history_raw_mib"], lat["ftraced_file_mib"]))
     print("  trace-cmd extract of a 64 MiB kernel ring: %.3f s (file %.1f MiB); ratio %.2f" % (
         lat["tracecmd_extract_s"], lat["tracecmd_file_mib"],
         lat["ftraced_s"] / lat["tracecmd_extract_s"]))
-    print("Daemon CPU per million events at %d events/s" % a.rate)
-    for backend, r in res["cpu"].items():
+    print("  ftraced runs: %s" % " ".join("%.3f" % t for t in lat["ftraced_runs"]))
+
+
+def print_cpu(rows, rate):
+    print("Daemon CPU per million events at %d events/s" % rate)
+    for backend, r in rows.items():
         print("  %-7s %.3f s/M events while recording; snapshot %.3f s (%.3f s CPU)" % (
             backend, r["cpu_s_per_m_events"], r["snapshot_s"], r["snapshot_cpu_s"]))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(res, f, indent=2)
 
 
 if __name__ == "__main__":
