@@ -32,6 +32,7 @@
 #include "daemon/capture-stream.h"
 #include "daemon/capture.h"
 #include "daemon/log.h"
+#include "lib/time-util.h"
 
 #define EPOLL_BATCH 16
 /* Splices per wake-up before other streams of the CPU get their turn. */
@@ -187,14 +188,6 @@ static bool process_commands(struct capture_worker *w)
 	}
 	free(queue);
 	return stop;
-}
-
-static uint64_t monotonic_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 static void *worker_main(void *userdata)

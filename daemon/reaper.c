@@ -33,6 +33,7 @@
 #include "daemon/log.h"
 #include "daemon/reaper.h"
 #include "lib/ctl-proto.h"
+#include "lib/time-util.h"
 
 struct pending {
 	struct instance *instance;
@@ -62,14 +63,6 @@ struct reaper {
 	struct pending *items;
 	size_t n_items;
 };
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 static int on_results(sd_event_source *source, int fd, uint32_t revents, void *userdata);
 
@@ -116,7 +109,7 @@ static void removed(struct reaper *r, size_t k)
 
 	if (p->busy)
 		log_notice("Removed instance '%s' (it was busy for %.1f s)", p->name,
-			   (double)(now_usec() - p->since_usec) / 1e6);
+			   (double)(monotonic_usec() - p->since_usec) / 1e6);
 	instance_free(p->instance);
 	if (p->waiter)
 		r->done(p->waiter, p->name, 0, r->userdata);
@@ -140,7 +133,7 @@ static bool try_remove(struct reaper *r, size_t k)
 static int on_retry(sd_event_source *source, uint64_t usec, void *userdata)
 {
 	struct reaper *r = userdata;
-	uint64_t now = now_usec();
+	uint64_t now = monotonic_usec();
 	int ret;
 
 	for (size_t k = 0; k < r->n_items;) {
@@ -253,7 +246,7 @@ void reaper_retire(struct reaper *r, struct instance *i, bool now)
 	}
 	r->items = grown;
 	p = &r->items[r->n_items];
-	*p = (struct pending){ .instance = i, .since_usec = now_usec(), .removing = true };
+	*p = (struct pending){ .instance = i, .since_usec = monotonic_usec(), .removing = true };
 	snprintf(p->name, sizeof(p->name), "%s", instance_name(i));
 	job = now ? NULL : malloc(sizeof(*job));
 	if (job)
@@ -305,7 +298,7 @@ void reaper_wait(struct reaper *r, const char *name, void *waiter, uint64_t time
 		return;
 	}
 	p->waiter = waiter;
-	p->deadline_usec = now_usec() + timeout_usec;
+	p->deadline_usec = monotonic_usec() + timeout_usec;
 }
 
 /**
@@ -342,7 +335,7 @@ bool reaper_has_waiter(const struct reaper *r, const void *waiter)
  */
 void reaper_describe(const struct reaper *r, struct ctl_builder *b)
 {
-	uint64_t now = now_usec();
+	uint64_t now = monotonic_usec();
 
 	for (size_t k = 0; k < r->n_items; k++) {
 		const struct pending *p = &r->items[k];

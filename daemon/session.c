@@ -53,6 +53,7 @@
 #include "daemon/ring-alloc.h"
 #include "daemon/session-internal.h"
 #include "lib/ctl-proto.h"
+#include "lib/time-util.h"
 
 static const char *const state_names[_SESSION_STATE_MAX] = {
 	[SESSION_ALLOCATING] = "allocating",
@@ -88,10 +89,7 @@ void session_wake(struct session *s)
  */
 uint64_t session_now_usec(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	return monotonic_usec();
 }
 
 /**

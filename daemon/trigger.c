@@ -24,6 +24,7 @@
 #include "daemon/metadata.h"
 #include "daemon/trigger.h"
 #include "lib/rb-page.h"
+#include "lib/time-util.h"
 
 #define TRIGGER_RESULT_MAX 256u
 
@@ -43,14 +44,6 @@ struct trigger {
 	uint64_t last_fire_usec;
 	char result[TRIGGER_RESULT_MAX];
 };
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 struct trigger *trigger_free(struct trigger *t)
 {
@@ -177,7 +170,7 @@ int trigger_new(const struct trigger_env *env, const char *text, struct trigger 
 static int on_trigger_event(const struct rb_event *e, void *userdata)
 {
 	struct trigger *t = userdata;
-	uint64_t now = now_usec();
+	uint64_t now = monotonic_usec();
 
 	t->seen++;
 	if ((t->spec.max && t->fired >= t->spec.max) ||
