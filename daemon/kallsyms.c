@@ -29,14 +29,14 @@
 #include "daemon/kallsyms.h"
 #include "ftraced/macro.h"
 #include "lib/compress.h"
+#include "lib/time-util.h"
 #include "lib/v7-format.h"
 #include "lib/v7-writer.h"
 
 struct kallsyms {
 	int fd;                /* /proc/kallsyms, or -EBADF: no symbols */
 	pthread_mutex_t lock;  /* the fd's position and the copy below */
-	uint8_t *sealed;       /* the last read as a zstd KALLSYMS section body */
-	size_t n_sealed;
+	struct kallsyms_section *sealed; /* the last read as a zstd KALLSYMS section body */
 	size_t n_text;         /* its text's size; and /proc/modules then: */
 	char *modules;
 	size_t n_modules;
@@ -80,7 +80,7 @@ struct kallsyms *kallsyms_free(struct kallsyms *k)
 	if (k->prefetching)
 		pthread_join(k->prefetch, NULL);
 	safe_close(k->fd);
-	free(k->sealed);
+	kallsyms_section_unref(k->sealed);
 	free(k->modules);
 	pthread_mutex_destroy(&k->lock);
 	free(k);
@@ -152,6 +152,19 @@ bool kallsyms_has_addresses(const struct kallsyms *k)
 	return false;
 }
 
+/**
+ * kallsyms_section_unref() - drop a reference to a sealed section.
+ * @sec: section or NULL
+ *
+ * Thread-safe. Return: NULL.
+ */
+struct kallsyms_section *kallsyms_section_unref(struct kallsyms_section *sec)
+{
+	if (sec && atomic_fetch_sub_explicit(&sec->refs, 1, memory_order_acq_rel) == 1)
+		free(sec);
+	return NULL;
+}
+
 /* Reads a whole file through @fd from its start; *ret is NUL-terminated. */
 static int read_whole_fd(int fd, char **ret, size_t *ret_size)
 {
@@ -201,14 +214,6 @@ static int read_whole_fd(int fd, char **ret, size_t *ret_size)
 	return 0;
 }
 
-static uint64_t monotonic_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static int read_modules(char **ret, size_t *ret_size)
 {
 	int fd = open("/proc/modules", O_RDONLY | O_CLOEXEC), r;
@@ -233,8 +238,9 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec)
 	char *modules = NULL;
 	size_t n_modules = 0, n_frame, n_text;
 	uint64_t now = monotonic_usec();
-	uint8_t *sealed;
-	size_t n_sealed;
+	struct kallsyms_section *sec;
+	uint8_t *sealed = NULL;
+	size_t n_sealed = 0;
 	int r;
 
 	r = read_modules(&modules, &n_modules);
@@ -255,14 +261,21 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec)
 				METADATA_FILE_MAX, &frame, &n_frame, &n_text);
 	if (r >= 0)
 		r = v7_seal_kallsyms(c, frame, n_frame, n_text, &sealed, &n_sealed);
+	sec = r >= 0 ? malloc(sizeof(*sec) + n_sealed) : NULL;
+	if (r >= 0 && !sec)
+		r = -ENOMEM;
 	if (r < 0) {
+		free(sealed);
 		free(modules);
 		return r;
 	}
-	free(k->sealed);
+	sec->refs = 1;
+	sec->size = n_sealed;
+	memcpy(sec->data, sealed, n_sealed);
+	free(sealed);
+	kallsyms_section_unref(k->sealed);
 	free(k->modules);
-	k->sealed = sealed;
-	k->n_sealed = n_sealed;
+	k->sealed = sec;
 	k->n_text = n_text;
 	k->modules = modules;
 	k->n_modules = n_modules;
@@ -273,34 +286,27 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec)
 /**
  * kallsyms_read_sealed() - the symbols as a zstd file's KALLSYMS section body.
  * @k: kallsyms, or NULL (no symbols)
- * @ret: a copy for v7_file.kallsyms_sealed, for the caller to free; NULL when
- *       there are no symbols
- * @ret_size: its size
+ * @ret: a reference to the section for v7_file.kallsyms_sealed, for the
+ *       caller to drop with kallsyms_section_unref(); NULL when there are no symbols
  *
- * Thread-safe: assembler threads read concurrently. A copy of the
- * compressed section (about a quarter of the text) instead of the text,
- * and no compression per file.
+ * Thread-safe: assembler threads read concurrently. Every file shares the
+ * one compressed section (about a sixth of the text): no copy and no
+ * compression per file.
  *
  * Return: 0 (also without symbols) or -errno.
  */
-int kallsyms_read_sealed(struct kallsyms *k, uint8_t **ret, size_t *ret_size)
+int kallsyms_read_sealed(struct kallsyms *k, struct kallsyms_section **ret)
 {
 	int r;
 
 	*ret = NULL;
-	*ret_size = 0;
 	if (!k || k->fd < 0)
 		return 0;
 	pthread_mutex_lock(&k->lock);
 	r = refresh(k, KALLSYMS_CACHE_USEC);
 	if (r >= 0) {
-		*ret = malloc(k->n_sealed);
-		if (*ret) {
-			memcpy(*ret, k->sealed, k->n_sealed);
-			*ret_size = k->n_sealed;
-		} else {
-			r = -ENOMEM;
-		}
+		atomic_fetch_add_explicit(&k->sealed->refs, 1, memory_order_relaxed);
+		*ret = k->sealed;
 	}
 	pthread_mutex_unlock(&k->lock);
 	return r;
@@ -331,7 +337,8 @@ int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size)
 	if (r >= 0 && !text)
 		r = -ENOMEM;
 	if (r >= 0)
-		r = decompress_frame(k->sealed + V7_BLOCK_HDR_SIZE, k->n_sealed - V7_BLOCK_HDR_SIZE,
+		r = decompress_frame(k->sealed->data + V7_BLOCK_HDR_SIZE,
+				     k->sealed->size - V7_BLOCK_HDR_SIZE,
 				     text, k->n_text + 4, &n);
 	pthread_mutex_unlock(&k->lock);
 	if (r < 0 || n != k->n_text + 4) {

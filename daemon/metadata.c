@@ -154,7 +154,7 @@ int global_meta_read(struct global_meta *m, const struct event_list *events,
 		k++;
 	}
 
-	r = zstd ? kallsyms_read_sealed(ks, &m->kallsyms_sealed, &m->n_kallsyms_sealed) :
+	r = zstd ? kallsyms_read_sealed(ks, &m->kallsyms_sealed) :
 		   kallsyms_read(ks, &m->kallsyms, &m->n_kallsyms);
 	if (r < 0)
 		log_warning_errno(r, "Reading /proc/kallsyms failed, writing no symbols: %m");
@@ -191,7 +191,9 @@ void metadata_to_v7(const struct instance_meta *im, const struct global_meta *gm
 	f->n_systems = gm->n_systems;
 	f->systems = gm->systems;
 	f->kallsyms = (struct v7_blob){ gm->kallsyms, gm->n_kallsyms };
-	f->kallsyms_sealed = (struct v7_blob){ gm->kallsyms_sealed, gm->n_kallsyms_sealed };
+	if (gm->kallsyms_sealed)
+		f->kallsyms_sealed = (struct v7_blob){ gm->kallsyms_sealed->data,
+						       gm->kallsyms_sealed->size };
 	f->printk = (struct v7_blob){ gm->printk, gm->n_printk };
 	f->cmdlines = (struct v7_blob){ gm->cmdlines, gm->n_cmdlines };
 	f->uname = gm->uname;
@@ -218,7 +220,7 @@ void global_meta_done(struct global_meta *m)
 	blobs_free(m->event_formats, m->n_event_formats);
 	free(m->systems);
 	free(m->kallsyms);
-	free(m->kallsyms_sealed);
+	kallsyms_section_unref(m->kallsyms_sealed);
 	free(m->printk);
 	free(m->cmdlines);
 	*m = (struct global_meta){};

@@ -7,6 +7,7 @@
 #include "lib/v7-writer.h"
 
 struct instance;
+struct kallsyms_section;
 struct event_list;
 struct kallsyms;
 
@@ -36,8 +37,7 @@ struct global_meta {
 	size_t n_event_formats;
 	char *kallsyms;                /* text: uncompressed files only */
 	size_t n_kallsyms;
-	uint8_t *kallsyms_sealed;      /* zstd files: the section body, compressed once */
-	size_t n_kallsyms_sealed;
+	struct kallsyms_section *kallsyms_sealed; /* zstd files: the section body, shared */
 	char *printk;
 	size_t n_printk;
 	char *cmdlines;
