@@ -35,6 +35,7 @@
 #include "daemon/capture.h"
 #include "daemon/chunk-ring.h"
 #include "daemon/flight.h"
+#include "daemon/kallsyms.h"
 #include "daemon/log.h"
 #include "daemon/recovery.h"
 #include "daemon/session-internal.h"
@@ -570,6 +571,9 @@ void flight_progress(struct session *s)
 	}
 	if (s->flight->n_jobs > 0)
 		serve_jobs(s);
+	/* The history grows: a snapshot may come any time, with the symbols ready. */
+	if (s->state == SESSION_RUNNING)
+		kallsyms_keep_fresh(s->env.kallsyms);
 }
 
 /**

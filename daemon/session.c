@@ -199,8 +199,8 @@ void session_stream_params(const struct session *s, struct stream_params *ret)
 		.subbuf_size = s->imeta.subbuf_size,
 		.zstd = s->config.zstd,
 		.level = s->config.level,
-		.notify_bytes = s->config.mode == FTRACED_MODE_CONTINUOUS ?
-			MAX(step, (uint64_t)1) : 0,
+		.notify_bytes = s->config.mode == FTRACED_MODE_CONTINUOUS ? MAX(step, (uint64_t)1) :
+				s->config.mode == FTRACED_MODE_FLIGHT ? FLIGHT_NOTIFY_BYTES : 0,
 		.progress = s->env.written,
 		.rt_priority = s->config.rt_priority,
 	};
