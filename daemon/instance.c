@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 
 #include <tracefs.h>
@@ -885,6 +886,73 @@ int instance_raise_saved_cmdlines(unsigned n)
  *
  * Return: 0 or -errno of a read.
  */
+/* Watches one file of the instance for writes; @path is freed. */
+static int watch_file(int fd, char *path)
+{
+	int r = path && inotify_add_watch(fd, path, IN_MODIFY) < 0 ? negative_errno() : 0;
+
+	if (!path)
+		r = -ENOMEM;
+	free(path);
+	return r;
+}
+
+/**
+ * instance_watch() - an inotify fd that wakes when another process writes to the instance.
+ * @i: instance
+ * @events: the session's events
+ * @n_cpus: CPUs whose per_cpu/cpuN/trace is watched
+ * @ret_fd: the inotify fd (non-blocking, close-on-exec), for the caller to close
+ *
+ * What instance_check() and the CPU counters find is done by writing a
+ * file: tracing_on, set_event, an enable file that switches one of the
+ * session's events off (its own, its system's, events/enable), or trace
+ * and per_cpu/cpuN/trace, which clear the buffer. tracefs writes go
+ * through the VFS, which notifies inotify (also eventfs, on 6.18), so a
+ * session can check when something happened instead of polling. System
+ * directories are named from @events, whose names came from the kernel's
+ * own event list.
+ *
+ * Return: 0, or -errno if a file could not be watched (the caller polls
+ * instead; -ENOSPC: fs.inotify.max_user_watches is reached).
+ */
+int instance_watch(struct instance *i, const struct event_list *events, unsigned n_cpus,
+		   int *ret_fd)
+{
+	static const char *const files[] = { "tracing_on", "set_event", "events/enable", "trace" };
+	_cleanup_close_ int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	char rel[FTRACED_NAME_MAX + 32];
+	int r = 0;
+
+	if (fd < 0)
+		return negative_errno();
+	for (size_t k = 0; k < ELEMENTSOF(files) && r >= 0; k++)
+		r = watch_file(fd, tracefs_instance_get_file(i->tfs, files[k]));
+	for (unsigned cpu = 0; cpu < n_cpus && r >= 0; cpu++) {
+		snprintf(rel, sizeof(rel), "per_cpu/cpu%u/trace", cpu);
+		r = watch_file(fd, tracefs_instance_get_file(i->tfs, rel));
+	}
+	for (size_t k = 0; k < events->n && r >= 0; k++) {
+		const struct event_id *e = &events->events[k];
+
+		/* ftrace:* events are written, not switched on (see instance_check()). */
+		if (strcmp(e->system, "ftrace") == 0)
+			continue;
+		/* Sorted by system: its enable file once. */
+		if (k == 0 || strcmp(e->system, events->events[k - 1].system) != 0) {
+			snprintf(rel, sizeof(rel), "events/%s/enable", e->system);
+			r = watch_file(fd, tracefs_instance_get_file(i->tfs, rel));
+		}
+		if (r >= 0)
+			r = watch_file(fd, tracefs_event_get_file(i->tfs, e->system, e->event,
+								  "enable"));
+	}
+	if (r < 0)
+		return r;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
 int instance_check(struct instance *i, const struct event_list *events, bool *ret_tracing_off,
 		   char *ret_disabled, size_t n_disabled)
 {

@@ -65,6 +65,8 @@ int instance_enable_event(struct instance *i, const struct event_id *e, const ch
 int instance_set_buffer_percent(struct instance *i, unsigned percent);
 int instance_set_overwrite(struct instance *i, bool on);
 int instance_set_tracing(struct instance *i, bool on);
+int instance_watch(struct instance *i, const struct event_list *events, unsigned n_cpus,
+		   int *ret_fd);
 int instance_check(struct instance *i, const struct event_list *events, bool *ret_tracing_off,
 		   char *ret_disabled, size_t n_disabled);
 int instance_read(struct instance *i, const char *file, char **ret, size_t *ret_size);

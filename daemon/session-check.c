@@ -7,16 +7,19 @@
  * events lost" after losing them. The checks read tracing_on, set_event and
  * each CPU's stats; each finding is logged once, shown by status (WARNING),
  * written into the files' CPUSTAT texts and reported by the client.
+ * A running session checks when one of the files that does these is
+ * written (inotify, instance_watch()), so an idle session never wakes;
+ * where that cannot be set up, every INTERFERENCE_CHECK_USEC instead.
  * Main thread only.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/bounds.h"
 #include "daemon/flight.h"
-#include "daemon/kallsyms.h"
 #include "daemon/log.h"
 #include "daemon/session-internal.h"
 
@@ -94,28 +97,74 @@ static int on_check_timer(sd_event_source *source, uint64_t usec, void *userdata
 	int r;
 
 	session_check(s);
-	/* A flight recorder's snapshot can come any time: symbols ready, without a timer of their own. */
-	if (s->config.mode == FTRACED_MODE_FLIGHT)
-		kallsyms_keep_fresh(s->env.kallsyms);
 	r = sd_event_source_set_time_relative(source, INTERFERENCE_CHECK_USEC);
 	return r < 0 ? r : sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
 }
 
+static int on_instance_written(sd_event_source *source, int fd, uint32_t revents, void *userdata)
+{
+	/* Room for a burst of events, each a struct inotify_event without a name. */
+	uint64_t buf[256];
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	session_check(userdata);
+	return 0;
+}
+
+/* Checks whenever another process writes one of the instance's files. */
+static int arm_watch(struct session *s)
+{
+	_cleanup_close_ int fd = -EBADF;
+	int r;
+
+	r = instance_watch(s->instance, &s->events, s->cpus.n_cpus, &fd);
+	if (r < 0)
+		return r;
+	r = sd_event_add_io(s->env.event, &s->check_watch, fd, EPOLLIN, on_instance_written, s);
+	if (r < 0)
+		return r;
+	r = sd_event_source_set_io_fd_own(s->check_watch, true);
+	if (r < 0) {
+		s->check_watch = sd_event_source_disable_unref(s->check_watch);
+		return r;
+	}
+	TAKE_FD(fd);
+	return 0;
+}
+
 /**
- * session_arm_check() - check the instance every INTERFERENCE_CHECK_USEC while running.
+ * session_arm_check() - check the instance whenever it is written to, while running.
  * @s: a session that just started running
+ *
+ * Without inotify on its files, every INTERFERENCE_CHECK_USEC instead.
  */
 void session_arm_check(struct session *s)
 {
 	int r;
 
-	s->check_timer = sd_event_source_disable_unref(s->check_timer);
+	session_disarm_check(s);
+	r = arm_watch(s);
+	if (r >= 0)
+		return;
+	log_debug_errno(r, "Session '%s': cannot watch the instance (%m), checking it every "
+			"%u s instead", s->name, (unsigned)(INTERFERENCE_CHECK_USEC / 1000000));
 	r = sd_event_add_time_relative(s->env.event, &s->check_timer, CLOCK_MONOTONIC,
 				       INTERFERENCE_CHECK_USEC, INTERFERENCE_CHECK_USEC / 4,
 				       on_check_timer, s);
 	if (r < 0)
 		log_warning_errno(r, "Session '%s': cannot arm the instance check, proceeding "
 				  "anyway: %m", s->name);
+}
+
+/**
+ * session_disarm_check() - no more checks but the explicit ones (status, rotation, stop).
+ * @s: session
+ */
+void session_disarm_check(struct session *s)
+{
+	s->check_timer = sd_event_source_disable_unref(s->check_timer);
+	s->check_watch = sd_event_source_disable_unref(s->check_watch);
 }
 
 /**

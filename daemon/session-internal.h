@@ -58,7 +58,8 @@ struct session {
 	sd_event_source *event_source;
 	sd_event_source *timer_source;
 	sd_event_source *segment_timer;
-	sd_event_source *check_timer;   /* interference checks while running */
+	sd_event_source *check_timer;   /* interference checks while running, if not watched */
+	sd_event_source *check_watch;   /* inotify on the instance's files: checks when written */
 
 	uint64_t start_usec;
 	uint64_t stop_usec;
@@ -80,6 +81,7 @@ void session_set_error(struct session *s, int error, const char *fmt, ...) _prin
 void session_stream_params(const struct session *s, struct stream_params *ret);
 int session_begin_running(struct session *s);
 void session_arm_check(struct session *s);
+void session_disarm_check(struct session *s);
 int session_create_probes(struct session *s, char *error, size_t n_error);
 int session_expand_events(struct session *s, char *error, size_t n_error);
 int session_configure_instance(struct session *s, char *error, size_t n_error);

@@ -161,7 +161,7 @@ struct session *session_free(struct session *s)
 		return NULL;
 	sd_event_source_disable_unref(s->timer_source);
 	sd_event_source_disable_unref(s->segment_timer);
-	sd_event_source_disable_unref(s->check_timer);
+	session_disarm_check(s);
 	sd_event_source_disable_unref(s->event_source);
 	/* The instance is the thread's until it is done (a large ring: seconds). */
 	s->ring_alloc = ring_alloc_free(s->ring_alloc);
@@ -570,7 +570,7 @@ int session_stop(struct session *s)
 	if (s->state != SESSION_RUNNING)
 		return -EALREADY;
 	session_check(s);
-	s->check_timer = sd_event_source_disable_unref(s->check_timer);
+	session_disarm_check(s);
 	s->state = SESSION_STOPPING;
 	s->stop_usec = session_now_usec();
 	s->timer_source = sd_event_source_disable_unref(s->timer_source);

@@ -776,6 +776,34 @@ def test_interference_is_reported():
         assert "ftraced-warning: " in dump and "tracing was turned off" in dump, dump[-2000:]
 
 
+def test_interference_noticed_when_it_happens():
+    """The daemon watches the instance's files (inotify), so it notices another process
+    turning tracing off at once, with nobody asking for status and no polling timer."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "watched.dat")
+        rec = d.record_background("-e", "ftrace:print", "-e", "sched:sched_switch", "-o", out)
+        session = d.wait_running()
+        base = os.path.join(TRACING, "instances", session["instance"])
+        # tracing_on, set_event, events/enable, trace, per-CPU trace, sched's and
+        # sched_switch's enable files: one watch each.
+        watches = 0
+        for fd in os.listdir("/proc/%d/fdinfo" % d.proc.pid):
+            with open("/proc/%d/fdinfo/%s" % (d.proc.pid, fd)) as f:
+                watches += sum(line.startswith("inotify wd:") for line in f)
+        assert watches == 4 + len(CPUS) + 2, watches
+        with open(os.path.join(base, "tracing_on"), "w") as f:
+            f.write("0")
+        deadline = time.monotonic() + 30
+        while "tracing was turned off" not in d.log():
+            assert time.monotonic() < deadline, d.log()
+            time.sleep(0.02)
+        with open(os.path.join(base, "tracing_on")) as f:
+            assert f.read().strip() == "1", "tracing was not turned on again"
+        d.ctl("stop", session["name"])
+        stdout, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 1 and "tracing was turned off" in stderr, stdout + stderr
+
+
 def test_daemons_leave_each_other_alone():
     """A second daemon (own state directory) must not touch the first one's instance."""
     with daemon() as a:
