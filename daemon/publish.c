@@ -46,6 +46,35 @@ void publisher_deinit(struct publisher *p)
 		segment_free(p->items[i].segment);
 	p->items = mfree(p->items);
 	p->n_items = 0;
+	publisher_release(p);
+}
+
+/**
+ * publisher_release() - free the segments of the files done: their spools are removed.
+ * @p: publisher
+ *
+ * Removing a segment's spool files takes the file system milliseconds;
+ * the owner answers whoever waits for the file first, then calls this.
+ */
+void publisher_release(struct publisher *p)
+{
+	for (size_t i = 0; i < p->n_finished; i++)
+		segment_free(p->finished[i]);
+	p->finished = mfree(p->finished);
+	p->n_finished = 0;
+}
+
+/* Keeps a done segment for publisher_release(); freed at once if it cannot be kept. */
+static void keep_finished(struct publisher *p, struct segment *seg)
+{
+	struct segment **f = reallocarray(p->finished, p->n_finished + 1, sizeof(*f));
+
+	if (!f) {
+		segment_free(seg);
+		return;
+	}
+	p->finished = f;
+	p->finished[p->n_finished++] = seg;
 }
 
 /**
@@ -207,6 +236,8 @@ static void finish(struct publisher *p, struct publish_item *it, int result, uin
 /**
  * publisher_poll() - finish every file whose assembly is done; the owner hears of each.
  * @p: publisher
+ *
+ * The segments of the files done wait for publisher_release().
  */
 void publisher_poll(struct publisher *p)
 {
@@ -223,7 +254,7 @@ void publisher_poll(struct publisher *p)
 		memmove(&p->items[i], &p->items[i + 1], (p->n_items - i - 1) * sizeof(it));
 		p->n_items--;
 		finish(p, &it, result, bytes);
-		segment_free(it.segment);
+		keep_finished(p, it.segment);
 	}
 }
 

@@ -21,7 +21,7 @@ struct publish_ticket {
 	void *cookie;  /* anything else of the owner's (the trigger that asked for it) */
 };
 
-/* A file is complete (result 0) or failed; the segment is freed right after. */
+/* A file is complete (result 0) or failed; the segment is freed by publisher_release(). */
 struct publish_outcome {
 	struct segment *segment;
 	struct publish_ticket ticket;
@@ -51,6 +51,9 @@ struct publisher {
 
 	struct publish_item *items;
 	size_t n_items;
+	/* Files done, their segments (spools) kept until the owner answered: publisher_release(). */
+	struct segment **finished;
+	size_t n_finished;
 	struct retention_usage usage;
 	uint64_t files_written;                    /* put in the directory */
 	uint64_t files_deleted;                    /* by retention */
@@ -58,6 +61,7 @@ struct publisher {
 };
 
 void publisher_deinit(struct publisher *p);
+void publisher_release(struct publisher *p);
 int publisher_add(struct publisher *p, struct segment *seg, int out_fd,
 		  const struct publish_ticket *ticket);
 void publisher_poll(struct publisher *p);

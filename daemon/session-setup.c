@@ -203,21 +203,26 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 	if (r < 0 && r != -EOPNOTSUPP)
 		log_warning_errno(r, "Session '%s': no wall-clock anchor for clock %s, files will "
 				  "have trace-clock times only: %m", s->name, s->imeta.clock);
-	if (c->mode == FTRACED_MODE_CONTINUOUS && c->segment_size > 0) {
+	if (c->mode != FTRACED_MODE_FLIGHT || c->backend != FTRACED_FLIGHT_KERNEL) {
 		/*
-		 * Readers wake when a CPU's buffer is half full: segments could not be
-		 * cut finer than that. Wake about every SEGMENT_SIZE_CHECKS-th of a
-		 * segment per CPU instead.
+		 * Readers wake when a CPU's buffer is half full by default: a stop
+		 * (or a flight snapshot's flush) would find up to half the buffer
+		 * still to compress, and segments could not be cut finer. Wake once
+		 * a batch is there (CAPTURE_BATCH_BYTES), or about every
+		 * SEGMENT_SIZE_CHECKS-th of a segment per CPU if that is less. The
+		 * work per event is the same; only the wake-ups are more frequent.
 		 */
 		uint64_t buffer_bytes = (uint64_t)c->buffer_kb * 1024;
-		uint64_t wake = c->segment_size / s->cpus.n_cpus / SEGMENT_SIZE_CHECKS;
-		unsigned percent = (unsigned)MIN((uint64_t)50, MAX((uint64_t)1,
-							   wake * 100 / buffer_bytes));
+		uint64_t wake = CAPTURE_BATCH_BYTES;
+		unsigned percent;
 
+		if (c->mode == FTRACED_MODE_CONTINUOUS && c->segment_size > 0)
+			wake = MIN(wake, c->segment_size / s->cpus.n_cpus / SEGMENT_SIZE_CHECKS);
+		percent = (unsigned)MIN((uint64_t)50, MAX((uint64_t)1, wake * 100 / MAX(buffer_bytes, 1)));
 		r = instance_set_buffer_percent(s->instance, percent);
 		if (r < 0)
-			log_warning_errno(r, "Session '%s': cannot set buffer_percent, segments may "
-					  "grow past their size: %m", s->name);
+			log_warning_errno(r, "Session '%s': cannot set buffer_percent, stops may take "
+					  "longer and segments grow past their size: %m", s->name);
 	}
 	return 0;
 }

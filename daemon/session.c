@@ -592,7 +592,7 @@ int session_stop(struct session *s)
 	return 0;
 }
 
-static void maybe_done(struct session *s);
+static bool maybe_done(struct session *s);
 
 /**
  * session_destroy() - stop if needed; env.on_done follows once all files are on disk.
@@ -648,7 +648,14 @@ static void record_failed(struct session *s, const struct publish_outcome *o)
 static void segment_published(struct session *s, const struct publish_outcome *o)
 {
 	if (s->config.mode == FTRACED_MODE_RECORD) {
-		retire_instance(s); /* removed on a thread: the client is answered meanwhile */
+		/*
+		 * Probes must go before the client hears back. Any other instance
+		 * goes when the session is freed, just after the answer: the removal
+		 * thread (the kernel holds tracefs's lock for tens of milliseconds)
+		 * started first took the CPU from the answer.
+		 */
+		if (s->probes)
+			retire_instance(s);
 		if (o->result < 0)
 			record_failed(s, o);
 		else
@@ -846,28 +853,33 @@ bool session_has_waiter(const struct session *s, const void *waiter)
 	return flight_has_waiter(s, waiter) || publisher_has_waiter(&s->publisher, waiter);
 }
 
-/* Tells the owner about completions; env.on_done may free the session. */
-static void maybe_done(struct session *s)
+/*
+ * Tells the owner about completions; env.on_done may free the session.
+ * Return: true if it did (the session is gone).
+ */
+static bool maybe_done(struct session *s)
 {
 	if (s->config.mode == FTRACED_MODE_RECORD) {
-		if (s->state == SESSION_DONE || s->state == SESSION_FAILED)
-			s->env.on_done(s, s->env.userdata);
-		return;
+		if (s->state != SESSION_DONE && s->state != SESSION_FAILED)
+			return false;
+		s->env.on_done(s, s->env.userdata);
+		return true;
 	}
 	if (s->state != SESSION_CREATED && s->state != SESSION_STOPPED)
-		return;
+		return false;
 	if (s->publisher.n_items > 0 || flight_pending(s) > 0)
-		return;
+		return false;
 	if (s->destroy_requested) {
 		s->state = SESSION_DONE;
 		s->env.on_done(s, s->env.userdata);
-		return;
+		return true;
 	}
 	if (s->state == SESSION_STOPPED && !s->stopped_reported) {
 		s->stopped_reported = true;
 		if (s->env.on_stopped)
 			s->env.on_stopped(s, s->env.userdata);
 	}
+	return false;
 }
 
 static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *userdata)
@@ -893,6 +905,8 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
 	    stream_set_finished(&s->cpus))
 		all_drained(s);
 	publisher_poll(&s->publisher);
-	maybe_done(s);
+	/* Whoever waits for a file is answered before its spool is removed. */
+	if (!maybe_done(s))
+		publisher_release(&s->publisher);
 	return 0;
 }

@@ -260,16 +260,29 @@ struct out {
 	int fd;
 	uint64_t pos;
 	_Atomic uint64_t *progress;
+	off_t start;       /* a regular file: where writing began; -1: writeback is not ours */
+	uint64_t kicked;   /* output up to here has had its writeback started */
 	int saved_flags;   /* the fd's status flags before O_DIRECT was set; -1: never set */
 	uint8_t *stage;    /* direct output: bytes not written yet; NULL: buffered */
 	size_t n_stage;
 };
 
+/*
+ * Buffered output into a regular file starts its writeback every
+ * WRITEBACK_KICK_BYTES, so the disk works while we write and the caller's
+ * final fsync() has less left to wait for (a 10 MiB record: fsync 9 ms
+ * otherwise).
+ */
 static void advance(struct out *o, uint64_t n)
 {
 	o->pos += n;
 	if (o->progress)
 		atomic_fetch_add_explicit(o->progress, n, memory_order_relaxed);
+	if (o->start >= 0 && !o->stage && o->pos - o->kicked >= WRITEBACK_KICK_BYTES) {
+		(void)sync_file_range(o->fd, o->start + (off_t)o->kicked, (off_t)(o->pos - o->kicked),
+				      SYNC_FILE_RANGE_WRITE);
+		o->kicked = o->pos;
+	}
 }
 
 /* Back to buffered writes: O_DIRECT cleared (the fd may be shared with a client). */
@@ -424,7 +437,7 @@ static int copy_region(struct out *o, int in_fd, uint64_t offset, uint64_t n)
 		}
 	}
 	while (n > 0) {
-		size_t want = (size_t)MIN(n, (uint64_t)(1u << 30));
+		size_t want = (size_t)MIN(n, WRITEBACK_KICK_BYTES);
 		ssize_t k;
 
 		if (try_cfr) {
@@ -477,16 +490,10 @@ static int copy_region(struct out *o, int in_fd, uint64_t offset, uint64_t n)
 	return r;
 }
 
-/*
- * Writes memory blobs in order, many per system call. Into a regular file,
- * writeback is started every WRITEBACK_KICK_BYTES, so the disk works while
- * we write and the caller's final fsync() has less left to wait for (a
- * snapshot of 64 MiB: 50 ms of fsync otherwise). Pipes ignore the hint.
- */
+/* Writes memory blobs in order, many per system call (through the stage when direct). */
 static int write_blobs(struct out *o, const struct v7_blob *blobs, size_t n)
 {
 	struct iovec iov[BLOB_IOV_MAX];
-	off_t kicked;
 
 	for (; o->stage && n > 0; blobs++, n--) {
 		int r = write_all(o, blobs->data, blobs->size);
@@ -494,7 +501,6 @@ static int write_blobs(struct out *o, const struct v7_blob *blobs, size_t n)
 		if (r < 0)
 			return r;
 	}
-	kicked = lseek(o->fd, 0, SEEK_CUR);
 	for (size_t i = 0; i < n;) {
 		size_t k = 0, bytes = 0;
 		int r;
@@ -508,14 +514,6 @@ static int write_blobs(struct out *o, const struct v7_blob *blobs, size_t n)
 		if (r < 0)
 			return r;
 		advance(o, bytes);
-		if (kicked >= 0) {
-			off_t now = lseek(o->fd, 0, SEEK_CUR);
-
-			if (now - kicked >= (off_t)WRITEBACK_KICK_BYTES) {
-				(void)sync_file_range(o->fd, kicked, now - kicked, SYNC_FILE_RANGE_WRITE);
-				kicked = now;
-			}
-		}
 	}
 	return 0;
 }
@@ -625,7 +623,8 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 	struct strings strings = {};
 	struct buf raw = {}, header = {};
 	uint64_t meta_off[_M_MAX], *data_off = NULL;
-	struct out o = { .fd = fd, .progress = f->progress, .saved_flags = -1 };
+	struct out o = { .fd = fd, .progress = f->progress, .start = -1, .saved_flags = -1 };
+	struct stat st;
 	uint64_t pos = 0, opt1_off, fly_off, opt2_off;
 	int32_t desc_options, desc_fly, desc_options2, desc_strings;
 	bool zstd = f->compression == V7_COMPRESSION_ZSTD;
@@ -801,6 +800,8 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 		goto out;
 
 	/* Everything is sized: write it front to back. */
+	if (fstat(fd, &st) >= 0 && S_ISREG(st.st_mode))
+		o.start = lseek(fd, 0, SEEK_CUR);
 	if (f->direct)
 		direct_enter(&o);
 	r = write_all(&o, header.p, header.n);

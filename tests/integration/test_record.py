@@ -644,14 +644,15 @@ def test_memory_limit_over_all_sessions():
 
 def test_spool_full_keeps_what_was_captured():
     """ENOSPC in the state directory: a valid file of what came before, a clear error."""
-    d = Daemon().mount_tmpfs_state("1m")
+    d = Daemon().mount_tmpfs_state("256k")
     try:
         d.start()
         out = os.path.join(d.dir, "full.dat")
-        # A big kernel buffer, so nothing is read until the stop: the final drain hits ENOSPC.
+        # Workers wake once 512 KiB wait in a CPU's buffer: 8000 markers (about 320 KB)
+        # stay in the kernel until the stop, whose final drain hits ENOSPC.
         rec = d.record_background("-e", "ftrace:print", "-C", "none", "-b", "16384", "-o", out)
         session = d.wait_running()
-        written = markers(session["instance"], CPUS, 60000)
+        written = markers(session["instance"], CPUS, 8000)
         d.ctl("stop", session["name"])
         _, stderr = rec.communicate(timeout=60)
         assert rec.returncode == 1, stderr
