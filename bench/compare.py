@@ -140,7 +140,7 @@ def rusage_seconds(ru):
     return ru.ru_utime + ru.ru_stime
 
 
-def run_tracecmd(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0):
+def run_tracecmd(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
     instance = "ftraced-bench-tc-%d" % os.getpid()
     out_dir = os.path.join(tmp, "tc")
     os.makedirs(out_dir)
@@ -148,7 +148,7 @@ def run_tracecmd(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0):
     fake = os.path.join(tmp, "ftrace_enabled")
     with open(fake, "w") as f:
         f.write("1\n")
-    # trace-cmd 3.1.6 has no sub-buffer size option: subbuf_kb is ftraced's alone.
+    # trace-cmd 3.1.6 has no sub-buffer size or zstd level option: those are ftraced's alone.
     script = ("mount --bind %s /proc/sys/kernel/ftrace_enabled && cd %s && exec trace-cmd "
               "record %s--file-version 7 --compression zstd -k -B %s -p nop -b %d -o %s"
               % (fake, out_dir, "-r %d " % rt if rt else "", instance, buffer_kb, out))
@@ -186,7 +186,7 @@ def run_tracecmd(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0):
                 written_mib=(size + sum(sampler.file_max.values())) / 2 ** 20, stop_s=stop_s)
 
 
-def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0):
+def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
     sock = os.path.join(tmp, "control")
     state = os.path.join(tmp, "state")
     out_dir = os.path.join(tmp, "out")
@@ -206,7 +206,7 @@ def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0):
                                         capture_output=True).returncode == 0, 20, "ftraced")
         sampler = Sampler(daemon.pid, tmp, "trace.dat")
         sampler.start()
-        options = (["-r", str(rt)] if rt else []) + \
+        options = ["--level", str(level)] + (["-r", str(rt)] if rt else []) + \
             (["--subbuf-kb", str(subbuf_kb)] if subbuf_kb else [])
         client = subprocess.Popen([FTRACECTL, "--json", "record", "--quiet", "-e", "ftrace:print",
                                    "-b", str(buffer_kb), "-o", out] + options, env=env,
@@ -263,6 +263,8 @@ def main():
     ap.add_argument("--buffer-kb", type=int, default=4096, help="ring buffer per CPU")
     ap.add_argument("--rt", type=int, default=0, metavar="PRIO",
                     help="both recorders SCHED_FIFO at PRIO (-r)")
+    ap.add_argument("--level", type=int, default=3,
+                    help="ftraced's zstd level (default 3, what trace-cmd 3.1.6 always uses)")
     ap.add_argument("--subbuf-kb", type=int, default=0,
                     help="ftraced's sub-buffer size (trace-cmd 3.1.6 has no such option)")
     ap.add_argument("--json", help="also write all raw results here")
@@ -281,7 +283,7 @@ def main():
             for name in order:
                 with tempfile.TemporaryDirectory(prefix="ftraced-bench-", dir="/var/tmp") as tmp:
                     r = RECORDERS[name](tmp, rate, args.seconds, args.buffer_kb, args.rt,
-                                        args.subbuf_kb)
+                                        args.subbuf_kb, args.level)
                 r["lost"] = r["generated"] + r["refused"] - r["found"]
                 r["cpu_ns_per_event"] = r["cpu_s"] * 1e9 / max(r["found"], 1)
                 r.update(recorder=name, rate=rate, run=run)
@@ -296,10 +298,12 @@ def main():
             json.dump(results, f, indent=1)
 
     print("\nMedians over %d runs, %.1f s of load each, %d KiB ring buffer per CPU, %d CPUs "
-          "generating%s%s.\ncpu_ns_per_event = recorder CPU nanoseconds per event found.\n"
+          "generating%s%s, ftraced at zstd level %d.\n"
+          "cpu_ns_per_event = recorder CPU nanoseconds per event found.\n"
           % (args.runs, args.seconds, args.buffer_kb, len(CPUS),
              ", SCHED_FIFO %d (-r)" % args.rt if args.rt else "",
-             ", ftraced sub-buffers %d KiB" % args.subbuf_kb if args.subbuf_kb else ""))
+             ", ftraced sub-buffers %d KiB" % args.subbuf_kb if args.subbuf_kb else "",
+             args.level))
     header = "| rate/s | recorder | " + " | ".join(METRICS) + " |"
     print(header)
     print("|" + "---|" * (len(METRICS) + 2))

@@ -31,7 +31,9 @@
 #define SUBBUF_KB_MAX             512u
 #define ZSTD_LEVEL_MIN            (-7)
 #define ZSTD_LEVEL_MAX            19
-#define ZSTD_LEVEL_DEFAULT        3
+/* Level 1 beats zstd's default 3 on ring-buffer pages, in size and speed: markers 13.6x
+ * against 13.0x, a busy system 10.4x against 9.9x, in 128 KiB chunks (bench/ratio.py). */
+#define ZSTD_LEVEL_DEFAULT        1
 #define DURATION_MS_MAX           (UINT64_C(30) * 24 * 3600 * 1000)
 #define SEGMENT_SIZE_MIN          (64u * 1024u)
 #define SEGMENT_SIZE_MAX          (UINT64_C(1) << 31) /* trace-cmd 3.1.6 misreads larger CPU streams */
