@@ -218,7 +218,8 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 
 		if (c->mode == FTRACED_MODE_CONTINUOUS && c->segment_size > 0)
 			wake = MIN(wake, c->segment_size / s->cpus.n_cpus / SEGMENT_SIZE_CHECKS);
-		percent = (unsigned)MIN((uint64_t)50, MAX((uint64_t)1, wake * 100 / MAX(buffer_bytes, 1)));
+		percent = (unsigned)MIN((uint64_t)50,
+					MAX((uint64_t)1, wake * 100 / MAX(buffer_bytes, (uint64_t)1)));
 		r = instance_set_buffer_percent(s->instance, percent);
 		if (r < 0)
 			log_warning_errno(r, "Session '%s': cannot set buffer_percent, stops may take "

@@ -855,7 +855,7 @@ bool session_has_waiter(const struct session *s, const void *waiter)
 
 /*
  * Tells the owner about completions; env.on_done may free the session.
- * Return: true if it did (the session is gone).
+ * Return: true once the owner heard the session is done (it may be gone).
  */
 static bool maybe_done(struct session *s)
 {
