@@ -186,24 +186,35 @@ def run_tracecmd(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
                 written_mib=(size + sum(sampler.file_max.values())) / 2 ** 20, stop_s=stop_s)
 
 
-def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
+def start_daemon(tmp, rt=0):
+    """A private ftraced with its socket and state in TMP, ready for requests; returns
+    the process and the environment that points ftracectl at it."""
     sock = os.path.join(tmp, "control")
-    state = os.path.join(tmp, "state")
-    out_dir = os.path.join(tmp, "out")
-    os.makedirs(out_dir)
-    out = os.path.join(out_dir, "trace.dat")
     env = dict(os.environ, FTRACED_SOCKET=sock)
     conf = os.path.join(tmp, "ftraced.conf")
     with open(conf, "w") as f:
         # The machine's saved_cmdlines_size is left alone, as trace-cmd leaves it.
         f.write("saved-cmdlines = 0\nrt-priority-max = %d\n" % rt)
-    daemon = subprocess.Popen([FTRACED, "--socket", sock, "--state-dir", state, "--group", "",
-                               "--config", conf],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    sampler = None
+    daemon = subprocess.Popen([FTRACED, "--socket", sock, "--state-dir",
+                               os.path.join(tmp, "state"), "--group", "", "--config", conf],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: subprocess.run([FTRACECTL, "list"], env=env,
                                         capture_output=True).returncode == 0, 20, "ftraced")
+    except BaseException:
+        daemon.kill()
+        daemon.wait()
+        raise
+    return daemon, env
+
+
+def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
+    out_dir = os.path.join(tmp, "out")
+    os.makedirs(out_dir)
+    out = os.path.join(out_dir, "trace.dat")
+    daemon, env = start_daemon(tmp, rt)
+    sampler = None
+    try:
         sampler = Sampler(daemon.pid, tmp, "trace.dat")
         sampler.start()
         options = ["--level", str(level)] + (["-r", str(rt)] if rt else []) + \

@@ -22,22 +22,13 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import FTRACECTL, FTRACED, wait_for  # noqa: E402
+from compare import FTRACECTL, start_daemon  # noqa: E402
 from flight import SYSTEM_EVENTS, busy_system  # noqa: E402
 
 
 def record_busy(tmp, seconds):
-    sock = os.path.join(tmp, "control")
-    env = dict(os.environ, FTRACED_SOCKET=sock)
-    conf = os.path.join(tmp, "ftraced.conf")
-    with open(conf, "w") as f:
-        f.write("saved-cmdlines = 0\n")
-    daemon = subprocess.Popen([FTRACED, "--socket", sock, "--state-dir",
-                               os.path.join(tmp, "state"), "--group", "", "--config", conf],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    daemon, env = start_daemon(tmp)
     try:
-        wait_for(lambda: subprocess.run([FTRACECTL, "list"], env=env,
-                                        capture_output=True).returncode == 0, 20, "ftraced")
         out = os.path.join(tmp, "busy.dat")
         args = [FTRACECTL, "record", "--quiet", "-C", "none", "-d", "%ds" % seconds, "-o", out]
         for e in SYSTEM_EVENTS:

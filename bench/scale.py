@@ -28,23 +28,14 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare import (CPUS, FTRACECTL, FTRACED, LOADGEN, count_markers,  # noqa: E402
-                     rusage_seconds, wait_for)
+from compare import (CPUS, FTRACECTL, LOADGEN, count_markers, rusage_seconds,  # noqa: E402
+                     start_daemon, wait_for)
 
 
 def run(tmp, sessions, rate, seconds, buffer_kb):
-    sock = os.path.join(tmp, "control")
-    env = dict(os.environ, FTRACED_SOCKET=sock)
-    conf = os.path.join(tmp, "ftraced.conf")
-    with open(conf, "w") as f:
-        f.write("saved-cmdlines = 0\n")
-    daemon = subprocess.Popen([FTRACED, "--socket", sock, "--state-dir",
-                               os.path.join(tmp, "state"), "--group", "", "--config", conf],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    daemon, env = start_daemon(tmp)
     clients = []
     try:
-        wait_for(lambda: subprocess.run([FTRACECTL, "list"], env=env,
-                                        capture_output=True).returncode == 0, 20, "ftraced")
         outs = [os.path.join(tmp, "s%d.dat" % i) for i in range(sessions)]
         for out in outs:
             clients.append(subprocess.Popen(
