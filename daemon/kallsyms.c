@@ -385,20 +385,22 @@ void kallsyms_prefetch(struct kallsyms *k)
 }
 
 /**
- * kallsyms_keep_fresh() - refresh the cached section ahead of need once it is half its age.
+ * kallsyms_keep_fresh() - refresh the cached section on a thread once it is too old.
  * @k: kallsyms, or NULL
+ * @max_age_usec: how old the copy may be
  *
  * A flight recorder's snapshot may come at any time, long after its
- * session started: called on the session's periodic check, this keeps a
- * copy younger than KALLSYMS_CACHE_USEC ready, so no snapshot waits for
- * the kernel to generate the symbols (~80 ms) and for their compression.
- * No timer of its own: a session that runs is checked anyway. Main thread.
+ * session started. Called as its history grows (with half the cache's
+ * lifetime), this keeps a copy ready, so no snapshot waits for the kernel
+ * to generate the symbols (~80 ms) and for their compression; called when
+ * a snapshot is asked for (with the whole lifetime), the reading overlaps
+ * the drain of the kernel's ring. No timer of its own. Main thread.
  */
-void kallsyms_keep_fresh(struct kallsyms *k)
+void kallsyms_keep_fresh(struct kallsyms *k, uint64_t max_age_usec)
 {
 	if (!k || k->fd < 0)
 		return;
-	if (monotonic_usec() - atomic_load(&k->read_usec) < KALLSYMS_CACHE_USEC / 2)
+	if (monotonic_usec() - atomic_load(&k->read_usec) < max_age_usec)
 		return;
 	kallsyms_prefetch(k);
 }

@@ -30,4 +30,4 @@ bool kallsyms_shown_to_users(void);
 int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size);
 int kallsyms_read_sealed(struct kallsyms *k, struct kallsyms_section **ret);
 void kallsyms_prefetch(struct kallsyms *k);
-void kallsyms_keep_fresh(struct kallsyms *k);
+void kallsyms_keep_fresh(struct kallsyms *k, uint64_t max_age_usec);
