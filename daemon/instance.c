@@ -873,19 +873,6 @@ int instance_raise_saved_cmdlines(unsigned n)
 	return (int)cur;
 }
 
-/**
- * instance_check() - has anyone else changed the instance under the session?
- * @i: a running session's instance
- * @events: the events the session enabled
- * @ret_tracing_off: tracing_on reads 0
- * @ret_disabled: receives the first enabled event that no longer is ("" if none)
- * @n_disabled: its size
- *
- * Two small reads (tracing_on and set_event), cheap enough for every
- * status request, rotation and stop.
- *
- * Return: 0 or -errno of a read.
- */
 /* Watches one file of the instance for writes; @path is freed. */
 static int watch_file(int fd, char *path)
 {
@@ -953,6 +940,19 @@ int instance_watch(struct instance *i, const struct event_list *events, unsigned
 	return 0;
 }
 
+/**
+ * instance_check() - has anyone else changed the instance under the session?
+ * @i: a running session's instance
+ * @events: the events the session enabled
+ * @ret_tracing_off: tracing_on reads 0
+ * @ret_disabled: receives the first enabled event that no longer is ("" if none)
+ * @n_disabled: its size
+ *
+ * Two small reads (tracing_on and set_event), cheap enough for every
+ * status request, rotation and stop.
+ *
+ * Return: 0 or -errno of a read.
+ */
 int instance_check(struct instance *i, const struct event_list *events, bool *ret_tracing_off,
 		   char *ret_disabled, size_t n_disabled)
 {

@@ -42,6 +42,7 @@ struct kallsyms {
 	size_t n_modules;
 	_Atomic uint64_t read_usec; /* when the copy was read (the main thread peeks unlocked) */
 	pthread_t prefetch;    /* a refresh ahead of the files that need it */
+	uint64_t prefetch_max_age; /* what it refreshes: a copy older than this */
 	bool prefetching;      /* prefetch is to be joined (main thread only) */
 };
 
@@ -160,8 +161,10 @@ bool kallsyms_has_addresses(const struct kallsyms *k)
  */
 struct kallsyms_section *kallsyms_section_unref(struct kallsyms_section *sec)
 {
-	if (sec && atomic_fetch_sub_explicit(&sec->refs, 1, memory_order_acq_rel) == 1)
+	if (sec && atomic_fetch_sub_explicit(&sec->refs, 1, memory_order_acq_rel) == 1) {
+		free(sec->data);
 		free(sec);
+	}
 	return NULL;
 }
 
@@ -261,7 +264,7 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec)
 				METADATA_FILE_MAX, &frame, &n_frame, &n_text);
 	if (r >= 0)
 		r = v7_seal_kallsyms(c, frame, n_frame, n_text, &sealed, &n_sealed);
-	sec = r >= 0 ? malloc(sizeof(*sec) + n_sealed) : NULL;
+	sec = r >= 0 ? malloc(sizeof(*sec)) : NULL;
 	if (r >= 0 && !sec)
 		r = -ENOMEM;
 	if (r < 0) {
@@ -269,10 +272,7 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec)
 		free(modules);
 		return r;
 	}
-	sec->refs = 1;
-	sec->size = n_sealed;
-	memcpy(sec->data, sealed, n_sealed);
-	free(sealed);
+	*sec = (struct kallsyms_section){ .refs = 1, .size = n_sealed, .data = sealed };
 	kallsyms_section_unref(k->sealed);
 	free(k->modules);
 	k->sealed = sec;
@@ -358,49 +358,35 @@ static void *prefetch_main(void *userdata)
 
 	/* A failure is the file writer's to see: it refreshes again. */
 	pthread_mutex_lock(&k->lock);
-	(void)refresh(k, KALLSYMS_CACHE_USEC / 2);
+	(void)refresh(k, k->prefetch_max_age);
 	pthread_mutex_unlock(&k->lock);
 	return NULL;
 }
 
 /**
- * kallsyms_prefetch() - bring the cached section up to date on a thread of its own.
+ * kallsyms_prefetch() - refresh the cached section on a thread if it is too old.
  * @k: kallsyms, or NULL
+ * @max_age_usec: how old the copy may be
  *
- * A session calls this when it starts, so that writing its file after a
- * stop finds the symbols read and compressed already (the kernel takes
- * ~80 ms to generate them). Main thread; a prefetch still running is left
- * to finish.
+ * The kernel takes ~80 ms to generate the symbols, and compressing them
+ * as long again; called ahead of the files that need them, no file waits.
+ * A session calls this when it starts (with the cache's lifetime, for the
+ * file after its stop); a flight recorder as its history grows (with half
+ * of it, so a snapshot at any time finds a copy ready) and when a snapshot
+ * is asked for (the read then overlaps the drain). No timer of its own.
+ * Main thread; a prefetch still running is left to finish.
  */
-void kallsyms_prefetch(struct kallsyms *k)
+void kallsyms_prefetch(struct kallsyms *k, uint64_t max_age_usec)
 {
 	if (!k || k->fd < 0)
+		return;
+	if (monotonic_usec() - atomic_load(&k->read_usec) < max_age_usec)
 		return;
 	if (k->prefetching) {
 		if (pthread_tryjoin_np(k->prefetch, NULL) != 0)
 			return; /* still at it */
 		k->prefetching = false;
 	}
+	k->prefetch_max_age = max_age_usec; /* read by the thread, which starts after this */
 	k->prefetching = pthread_create(&k->prefetch, NULL, prefetch_main, k) == 0;
-}
-
-/**
- * kallsyms_keep_fresh() - refresh the cached section on a thread once it is too old.
- * @k: kallsyms, or NULL
- * @max_age_usec: how old the copy may be
- *
- * A flight recorder's snapshot may come at any time, long after its
- * session started. Called as its history grows (with half the cache's
- * lifetime), this keeps a copy ready, so no snapshot waits for the kernel
- * to generate the symbols (~80 ms) and for their compression; called when
- * a snapshot is asked for (with the whole lifetime), the reading overlaps
- * the drain of the kernel's ring. No timer of its own. Main thread.
- */
-void kallsyms_keep_fresh(struct kallsyms *k, uint64_t max_age_usec)
-{
-	if (!k || k->fd < 0)
-		return;
-	if (monotonic_usec() - atomic_load(&k->read_usec) < max_age_usec)
-		return;
-	kallsyms_prefetch(k);
 }

@@ -17,7 +17,7 @@ struct kallsyms;
 struct kallsyms_section {
 	_Atomic unsigned refs;
 	size_t size;
-	uint8_t data[];
+	uint8_t *data;
 };
 
 struct kallsyms_section *kallsyms_section_unref(struct kallsyms_section *sec);
@@ -29,5 +29,4 @@ bool kallsyms_has_addresses(const struct kallsyms *k);
 bool kallsyms_shown_to_users(void);
 int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size);
 int kallsyms_read_sealed(struct kallsyms *k, struct kallsyms_section **ret);
-void kallsyms_prefetch(struct kallsyms *k);
-void kallsyms_keep_fresh(struct kallsyms *k, uint64_t max_age_usec);
+void kallsyms_prefetch(struct kallsyms *k, uint64_t max_age_usec);

@@ -489,12 +489,6 @@ static void *assembler_main(void *userdata)
 		f.n_data = n_cpus;
 		f.data = data;
 		f.date = s->env.date && s->env.date[0] ? s->env.date : NULL;
-		/*
-		 * A snapshot from memory is written around the page cache: copied
-		 * into fresh cache pages it took twice as long (v7-writer.c). Spools
-		 * are copied in the kernel (copy_file_range), which measured as fast.
-		 */
-		f.direct = s->memory;
 		r = v7_write(s->out_fd, &f, &s->file_bytes);
 	}
 	t_written = monotonic_usec();

@@ -479,7 +479,7 @@ int session_begin_running(struct session *s)
 		return r;
 	}
 	/* The symbols the files will need, read now rather than after the stop. */
-	kallsyms_prefetch(s->env.kallsyms);
+	kallsyms_prefetch(s->env.kallsyms, KALLSYMS_CACHE_USEC);
 	return 0;
 }
 

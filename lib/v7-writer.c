@@ -241,12 +241,15 @@ static void body_event_formats(struct buf *b, const struct v7_file *f)
 }
 
 /*
- * Direct output: a regular file may be written around the page cache
- * (O_DIRECT) through an aligned staging buffer. A file we write once and
- * fsync before calling it complete gains nothing from the cache: buffered,
- * every byte is copied into freshly allocated cache pages (on a VM whose
- * host backs guest memory lazily, about 4 ms per MiB here), and the
- * server's own cache is evicted for a file nobody reads back soon.
+ * Direct output: a file whose data is all in memory (a flight snapshot) is
+ * written around the page cache (O_DIRECT) through an aligned staging
+ * buffer, when it is a regular file. A file we write once and fsync before
+ * calling it complete gains nothing from the cache: buffered, every byte
+ * is copied into freshly allocated cache pages (on a VM whose host backs
+ * guest memory lazily, about 4 ms per MiB here), and the server's own
+ * cache is evicted for a file nobody reads back soon. Data in spool files
+ * is copied in the kernel instead (copy_file_range), which measured as
+ * fast as direct output and needs no stage.
  * Offsets and lengths stay multiples of DIRECT_ALIGN; the last, partial
  * block goes out buffered once O_DIRECT is cleared again. Any refusal
  * (a file system without O_DIRECT, a device with larger blocks) falls back
@@ -425,23 +428,6 @@ static int copy_region(struct out *o, int in_fd, uint64_t offset, uint64_t n)
 	uint8_t *bounce = NULL;
 	int r = 0;
 
-	/* Direct output: read straight into the stage, which is a copy anyway. */
-	while (o->stage && n > 0) {
-		size_t k = (size_t)MIN(n, (uint64_t)(DIRECT_STAGE_BYTES - o->n_stage));
-
-		r = loop_pread_exact(in_fd, o->stage + o->n_stage, k, (uint64_t)off);
-		if (r < 0)
-			return r == -EBADMSG ? -ENODATA : r;
-		o->n_stage += k;
-		advance(o, k);
-		off += (off_t)k;
-		n -= k;
-		if (o->n_stage == DIRECT_STAGE_BYTES) {
-			r = direct_flush(o, /* all= */ false);
-			if (r < 0)
-				return r;
-		}
-	}
 	while (n > 0) {
 		size_t want = (size_t)MIN(n, WRITEBACK_KICK_BYTES);
 		ssize_t k;
@@ -539,6 +525,15 @@ static int write_section(struct out *o, const struct section *s)
 	if (r >= 0)
 		r = write_all(o, s->tail.data, s->tail.size);
 	return r;
+}
+
+/* Is every CPU's data in memory blobs (none in a file)? */
+static bool all_in_memory(const struct v7_file *f)
+{
+	for (size_t i = 0; i < f->n_data; i++)
+		if (f->data[i].size > 0 && f->data[i].n_blobs == 0)
+			return false;
+	return true;
 }
 
 static int validate(const struct v7_file *f)
@@ -808,7 +803,7 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 	/* Everything is sized: write it front to back. */
 	if (fstat(fd, &st) >= 0 && S_ISREG(st.st_mode))
 		o.start = lseek(fd, 0, SEEK_CUR);
-	if (f->direct)
+	if (all_in_memory(f))
 		direct_enter(&o);
 	r = write_all(&o, header.p, header.n);
 	for (int i = 0; i < _M_MAX && r >= 0; i++)

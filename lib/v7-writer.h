@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,7 +71,6 @@ struct v7_file {
 	const struct v7_cpu_data *data;
 
 	_Atomic uint64_t *progress; /* bytes written are added here as they go; may be NULL */
-	bool direct; /* a regular file is written around the page cache (O_DIRECT) if it can be */
 };
 
 int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size);

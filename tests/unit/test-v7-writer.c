@@ -191,8 +191,43 @@ static void check_damage(const uint8_t *bytes, size_t n)
 	free(copy);
 }
 
-/* v7_write() into a new file at offset @skip with @f, whose bytes after @skip must be @want. */
-static void check_written_as(const struct v7_file *f, size_t skip, const uint8_t *want, uint64_t n)
+/* Does the file system under /var/tmp take O_DIRECT (tmpfs before 6.6 does not)? */
+static bool direct_possible(void)
+{
+	char path[] = "/var/tmp/test-v7-writer-probe-XXXXXX";
+	int fd = mkstemp(path), flags;
+	bool ok;
+
+	assert(fd >= 0);
+	flags = fcntl(fd, F_GETFL);
+	ok = fcntl(fd, F_SETFL, flags | O_DIRECT) == 0;
+	close(fd);
+	unlink(path);
+	return ok;
+}
+
+/* How many of the file's pages are in the page cache. */
+static size_t cached_pages(int fd, size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n_pages = (n + page - 1) / page, k = 0;
+	unsigned char *vec = malloc(n_pages);
+	void *map = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
+
+	assert(vec && map != MAP_FAILED && mincore(map, n, vec) == 0);
+	for (size_t i = 0; i < n_pages; i++)
+		k += vec[i] & 1;
+	munmap(map, n);
+	free(vec);
+	return k;
+}
+
+/*
+ * v7_write() into a new file at offset @skip with @f, whose bytes after
+ * @skip must be @want. @direct: the file must have gone around the page
+ * cache, all but its last partial block (where the file system allows).
+ */
+static void check_written_as(const struct v7_file *f, size_t skip, const uint8_t *want,
+			     uint64_t n, bool direct)
 {
 	char path[] = "/var/tmp/test-v7-writer-direct-XXXXXX";
 	uint8_t *got = malloc(n + skip + 1);
@@ -207,6 +242,10 @@ static void check_written_as(const struct v7_file *f, size_t skip, const uint8_t
 	assert(size == n);
 	/* O_DIRECT is the writer's business only: the fd's flags are as they were. */
 	assert(fcntl(fd, F_GETFL) == flags);
+	if (direct && direct_possible())
+		assert(cached_pages(fd, n) <= 1);
+	else if (!direct)
+		assert(cached_pages(fd, n + skip) > 1);
 	assert(pread(fd, got, n + skip + 1, 0) == (ssize_t)(n + skip));
 	assert(memcmp(got + skip, want, n) == 0);
 	free(got);
@@ -214,74 +253,84 @@ static void check_written_as(const struct v7_file *f, size_t skip, const uint8_t
 	unlink(path);
 }
 
-/* Megabytes of symbols: many stage fills, the data then starting mid-stage. */
-static void check_direct_large(const struct v7_file *direct)
+/* @f with every CPU's data read from its spool into memory, in blobs of odd sizes. */
+struct in_memory {
+	struct v7_file file;
+	struct v7_cpu_data data[N_CPUS];
+	struct v7_blob *blobs[N_CPUS];
+	uint8_t *bytes[N_CPUS];
+};
+
+static void in_memory_init(struct in_memory *m, const struct v7_file *f)
 {
-	char path[] = "/var/tmp/test-v7-writer-large-XXXXXX";
-	struct v7_file f = *direct;
+	*m = (struct in_memory){ .file = *f };
+	memcpy(m->data, f->data, sizeof(m->data));
+	for (unsigned cpu = 0; cpu < N_CPUS; cpu++) {
+		size_t size = m->data[cpu].size, piece = 1000 + cpu * 4099, n_blobs = 0;
+
+		m->bytes[cpu] = malloc(size + 1);
+		assert(m->bytes[cpu] && pread(m->data[cpu].fd, m->bytes[cpu], size,
+					      (off_t)m->data[cpu].offset) == (ssize_t)size);
+		m->blobs[cpu] = calloc(size / piece + 2, sizeof(**m->blobs));
+		assert(m->blobs[cpu]);
+		for (size_t off = 0; off < size; off += piece)
+			m->blobs[cpu][n_blobs++] = (struct v7_blob){ m->bytes[cpu] + off,
+								 MIN(piece, size - off) };
+		m->data[cpu].blobs = m->blobs[cpu];
+		m->data[cpu].n_blobs = n_blobs;
+		m->data[cpu].fd = -EBADF;
+	}
+	m->file.data = m->data;
+}
+
+static void in_memory_done(struct in_memory *m)
+{
+	for (unsigned cpu = 0; cpu < N_CPUS; cpu++) {
+		free(m->bytes[cpu]);
+		free(m->blobs[cpu]);
+	}
+}
+
+/*
+ * A file whose data is all in memory (a snapshot) goes around the page
+ * cache (O_DIRECT through the writer's stage) and is byte for byte the
+ * one written from spools, which stays buffered: data in blobs of odd
+ * sizes (stage boundaries fall inside them), megabytes of symbols (many
+ * stage fills, the data starting mid-stage), and an unaligned start
+ * (which stays buffered).
+ */
+static void check_direct(struct fixture *fx, const uint8_t *want, uint64_t n)
+{
 	size_t n_text = 1800 * 1000 + 123;
 	char *text = malloc(n_text);
-	uint8_t *want;
-	uint64_t size;
+	struct in_memory m;
+	struct v7_file f;
+	uint8_t *big;
+	uint64_t n_big;
 	int fd;
+
+	check_written_as(&fx->file, 0, want, n, /* direct= */ false);
+	in_memory_init(&m, &fx->file);
+	check_written_as(&m.file, 0, want, n, /* direct= */ true);
+	check_written_as(&m.file, 1, want, n, /* direct= */ false);
 
 	assert(text);
 	for (size_t i = 0; i < n_text; i++)
 		text[i] = (char)('a' + (i * 7919) % 26);
+	f = fx->file;
 	f.kallsyms = (struct v7_blob){ text, n_text };
 	f.kallsyms_sealed = (struct v7_blob){};
-	f.direct = false;
-	fd = mkstemp(path);
-	assert(fd >= 0 && v7_write(fd, &f, &size) == 0);
-	want = malloc(size);
-	assert(want && pread(fd, want, size, 0) == (ssize_t)size);
+	fd = memfd_create("from-spools", MFD_CLOEXEC);
+	assert(fd >= 0 && v7_write(fd, &f, &n_big) == 0);
+	big = malloc(n_big);
+	assert(big && pread(fd, big, n_big, 0) == (ssize_t)n_big);
 	close(fd);
-	unlink(path);
-	f.direct = true;
-	check_written_as(&f, 0, want, size);
-	free(want);
+	m.file.kallsyms = f.kallsyms;
+	m.file.kallsyms_sealed = f.kallsyms_sealed;
+	check_written_as(&m.file, 0, big, n_big, /* direct= */ true);
+	free(big);
 	free(text);
-}
-
-/*
- * Written around the page cache (O_DIRECT through the writer's stage), a
- * file is byte for byte the buffered one: from spools, from memory blobs
- * of odd sizes (stage boundaries fall inside them), and from an unaligned
- * start (which stays buffered).
- */
-static void check_direct(struct fixture *fx, const uint8_t *want, uint64_t n)
-{
-	struct v7_file f = fx->file;
-	struct v7_cpu_data data[N_CPUS];
-	struct v7_blob *blobs[N_CPUS] = {};
-	uint8_t *bytes[N_CPUS] = {};
-
-	f.direct = true;
-	check_written_as(&f, 0, want, n);
-	check_written_as(&f, 1, want, n);
-	memcpy(data, fx->data, sizeof(data));
-	for (unsigned cpu = 0; cpu < N_CPUS; cpu++) {
-		size_t size = data[cpu].size, piece = 1000 + cpu * 4099, n_blobs = 0;
-
-		bytes[cpu] = malloc(size + 1);
-		assert(bytes[cpu] && pread(data[cpu].fd, bytes[cpu], size, (off_t)data[cpu].offset) ==
-				     (ssize_t)size);
-		blobs[cpu] = calloc(size / piece + 2, sizeof(**blobs));
-		assert(blobs[cpu]);
-		for (size_t off = 0; off < size; off += piece)
-			blobs[cpu][n_blobs++] = (struct v7_blob){ bytes[cpu] + off,
-							      MIN(piece, size - off) };
-		data[cpu].blobs = blobs[cpu];
-		data[cpu].n_blobs = n_blobs;
-		data[cpu].fd = -EBADF;
-	}
-	f.data = data;
-	check_written_as(&f, 0, want, n);
-	check_direct_large(&f);
-	for (unsigned cpu = 0; cpu < N_CPUS; cpu++) {
-		free(bytes[cpu]);
-		free(blobs[cpu]);
-	}
+	in_memory_done(&m);
 }
 
 static void run_case(uint32_t page_size, bool zstd, unsigned pages_per_chunk)
