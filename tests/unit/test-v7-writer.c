@@ -19,9 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <trace-cmd.h>
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
 
 #include "ftraced/macro.h"
 #include "lib/compress.h"
@@ -206,25 +210,35 @@ static bool direct_possible(void)
 	return ok;
 }
 
-/* How many of the file's pages are in the page cache. */
-static size_t cached_pages(int fd, size_t n)
+static bool under_valgrind(void)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), n_pages = (n + page - 1) / page, k = 0;
-	unsigned char *vec = malloc(n_pages);
-	void *map = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
+#if __has_include(<valgrind/valgrind.h>)
+	return RUNNING_ON_VALGRIND;
+#else
+	return false;
+#endif
+}
 
-	assert(vec && map != MAP_FAILED && mincore(map, n, vec) == 0);
-	for (size_t i = 0; i < n_pages; i++)
-		k += vec[i] & 1;
-	munmap(map, n);
-	free(vec);
-	return k;
+/*
+ * Is the page at @offset in the page cache? A read that must not wait for
+ * I/O (RWF_NOWAIT) says so without mapping the file (valgrind reads the
+ * head of every file mapped, which would cache it).
+ */
+static bool page_cached(int fd, off_t offset)
+{
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	ssize_t k = preadv2(fd, &iov, 1, offset, RWF_NOWAIT);
+
+	assert(k == 1 || (k < 0 && errno == EAGAIN));
+	return k == 1;
 }
 
 /*
  * v7_write() into a new file at offset @skip with @f, whose bytes after
  * @skip must be @want. @direct: the file must have gone around the page
- * cache, all but its last partial block (where the file system allows).
+ * cache, all but its last partial block (where the file system allows);
+ * otherwise through it.
  */
 static void check_written_as(const struct v7_file *f, size_t skip, const uint8_t *want,
 			     uint64_t n, bool direct)
@@ -242,10 +256,17 @@ static void check_written_as(const struct v7_file *f, size_t skip, const uint8_t
 	assert(size == n);
 	/* O_DIRECT is the writer's business only: the fd's flags are as they were. */
 	assert(fcntl(fd, F_GETFL) == flags);
-	if (direct && direct_possible())
-		assert(cached_pages(fd, n) <= 1);
+	/*
+	 * A page in the middle: neither the head nor the buffered tail. Not
+	 * under valgrind, where the middle of a file written O_DIRECT was seen
+	 * cached (the writer's calls were the same, traced).
+	 */
+	if (under_valgrind())
+		;
+	else if (direct && direct_possible())
+		assert(!page_cached(fd, (off_t)(skip + n / 2)));
 	else if (!direct)
-		assert(cached_pages(fd, n + skip) > 1);
+		assert(page_cached(fd, (off_t)(skip + n / 2)));
 	assert(pread(fd, got, n + skip + 1, 0) == (ssize_t)(n + skip));
 	assert(memcmp(got + skip, want, n) == 0);
 	free(got);
