@@ -250,12 +250,11 @@ static void body_event_formats(struct buf *b, const struct v7_file *f)
  * cache is evicted for a file nobody reads back soon. Data in spool files
  * is copied in the kernel instead (copy_file_range), which measured as
  * fast as direct output and needs no stage.
- * Offsets and lengths stay multiples of DIRECT_ALIGN; the last, partial
+ * Offsets and lengths stay multiples of V7_DIRECT_ALIGN; the last, partial
  * block goes out buffered once O_DIRECT is cleared again. Any refusal
  * (a file system without O_DIRECT, a device with larger blocks) falls back
  * to buffered writes for the rest of the file.
  */
-#define DIRECT_ALIGN 4096u
 #define DIRECT_STAGE_BYTES (512u * 1024u)
 
 /* Where the output is, and who else counts the bytes (the daemon, to see progress). */
@@ -310,9 +309,9 @@ static void direct_enter(struct out *o)
 		return;
 	at = lseek(o->fd, 0, SEEK_CUR);
 	flags = fcntl(o->fd, F_GETFL);
-	if (at < 0 || at % DIRECT_ALIGN != 0 || flags < 0 || (flags & (O_APPEND | O_DIRECT)))
+	if (at < 0 || at % V7_DIRECT_ALIGN != 0 || flags < 0 || (flags & (O_APPEND | O_DIRECT)))
 		return;
-	if (posix_memalign((void **)&o->stage, DIRECT_ALIGN, DIRECT_STAGE_BYTES) != 0) {
+	if (posix_memalign((void **)&o->stage, V7_DIRECT_ALIGN, DIRECT_STAGE_BYTES) != 0) {
 		o->stage = NULL;
 		return;
 	}
@@ -330,7 +329,7 @@ static void direct_enter(struct out *o)
  */
 static int direct_flush(struct out *o, bool all)
 {
-	size_t whole = o->n_stage / DIRECT_ALIGN * DIRECT_ALIGN, done = 0;
+	size_t whole = o->n_stage / V7_DIRECT_ALIGN * V7_DIRECT_ALIGN, done = 0;
 	int r;
 
 	while (o->saved_flags >= 0 && done < whole) {

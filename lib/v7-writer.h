@@ -73,6 +73,12 @@ struct v7_file {
 	_Atomic uint64_t *progress; /* bytes written are added here as they go; may be NULL */
 };
 
+/*
+ * A file whose data is all in memory goes out O_DIRECT in blocks of this
+ * size, all but its last partial block (see v7-writer.c).
+ */
+#define V7_DIRECT_ALIGN 4096u
+
 int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size);
 int v7_seal_kallsyms(struct compressor *c, const void *text_frame, size_t n_text_frame,
 		     size_t n_text, uint8_t **ret, size_t *ret_size);

@@ -29,9 +29,11 @@ run_suite() {
     local rc=$?
     grep -E '^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Timeout):' "$log"
     local ok fail timeout
-    ok=$(awk '/^Ok:/ {print $2}' "$log")
-    fail=$(awk '/^Fail:/ {print $2}' "$log")
-    timeout=$(awk '/^Timeout:/ {print $2}' "$log")
+    # The last summary is meson's: a failed test's own log (printed above it)
+    # may hold another meson run's, as the nspawn suite's does.
+    ok=$(awk '/^Ok:/ {n = $2} END {print n}' "$log")
+    fail=$(awk '/^Fail:/ {n = $2} END {print n}' "$log")
+    timeout=$(awk '/^Timeout:/ {n = $2} END {print n}' "$log")
     passed=$((passed + ${ok:-0}))
     failed=$((failed + ${fail:-0} + ${timeout:-0}))
     if [ $rc -ne 0 ]; then
