@@ -53,6 +53,8 @@
  * a row while zstd's tables are still in cache. With small ring buffers a
  * wake-up brings only a few sub-buffers, and compressing each chunk with
  * cold tables took 1.5x the CPU (measured, 256 KiB buffers at 1 M events/s).
+ * Where each wake-up already brings a batch, it stays in the ring and the
+ * stream takes it a chunk at a time (capture_stream_new()).
  */
 #define CAPTURE_BATCH_BYTES       (512u * 1024u)
 /* A capture worker in one turn for this long (and half the watchdog period) is stuck. */

@@ -5,10 +5,10 @@
  *
  * splice() trace_pipe_raw -> the stream's pipe, in whole sub-buffers, then
  *   - "none": splice() pipe -> spool file, raw pages;
- *   - "zstd": read() the pipe into the stream's pending batch (about
- *     512 KiB) and, when it is full, compress it as chunks of whole
- *     sub-buffers (about 128 KiB), each an independent zstd frame with a
- *     checksum, appended to the spool as a chunk record (chunk-record.c) -
+ *   - "zstd": read() the pipe into the stream's pending batch and, when it
+ *     is full, compress it as chunks of whole sub-buffers (about 128 KiB),
+ *     each an independent zstd frame with a checksum, appended to the
+ *     spool as a chunk record (chunk-record.c) -
  *     exactly what a v7 file holds, so the file is later assembled by
  *     copying the spool as it is. Raw pages never reach the disk and
  *     nothing is compressed twice.
@@ -49,7 +49,7 @@
 #include "lib/rb-page.h"
 
 /* A rotation drains what the kernel holds, but not for ever on a busy CPU. */
-#define ROTATE_SPLICES_MAX 64
+#define ROTATE_BYTES_MAX (64u * 1024u * 1024u)
 #define ROTATE_READS_MAX 64
 
 struct capture_stream {
@@ -57,13 +57,13 @@ struct capture_stream {
 	int trace_fd;
 	int stats_fd;
 	int pipe_fd[2];
-	size_t pipe_size;
 	int spool_fd;
 	struct chunk_ring *ring;
 	int notify_fd;
 	uint32_t subbuf_size;
 	uint32_t chunk_bytes; /* a whole number of sub-buffers */
-	uint32_t batch_bytes; /* a whole number of chunks */
+	uint32_t batch_bytes; /* a whole number of chunks: the pending buffer's size */
+	size_t splice_bytes;  /* at most this per splice(), a whole number of sub-buffers */
 	bool zstd;
 	int level;
 	bool drain_only;
@@ -131,7 +131,16 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 		return -EINVAL;
 	}
 	s->chunk_bytes = MAX(1u, CHUNK_TARGET_BYTES / c->subbuf_size) * c->subbuf_size;
-	s->batch_bytes = MAX(1u, CAPTURE_BATCH_BYTES / s->chunk_bytes) * s->chunk_bytes;
+	/*
+	 * Chunks are compressed back to back while zstd's tables are warm
+	 * (CAPTURE_BATCH_BYTES). When every wake-up finds at least a batch in
+	 * the ring, the batch is already there, in memory the ring has paid
+	 * for: taking it a chunk at a time compresses the same chunks in a
+	 * row, and the stream holds one chunk instead of a batch. Otherwise
+	 * (small rings, watermark unknown) the stream collects the batch.
+	 */
+	s->batch_bytes = c->wake_bytes >= CAPTURE_BATCH_BYTES ? s->chunk_bytes :
+			 MAX(1u, CAPTURE_BATCH_BYTES / s->chunk_bytes) * s->chunk_bytes;
 	if (s->zstd || s->ring) {
 		s->pending = malloc(s->batch_bytes);
 		if (!s->pending) {
@@ -153,7 +162,10 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 		capture_stream_free(s);
 		return -ENOBUFS;
 	}
-	s->pipe_size = (size_t)size / c->subbuf_size * c->subbuf_size;
+	/* Whatever is spliced is read into the batch right after: no more than it holds. */
+	s->splice_bytes = (size_t)size / c->subbuf_size * c->subbuf_size;
+	if (s->pending)
+		s->splice_bytes = MIN(s->splice_bytes, (size_t)s->batch_bytes);
 	*ret = s;
 	return 0;
 }
@@ -338,13 +350,13 @@ static int store_from_pipe(struct capture_scratch *w, struct capture_stream *s, 
 
 /*
  * Splices full sub-buffers until the kernel has none left (returns 0) or
- * the turn is over (returns 1).
+ * @max_bytes (0: no limit) have been moved (returns 1).
  */
 static int drain_full_pages(struct capture_scratch *w, struct capture_stream *s,
-			    unsigned max_turns)
+			    uint64_t max_bytes)
 {
-	for (unsigned i = 0; max_turns == 0 || i < max_turns; i++) {
-		ssize_t n = splice(s->trace_fd, NULL, s->pipe_fd[1], NULL, s->pipe_size,
+	for (uint64_t moved = 0; max_bytes == 0 || moved < max_bytes;) {
+		ssize_t n = splice(s->trace_fd, NULL, s->pipe_fd[1], NULL, s->splice_bytes,
 				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		int r;
 
@@ -362,6 +374,7 @@ static int drain_full_pages(struct capture_scratch *w, struct capture_stream *s,
 		r = store_from_pipe(w, s, (size_t)n);
 		if (r < 0)
 			return r;
+		moved += (uint64_t)n;
 	}
 	return 1;
 }
@@ -515,7 +528,7 @@ void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, 
 	int r;
 
 	if (!s->dead) {
-		r = drain_full_pages(w, s, ROTATE_SPLICES_MAX);
+		r = drain_full_pages(w, s, ROTATE_BYTES_MAX);
 		if (r >= 0)
 			r = drain_partial_pages(w, s, ROTATE_READS_MAX);
 		if (r < 0)
@@ -547,7 +560,7 @@ void capture_stream_finish(struct capture_stream *s, struct capture_scratch *w)
 	int r = 0;
 
 	if (!s->dead) {
-		r = drain_full_pages(w, s, /* max_turns= */ 0);
+		r = drain_full_pages(w, s, /* max_bytes= */ 0);
 		if (r >= 0)
 			r = drain_partial_pages(w, s, UINT_MAX);
 		if (r < 0)
@@ -561,14 +574,14 @@ void capture_stream_finish(struct capture_stream *s, struct capture_scratch *w)
  * capture_stream_drain() - move whole sub-buffers the kernel holds into the spool or ring.
  * @s: stream being read
  * @w: the worker's scratch
- * @max_turns: splices at most (0: until the kernel has none left)
+ * @max_bytes: moves about this much at most (0: until the kernel has none left)
  *
  * Return: 0 when the kernel has no whole sub-buffer left, 1 when the turn
  * is over first, or -errno (the caller fails the stream).
  */
-int capture_stream_drain(struct capture_stream *s, struct capture_scratch *w, unsigned max_turns)
+int capture_stream_drain(struct capture_stream *s, struct capture_scratch *w, uint64_t max_bytes)
 {
-	return drain_full_pages(w, s, max_turns);
+	return drain_full_pages(w, s, max_bytes);
 }
 
 /**

@@ -35,8 +35,8 @@
 #include "lib/time-util.h"
 
 #define EPOLL_BATCH 16
-/* Splices per wake-up before other streams of the CPU get their turn. */
-#define SPLICES_PER_TURN 8
+/* Bytes moved per wake-up before other streams of the CPU get their turn. */
+#define BYTES_PER_TURN (8u * 1024u * 1024u)
 
 
 enum cmd_op { CMD_ADD, CMD_ROTATE, CMD_FINISH, CMD_TEST_STALL };
@@ -227,7 +227,7 @@ static void *worker_main(void *userdata)
 			}
 			if (capture_stream_dead(s))
 				continue;
-			r = capture_stream_drain(s, &w->scratch, SPLICES_PER_TURN);
+			r = capture_stream_drain(s, &w->scratch, BYTES_PER_TURN);
 			if (r < 0) {
 				capture_stream_fail(s, r);
 				unwatch(w, s);

@@ -26,6 +26,8 @@ struct capture_stream_config {
 	bool drain_only;  /* never polled, only finished: snapshot_raw has no poll */
 	unsigned rt_priority; /* its worker runs SCHED_FIFO at least at this while it holds the
 			       * stream; 0: no wish (within rt-priority-max, checked already) */
+	uint64_t wake_bytes;  /* what the ring holds when the kernel wakes the reader
+			       * (buffer_percent); 0: unknown */
 };
 
 /* Where the last rotation cut a stream: totals stored before the new spool took over. */

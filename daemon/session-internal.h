@@ -41,6 +41,7 @@ struct session {
 	char date[CLOCK_ANCHOR_DATE_MAX]; /* every file's wall-clock anchor (DATE); "": none */
 	struct ring_alloc *ring_alloc;  /* while ALLOCATING: the thread sizing the ring */
 	struct instance_meta imeta;
+	uint64_t wake_bytes;            /* a CPU's ring holds this when its reader wakes; 0: unknown */
 	struct stream_set cpus;
 
 	struct segment_env segment_env;

@@ -218,12 +218,16 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 
 		if (c->mode == FTRACED_MODE_CONTINUOUS && c->segment_size > 0)
 			wake = MIN(wake, c->segment_size / s->cpus.n_cpus / SEGMENT_SIZE_CHECKS);
-		percent = (unsigned)MIN((uint64_t)50,
-					MAX((uint64_t)1, wake * 100 / MAX(buffer_bytes, (uint64_t)1)));
+		/* Rounded up: a wake-up brings at least a batch (see capture_stream_new()). */
+		percent = buffer_bytes == 0 ? 50 :
+			  (unsigned)MIN((uint64_t)50, MAX((uint64_t)1, (wake * 100 + buffer_bytes - 1) /
+									buffer_bytes));
 		r = instance_set_buffer_percent(s->instance, percent);
 		if (r < 0)
 			log_warning_errno(r, "Session '%s': cannot set buffer_percent, stops may take "
 					  "longer and segments grow past their size: %m", s->name);
+		else
+			s->wake_bytes = buffer_bytes * percent / 100;
 	}
 	return 0;
 }

@@ -203,6 +203,7 @@ void session_stream_params(const struct session *s, struct stream_params *ret)
 				s->config.mode == FTRACED_MODE_FLIGHT ? FLIGHT_NOTIFY_BYTES : 0,
 		.progress = s->env.written,
 		.rt_priority = s->config.rt_priority,
+		.wake_bytes = s->wake_bytes,
 	};
 }
 

@@ -80,6 +80,7 @@ int stream_set_open(struct stream_set *set, struct instance *inst, const struct 
 			.progress = p->progress,
 			.drain_only = p->snapshot_raw,
 			.rt_priority = p->rt_priority,
+			.wake_bytes = p->wake_bytes,
 			.stats_fd = -EBADF,
 		};
 		int r;

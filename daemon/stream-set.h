@@ -35,6 +35,7 @@ struct stream_params {
 	_Atomic uint64_t *progress; /* the daemon's count of bytes written; may be NULL */
 	bool snapshot_raw;      /* read the snapshot buffer, not the ring */
 	unsigned rt_priority;   /* the workers' SCHED_FIFO priority while they hold it; 0: none */
+	uint64_t wake_bytes;    /* what a CPU's ring holds when its reader wakes; 0: unknown */
 };
 
 /* All CPUs of one session. */

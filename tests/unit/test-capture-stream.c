@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "daemon/bounds.h"
 #include "daemon/capture-stream.h"
 #include "daemon/chunk-ring.h"
 #include "daemon/spool.h"
@@ -36,7 +37,8 @@ struct rig {
 	struct capture_stream *stream;
 };
 
-static void rig_init(struct rig *g, bool zstd, struct chunk_ring *ring)
+/* @wake_bytes: what the kernel would hold at each wake-up (0: unknown). */
+static void rig_init_woken(struct rig *g, bool zstd, struct chunk_ring *ring, uint64_t wake_bytes)
 {
 	struct capture_stream_config c;
 
@@ -56,10 +58,16 @@ static void rig_init(struct rig *g, bool zstd, struct chunk_ring *ring)
 		.zstd = zstd,
 		.level = 3,
 		.progress = &g->progress,
+		.wake_bytes = wake_bytes,
 	};
 	assert(capture_scratch_init(&g->scratch) == 0);
 	assert(capture_stream_new(&c, &g->stream) == 0);
 	assert(capture_stream_begin(g->stream) == 0);
+}
+
+static void rig_init(struct rig *g, bool zstd, struct chunk_ring *ring)
+{
+	rig_init_woken(g, zstd, ring, 0);
 }
 
 /* Feeds @n_pages pages of @c, from @first, draining as a worker would. */
@@ -104,6 +112,34 @@ static void test_spool(bool zstd)
 	assert(scan.bytes == n.bytes_stored && scan.events == 20000);
 	assert(zstd ? scan.chunks == n.chunks && n.bytes_stored < n.bytes_raw :
 	       n.bytes_stored == n.bytes_raw);
+	rig_done(&g);
+	free(c.pages);
+}
+
+/*
+ * Each wake-up brings a whole batch: the stream compresses chunk by chunk
+ * as the data comes (holding one chunk, not a batch), and stores the same.
+ */
+static void test_spool_chunk_at_a_time(void)
+{
+	const uint64_t chunk = CHUNK_TARGET_BYTES / PAGE * PAGE;
+	struct capture_counters n;
+	struct cpu_pages c = {};
+	struct spool_scan scan;
+	struct rig g;
+
+	make_pages(&c, 0, 24000, PAGE);
+	rig_init_woken(&g, true, NULL, CAPTURE_BATCH_BYTES);
+	feed(&g, &c, 0, c.n_pages);
+	capture_stream_counters(g.stream, &n);
+	/* Every whole chunk is stored already; a batch at a time would leave up to 3 more. */
+	assert(n.bytes_raw == c.n_pages * PAGE && n.chunks == n.bytes_raw / chunk);
+	assert(n.bytes_raw % CAPTURE_BATCH_BYTES >= chunk);
+	capture_stream_finish(g.stream, &g.scratch);
+	capture_stream_counters(g.stream, &n);
+	assert(n.finished && n.error == 0 && g.progress == n.bytes_stored);
+	spool_scan(g.spool_fd, SPOOL_HDR_SIZE, true, PAGE, &scan);
+	assert(scan.bytes == n.bytes_stored && scan.chunks == n.chunks && scan.events == 24000);
 	rig_done(&g);
 	free(c.pages);
 }
@@ -213,6 +249,7 @@ static void test_failure_is_reported(void)
 int main(void)
 {
 	test_spool(true);
+	test_spool_chunk_at_a_time();
 	test_spool(false);
 	test_rotation();
 	test_ring();
