@@ -518,8 +518,8 @@ void capture_stream_fail(struct capture_stream *s, int error)
  * @w: the worker's scratch
  * @spool_fd: the next spool (borrowed); -EBADF for a ring (a flush)
  *
- * What the kernel holds now (it wakes us only when its buffer is half
- * full, so at a low rate that can be everything since the last cut) and
+ * What the kernel holds now (it wakes us only at its watermark,
+ * buffer_percent, so at a low rate that can be everything since the last cut) and
  * what is pending go to the current spool, then the next spool takes
  * over. The cut is published and the session notified.
  */
