@@ -42,6 +42,7 @@
 #include "daemon/spool.h"
 #include "daemon/trigger.h"
 #include "lib/ctl-proto.h"
+#include "lib/time-util.h"
 
 #define SNAPSHOTS_DIR "snapshots"
 /* A job that waits for the final drain of a stop rather than a flush. */
@@ -426,7 +427,7 @@ static int kernel_drain_begin(struct session *s)
 	r = stream_set_rings_new(&s->cpus, UINT64_MAX);
 	if (r < 0)
 		return r;
-	f->drain_start_usec = session_now_usec();
+	f->drain_start_usec = monotonic_usec();
 	if (f->swap) {
 		/* The counters of the buffer about to be drained: after the swap they are its. */
 		r = stream_set_read_stats(&s->cpus, s->instance, /* start= */ false, /* text= */ true);
@@ -488,7 +489,7 @@ static void swap_done(struct session *s)
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++)
 		s->cpus.cpus[cpu].seen = (struct cpu_counters){};
 	log_info("Session '%s': snapshot by swap, drained in %.1f ms while tracing went on",
-		 s->name, (double)(session_now_usec() - s->flight->drain_start_usec) / 1000);
+		 s->name, (double)(monotonic_usec() - s->flight->drain_start_usec) / 1000);
 }
 
 /* No snapshot buffer: the ring itself was drained; tracing resumes where it ran. */
@@ -507,7 +508,7 @@ static void pause_done(struct session *s)
 	}
 	snprintf(f->note, sizeof(f->note), "kernel backend: no snapshot buffer to swap on this "
 		 "kernel, so tracing was paused for %.1f ms while the ring was drained",
-		 (double)(session_now_usec() - f->drain_start_usec) / 1000);
+		 (double)(monotonic_usec() - f->drain_start_usec) / 1000);
 	log_info("Session '%s': %s", s->name, f->note);
 }
 

@@ -75,7 +75,6 @@ struct session {
 	struct flight *flight;          /* flight recorders only */
 };
 
-uint64_t session_now_usec(void);
 void session_utc_stamp(char *buf, size_t size);
 void session_wake(struct session *s);
 void session_set_error(struct session *s, int error, const char *fmt, ...) _printf_(3, 4);

@@ -10,6 +10,7 @@
 #include "daemon/flight.h"
 #include "daemon/session-internal.h"
 #include "lib/ctl-proto.h"
+#include "lib/time-util.h"
 
 static uint64_t delta(uint64_t now, uint64_t then)
 {
@@ -107,7 +108,7 @@ static void describe_counters(const struct session *s, struct ctl_builder *b)
  */
 void session_describe(struct session *s, struct ctl_builder *b)
 {
-	uint64_t end = s->state == SESSION_RUNNING ? session_now_usec() : s->stop_usec;
+	uint64_t end = s->state == SESSION_RUNNING ? monotonic_usec() : s->stop_usec;
 	uint64_t discarded = 0;
 
 	ctl_put(b, FTRACED_ATTR_SESSION_BEGIN, NULL, 0);

@@ -83,16 +83,6 @@ void session_wake(struct session *s)
 }
 
 /**
- * session_now_usec() - CLOCK_MONOTONIC in µs.
- *
- * Return: now.
- */
-uint64_t session_now_usec(void)
-{
-	return monotonic_usec();
-}
-
-/**
  * session_utc_stamp() - "YYYYmmddTHHMMSS.mmmZ", now, for file names.
  * @buf: receives it
  * @size: its size (32 is plenty)
@@ -413,7 +403,7 @@ static int on_timer(sd_event_source *source, uint64_t usec, void *userdata)
  */
 static int add_timer_from_now(struct session *s, sd_event_source **ret, uint64_t usec)
 {
-	return sd_event_add_time(s->env.event, ret, CLOCK_MONOTONIC, session_now_usec() + usec,
+	return sd_event_add_time(s->env.event, ret, CLOCK_MONOTONIC, monotonic_usec() + usec,
 				 TIMER_ACCURACY_USEC, on_timer, s);
 }
 
@@ -462,7 +452,7 @@ int session_begin_running(struct session *s)
 	s->cut_short = 0;
 	s->stopped_reported = false;
 	s->state = SESSION_RUNNING;
-	s->start_usec = session_now_usec();
+	s->start_usec = monotonic_usec();
 	session_arm_check(s);
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus && s->cpus.cpus[cpu].stream; cpu++) {
 		r = capture_pool_add(s->env.pool, s->cpus.cpus[cpu].stream);
@@ -573,7 +563,7 @@ int session_stop(struct session *s)
 	session_check(s);
 	session_disarm_check(s);
 	s->state = SESSION_STOPPING;
-	s->stop_usec = session_now_usec();
+	s->stop_usec = monotonic_usec();
 	s->timer_source = sd_event_source_disable_unref(s->timer_source);
 	s->segment_timer = sd_event_source_disable_unref(s->segment_timer);
 	if (s->flight)
@@ -662,7 +652,7 @@ static void segment_published(struct session *s, const struct publish_outcome *o
 		else
 			log_info("Session '%s': wrote %" PRIu64 " bytes in %.3f s after stop",
 				 s->name, o->bytes,
-				 (double)(session_now_usec() - s->stop_usec) / 1e6);
+				 (double)(monotonic_usec() - s->stop_usec) / 1e6);
 		s->file_bytes = o->bytes;
 		s->state = s->error < 0 ? SESSION_FAILED : SESSION_DONE;
 		return;

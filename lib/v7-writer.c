@@ -295,21 +295,16 @@ static void direct_leave(struct out *o)
 }
 
 /*
- * Switches a regular file written from an aligned offset to O_DIRECT.
- * Anything else (pipes, O_APPEND, a refusing file system, no memory for
- * the stage) stays buffered: direct output is an optimisation only.
+ * Switches a regular file written from an aligned offset (o->start) to
+ * O_DIRECT. Anything else (pipes, O_APPEND, a refusing file system, no
+ * memory for the stage) stays buffered: direct output is an optimisation only.
  */
 static void direct_enter(struct out *o)
 {
-	struct stat st;
-	off_t at;
-	int flags;
+	int flags = fcntl(o->fd, F_GETFL);
 
-	if (fstat(o->fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return;
-	at = lseek(o->fd, 0, SEEK_CUR);
-	flags = fcntl(o->fd, F_GETFL);
-	if (at < 0 || at % V7_DIRECT_ALIGN != 0 || flags < 0 || (flags & (O_APPEND | O_DIRECT)))
+	if (o->start < 0 || o->start % V7_DIRECT_ALIGN != 0 || flags < 0 ||
+	    (flags & (O_APPEND | O_DIRECT)))
 		return;
 	if (posix_memalign((void **)&o->stage, V7_DIRECT_ALIGN, DIRECT_STAGE_BYTES) != 0) {
 		o->stage = NULL;
@@ -393,11 +388,7 @@ static int write_all(struct out *o, const void *p, size_t n)
 /* The end of the output: what is staged goes out, the fd's flags as they were. */
 static int out_finish(struct out *o)
 {
-	int r = o->stage ? direct_flush(o, /* all= */ true) : 0;
-
-	direct_leave(o);
-	o->stage = mfree(o->stage);
-	return r;
+	return o->stage ? direct_flush(o, /* all= */ true) : 0;
 }
 
 static int write_zeros(struct out *o, uint64_t n)
