@@ -48,6 +48,16 @@
 #include "lib/io-util.h"
 #include "lib/rb-page.h"
 
+/*
+ * An in-place spool (see spool.c) is the file readers will get: its
+ * writeback is started every so often, and what was started the time
+ * before, on disk by now, leaves the page cache. Closing the file then
+ * has little left to wait for: collapsing a range writes back and drops
+ * every cached page after it, which for a large segment took tens of
+ * milliseconds. And a trace written once does not crowd the machine's cache.
+ */
+#define SPOOL_WRITEBACK_BYTES (UINT64_C(2) << 20)
+
 /* A rotation drains what the kernel holds, but not for ever on a busy CPU. */
 #define ROTATE_BYTES_MAX (64u * 1024u * 1024u)
 #define ROTATE_READS_MAX 64
@@ -68,6 +78,7 @@ struct capture_stream {
 	int level;
 	bool drain_only;
 	unsigned rt_priority;
+	uint64_t region_bytes; /* in-place spools: the size of each region; 0: own files */
 
 	uint64_t notify_bytes;
 	_Atomic uint64_t *progress; /* borrowed: every stored byte is added here too */
@@ -78,6 +89,10 @@ struct capture_stream {
 	uint8_t *pending;   /* zstd or ring: sub-buffers not stored yet, up to batch_bytes */
 	size_t n_pending;
 	size_t torn;        /* none: bytes of a sub-buffer a failed splice left at the spool's end */
+	uint64_t spool_pos;   /* zstd: where the next record goes in the spool's file */
+	uint64_t spool_limit; /* in place: where the next CPU's region begins */
+	uint64_t kicked;      /* in place: writeback started up to here */
+	uint64_t dropped;     /* in place: dropped from the page cache up to here */
 
 	_Atomic uint64_t bytes_raw;
 	_Atomic uint64_t bytes_stored;
@@ -124,6 +139,7 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 		.progress = c->progress,
 		.drain_only = c->drain_only,
 		.rt_priority = MIN(c->rt_priority, (unsigned)FTRACED_RT_PRIORITY_MAX),
+		.region_bytes = c->spool_region_bytes,
 		.next_notify = c->notify_bytes,
 	};
 	if (c->subbuf_size == 0 || c->subbuf_size > CAPTURE_PIPE_BYTES) {
@@ -264,6 +280,34 @@ static int push_chunk(struct capture_stream *s, const uint8_t *record, size_t n,
 }
 
 /*
+ * Appends a chunk record to the spool. In place, never into the next
+ * CPU's region, and with the writeback of every SPOOL_WRITEBACK_BYTES
+ * started as it goes.
+ */
+static int spool_append(struct capture_stream *s, const uint8_t *record, size_t n)
+{
+	int r;
+
+	if (s->spool_limit && n > s->spool_limit - s->spool_pos)
+		return -EFBIG;
+	r = loop_write(s->spool_fd, record, n);
+	if (r < 0)
+		return r;
+	s->spool_pos += n;
+	if (s->spool_limit && s->spool_pos - s->kicked >= SPOOL_WRITEBACK_BYTES) {
+		/* Pages still being written back stay: the kernel drops clean ones only. */
+		if (s->kicked > s->dropped)
+			(void)posix_fadvise(s->spool_fd, (off_t)s->dropped,
+					    (off_t)(s->kicked - s->dropped), POSIX_FADV_DONTNEED);
+		s->dropped = s->kicked;
+		(void)sync_file_range(s->spool_fd, (off_t)s->kicked, (off_t)(s->spool_pos - s->kicked),
+				      SYNC_FILE_RANGE_WRITE);
+		s->kicked = s->spool_pos;
+	}
+	return 0;
+}
+
+/*
  * Stores the stream's pending sub-buffers chunk by chunk: each is framed as
  * a v7 chunk record (zstd) or left raw (ring without compression), then
  * appended to the spool or pushed to the ring.
@@ -281,7 +325,7 @@ static int flush_pending(struct capture_scratch *w, struct capture_stream *s)
 				return r;
 			record = w->out;
 		}
-		r = s->ring ? push_chunk(s, record, n, raw, len) : loop_write(s->spool_fd, record, n);
+		r = s->ring ? push_chunk(s, record, n, raw, len) : spool_append(s, record, n);
 		if (r < 0) {
 			/* What was not stored stays pending: capture_stream_fail() counts it. */
 			memmove(s->pending, s->pending + off, s->n_pending - off);
@@ -463,7 +507,19 @@ static uint64_t read_events(struct capture_stream *s)
  */
 static int write_spool_header(struct capture_stream *s, int spool_fd)
 {
-	return spool_write_header(spool_fd, read_events(s));
+	off_t at;
+	int r;
+
+	r = spool_write_header(spool_fd, read_events(s));
+	if (r < 0)
+		return r;
+	at = lseek(spool_fd, 0, SEEK_CUR);
+	if (at < 0)
+		return -errno;
+	s->spool_pos = s->kicked = s->dropped = (uint64_t)at;
+	/* Regions are aligned to their size, except CPU 0's, which starts a little after 0. */
+	s->spool_limit = s->region_bytes ? (s->spool_pos / s->region_bytes + 1) * s->region_bytes : 0;
+	return 0;
 }
 
 /*

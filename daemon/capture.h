@@ -28,6 +28,9 @@ struct capture_stream_config {
 			       * stream; 0: no wish (within rt-priority-max, checked already) */
 	uint64_t wake_bytes;  /* what the ring holds when the kernel wakes the reader
 			       * (buffer_percent); 0: unknown */
+	uint64_t spool_region_bytes; /* spools are regions of one file this large each (the
+				      * stream stops short of the next one, and starts the
+				      * writeback of what it wrote); 0: files of their own */
 };
 
 /* Where the last rotation cut a stream: totals stored before the new spool took over. */

@@ -911,6 +911,8 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	sigaddset(&mask, SIGCHLD); /* sd-event child sources (on-segment commands) */
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* A file-size limit (ulimit -f, LimitFSIZE=) fails a write with EFBIG, not the daemon. */
+	signal(SIGXFSZ, SIG_IGN);
 	r = sd_event_add_signal(m->event, NULL, SIGTERM, on_signal, m);
 	if (r >= 0)
 		r = sd_event_add_signal(m->event, NULL, SIGINT, on_signal, m);

@@ -2,8 +2,9 @@
 /*
  * Publishing a closed segment or a snapshot: from the segment's data to a
  * file a reader may open. A file in the session's directory is written
- * under a hidden temporary name, fsynced by the assembler, renamed into
- * place and the directory fsynced, so a reader (or a shipper watching
+ * under a hidden temporary name (or, spooled in place, finished in its
+ * spool directory), fsynced by the assembler, renamed into place and the
+ * directory fsynced, so a reader (or a shipper watching
  * the directory) never sees half a file; the on-segment command runs on
  * it and retention brings the directory back within its budget. A file
  * for a client is written into the fd it passed. The outcome goes back to
@@ -133,9 +134,10 @@ int publisher_add(struct publisher *p, struct segment *seg, int out_fd,
 		it->in_dir = true;
 		snprintf(it->final_name, sizeof(it->final_name), "%s", slash ? slash + 1 : target);
 		snprintf(it->tmp_name, sizeof(it->tmp_name), ".%s.tmp", it->final_name);
-		fd = openat(p->dir_fd, it->tmp_name,
-			    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
-		if (fd < 0) {
+		if (!segment_in_place(seg))
+			fd = openat(p->dir_fd, it->tmp_name,
+				    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+		if (fd < 0 && !segment_in_place(seg)) {
 			r = negative_errno();
 			log_error_errno(r, "Session '%s': cannot create '%s': %m", p->session,
 					it->tmp_name);
@@ -201,13 +203,17 @@ static void finish(struct publisher *p, struct publish_item *it, int result, uin
 
 	if (it->in_dir) {
 		o.name = it->final_name;
-		if (result >= 0 && renameat(p->dir_fd, it->tmp_name, p->dir_fd, it->final_name) < 0)
+		if (result >= 0 && segment_in_place(it->segment))
+			result = segment_rename_file(it->segment, p->dir_fd, it->final_name);
+		else if (result >= 0 &&
+			 renameat(p->dir_fd, it->tmp_name, p->dir_fd, it->final_name) < 0)
 			result = negative_errno();
 		if (result >= 0 && fsync(p->dir_fd) < 0)
 			result = negative_errno();
-		if (result < 0)
-			unlinkat(p->dir_fd, it->tmp_name, 0);
-		else if (publish_path(p->dir_fd, it->final_name, path, sizeof(path)) >= 0) {
+		if (result < 0) {
+			if (!segment_in_place(it->segment))
+				unlinkat(p->dir_fd, it->tmp_name, 0);
+		} else if (publish_path(p->dir_fd, it->final_name, path, sizeof(path)) >= 0) {
 			o.path = path;
 		}
 	}

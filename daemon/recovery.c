@@ -459,10 +459,11 @@ static uint64_t orphan_read_events(struct instance *orphan, unsigned cpu)
 }
 
 /*
- * The file's CPU data: each CPU's intact spool records from @offset on
- * (fd < 0: none). Return: bytes of captured data, all CPUs.
+ * The file's CPU data: each CPU's intact spool records (fd < 0: none),
+ * after the spool header at @header, or from offset 0 with SPOOL_NO_HEADER.
+ * Return: bytes of captured data, all CPUs.
  */
-static uint64_t describe_spools(const struct parsed_recipe *p, const int *fds, uint64_t offset,
+static uint64_t describe_spools(const struct parsed_recipe *p, const int *fds, uint64_t header,
 				struct v7_cpu_data *data)
 {
 	uint64_t total = 0;
@@ -470,9 +471,11 @@ static uint64_t describe_spools(const struct parsed_recipe *p, const int *fds, u
 	for (unsigned cpu = 0; cpu < p->n_cpus; cpu++) {
 		struct spool_scan scan;
 
-		data[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = fds[cpu], .offset = offset };
+		data[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = fds[cpu] };
 		if (fds[cpu] >= 0) {
-			spool_scan(fds[cpu], offset, p->zstd, p->imeta.subbuf_size, &scan);
+			spool_scan(fds[cpu], header, UINT64_MAX, p->zstd, p->imeta.subbuf_size,
+				   &scan);
+			data[cpu].offset = scan.data_offset;
 			data[cpu].size = scan.bytes;
 			data[cpu].n_chunks = (uint32_t)scan.chunks;
 		}
@@ -507,7 +510,7 @@ static int recover_history(int state_dir_fd, int spool_dir_fd, const struct pars
 	for (unsigned cpu = 0; cpu < p->n_cpus; cpu++)
 		fds[cpu] = openat(spool_dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	drain_orphan(orphan, p, fds);
-	total = describe_spools(p, fds, 0, data);
+	total = describe_spools(p, fds, SPOOL_NO_HEADER, data);
 	r = recovered_name(p->target, "-recovered.dat", out, n_out);
 	if (r >= 0)
 		r = write_recovered(state_dir_fd, p, out, data, ks);
@@ -557,17 +560,22 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 	}
 	if (!prefix || instance_adopt_orphan(p.instance, prefix, &orphan) < 0)
 		orphan = NULL;
+	/* An in-place spool (spool.c) is first split into spool files of its own. */
+	r = spool_split_in_place(spool_dir_fd, p.n_cpus, p.zstd, p.imeta.subbuf_size, fds);
+	if (r < 0 && r != -ENOENT)
+		goto out;
 	/* Cut each spool after its last intact record; count what it holds. */
 	for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
 		char name_cpu[32];
 
 		after_fds[cpu] = -EBADF;
 		snprintf(name_cpu, sizeof(name_cpu), "cpu%u", cpu);
-		fds[cpu] = open_spool_file(spool_dir_fd, name_cpu);
+		if (r == -ENOENT)
+			fds[cpu] = open_spool_file(spool_dir_fd, name_cpu);
 		if (fds[cpu] < 0)
 			continue;
-		spool_scan(fds[cpu], SPOOL_HDR_SIZE, p.zstd, p.imeta.subbuf_size, &scan[cpu]);
-		if (ftruncate(fds[cpu], (off_t)(SPOOL_HDR_SIZE + scan[cpu].bytes)) < 0)
+		spool_scan(fds[cpu], 0, UINT64_MAX, p.zstd, p.imeta.subbuf_size, &scan[cpu]);
+		if (ftruncate(fds[cpu], (off_t)(scan[cpu].data_offset + scan[cpu].bytes)) < 0)
 			log_warning_errno(negative_errno(), "Recovery: cannot trim spool, ignoring: %m");
 		if (orphan) {
 			uint64_t read = orphan_read_events(orphan, cpu);
@@ -592,7 +600,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 		orphan = NULL;
 	}
 	/* Scanned again: the orphan's events may have been appended. */
-	total = describe_spools(&p, fds, SPOOL_HDR_SIZE, data);
+	total = describe_spools(&p, fds, 0, data);
 	r = recovered_name(p.target, "-recovered.dat", out, n_out);
 	if (r >= 0)
 		r = write_recovered(state_dir_fd, &p, out, data, ks);
@@ -600,7 +608,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 		goto out;
 	log_notice("Recovered '%s' (%" PRIu64 " bytes of captured data)", out, total);
 	if (!contiguous) {
-		describe_spools(&p, after_fds, 0, after);
+		describe_spools(&p, after_fds, SPOOL_NO_HEADER, after);
 		log_warning("Recovery: %" PRIu64 " event(s) were lost in flight when '%s' stopped; "
 			    "what its ring buffers still held goes to a file of its own", lost,
 			    p.target);

@@ -9,6 +9,12 @@
  * continuous session is a chain of segments, the next one receiving data
  * while the previous one is assembled. Each file gets its own trace id.
  *
+ * A segment whose file goes into the state directory can spool in place:
+ * assembling it then collapses the holes between the CPUs' regions and
+ * appends the metadata, and the spool file itself is renamed into place.
+ * Where the file system cannot collapse, the file is copied from the
+ * regions as from spool files.
+ *
  * A flight recorder's snapshot is a segment whose data is in memory: the
  * chunks its rings held at the snapshot, by reference, no spool and no
  * recipe (a crash loses nothing that was on disk). Its file records, per
@@ -20,6 +26,7 @@
  * segment's global metadata, and touches nothing else.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -67,6 +74,7 @@ struct segment {
 	struct segment_cpu *cpus;
 
 	bool memory; /* a snapshot: data in chunks, no spool */
+	const char *file_name; /* in place: the finished file, in the spool directory */
 	bool trim;
 	bool keep_spool;
 	int out_fd;
@@ -75,6 +83,7 @@ struct segment {
 	_Atomic bool assembler_done;
 	int result;
 	uint64_t file_bytes;
+	uint64_t collapse_usec; /* in place: how long the holes took to go */
 };
 
 /**
@@ -115,7 +124,14 @@ int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
 	s = segment_alloc(env, seq, target);
 	if (!s)
 		return -ENOMEM;
-	r = spool_create(&s->spool, env->state_dir_fd, s->trace_id, env->n_cpus);
+	r = -EOPNOTSUPP;
+	if (env->in_place && env->zstd) {
+		r = spool_create_in_place(&s->spool, env->state_dir_fd, s->trace_id, env->n_cpus);
+		if (r < 0)
+			log_debug_errno(r, "Cannot spool in place, using a spool file per CPU: %m");
+	}
+	if (r < 0)
+		r = spool_create(&s->spool, env->state_dir_fd, s->trace_id, env->n_cpus);
 	if (r < 0) {
 		segment_free(s);
 		return r;
@@ -440,6 +456,49 @@ static int prepare_snapshot(struct segment *s, uint32_t page_size)
 	return 0;
 }
 
+_Static_assert(SPOOL_IN_PLACE_FIRST >= V7_IN_PLACE_DATA_MIN,
+	       "the file header goes before CPU 0's region");
+
+/*
+ * An in-place spool becomes the file: the holes go, the metadata is
+ * appended. Where the file system cannot collapse, the regions are
+ * copied into a file of their own in the spool directory instead.
+ */
+static int finish_in_place(struct segment *s, struct v7_file *f, struct v7_cpu_data *data)
+{
+	_cleanup_free_ uint64_t *bytes = NULL, *offsets = NULL;
+	unsigned n_cpus = s->env.n_cpus;
+	uint64_t end;
+	int r;
+
+	bytes = calloc(n_cpus, sizeof(*bytes));
+	offsets = calloc(n_cpus, sizeof(*offsets));
+	if (!bytes || !offsets)
+		return -ENOMEM;
+	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
+		bytes[cpu] = s->cpus[cpu].bytes;
+	s->collapse_usec = monotonic_usec();
+	r = spool_collapse(&s->spool, bytes, offsets, &end);
+	s->collapse_usec = monotonic_usec() - s->collapse_usec;
+	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
+		data[cpu].offset = offsets[cpu];
+	if (r >= 0) {
+		s->file_name = SPOOL_IN_PLACE_NAME;
+		f->in_place_end = end;
+	} else {
+		log_debug_errno(r, "Cannot collapse the spool in place, copying it: %m");
+		s->file_name = SPOOL_COPY_NAME;
+	}
+	s->out_fd = openat(s->spool.dir_fd, s->file_name,
+			   O_RDWR | O_CLOEXEC | O_NOFOLLOW | (r < 0 ? O_CREAT | O_TRUNC : 0), 0640);
+	if (s->out_fd < 0)
+		return negative_errno();
+	/* Readers get what a copied file would have: 0640, not the spool's 0600. */
+	if (fchmod(s->out_fd, 0640) < 0)
+		return negative_errno();
+	return v7_write(s->out_fd, f, &s->file_bytes);
+}
+
 static void *assembler_main(void *userdata)
 {
 	struct segment *s = userdata;
@@ -477,7 +536,7 @@ static void *assembler_main(void *userdata)
 			data[cpu] = (struct v7_cpu_data){
 				.cpu = cpu,
 				.fd = s->memory ? -EBADF : s->spool.fds[cpu],
-				.offset = SPOOL_HDR_SIZE,
+				.offset = SPOOL_HDR_SIZE, /* in place: set by finish_in_place() */
 				.size = c->bytes,
 				.n_chunks = (uint32_t)c->chunks,
 				.blobs = c->blobs,
@@ -489,7 +548,10 @@ static void *assembler_main(void *userdata)
 		f.n_data = n_cpus;
 		f.data = data;
 		f.date = s->env.date && s->env.date[0] ? s->env.date : NULL;
-		r = v7_write(s->out_fd, &f, &s->file_bytes);
+		if (s->spool.region_bytes)
+			r = finish_in_place(s, &f, data);
+		else
+			r = v7_write(s->out_fd, &f, &s->file_bytes);
 	}
 	t_written = monotonic_usec();
 	/* An fsync error is final: the pages may be gone, so the file is never called complete. */
@@ -497,8 +559,9 @@ static void *assembler_main(void *userdata)
 		r = negative_errno();
 	/* Where a stop's or a snapshot's time goes, for whoever tunes it (-l debug). */
 	log_debug("File of %" PRIu64 " bytes: metadata %" PRIu64 " us, written %" PRIu64
-		  " us, fsynced %" PRIu64 " us", s->file_bytes, t_meta - t_start,
-		  t_written - t_meta, monotonic_usec() - t_written);
+		  " us (of which collapsing %" PRIu64 " us), fsynced %" PRIu64 " us", s->file_bytes,
+		  t_meta - t_start, t_written - t_meta, s->collapse_usec,
+		  monotonic_usec() - t_written);
 	global_meta_done(&gm);
 	free(data);
 	free(cpustat);
@@ -514,7 +577,8 @@ static void *assembler_main(void *userdata)
 /**
  * segment_assemble() - write the file into @out_fd, in a thread of its own.
  * @s: a segment whose every CPU was closed with segment_close_cpu()
- * @out_fd: the output, taken over; written sequentially and fsynced
+ * @out_fd: the output, taken over; written sequentially and fsynced (-EBADF for an
+ *          in-place segment, whose file is finished in its spool directory)
  *
  * Completion is signalled on env.notify_fd; poll segment_assembled().
  *
@@ -530,6 +594,33 @@ int segment_assemble(struct segment *s, int out_fd)
 		return r;
 	s->assembler_started = true;
 	return 0;
+}
+
+/**
+ * segment_in_place() - does the segment's file come out of its spool directory?
+ * @s: segment
+ *
+ * Return: true when segment_assemble() needs no output fd, and the file is
+ * put in place with segment_rename_file().
+ */
+bool segment_in_place(const struct segment *s)
+{
+	return s->spool.region_bytes > 0;
+}
+
+/**
+ * segment_rename_file() - move an in-place segment's finished file to its name.
+ * @s: an in-place segment, assembled
+ * @dir_fd: the directory it goes to (on the state directory's file system)
+ * @name: its name there
+ *
+ * Return: 0 or -errno.
+ */
+int segment_rename_file(struct segment *s, int dir_fd, const char *name)
+{
+	if (!s->file_name)
+		return -ENOENT;
+	return renameat(s->spool.dir_fd, s->file_name, dir_fd, name) < 0 ? negative_errno() : 0;
 }
 
 /**

@@ -25,6 +25,7 @@ struct segment_env {
 	unsigned n_cpus;
 	bool zstd;
 	int level;
+	bool in_place; /* spool in place, so the spool becomes the file (see spool.c); zstd only */
 };
 
 int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
@@ -46,6 +47,8 @@ const struct cpu_counters *segment_start_counters(const struct segment *s, unsig
 void segment_close_cpu(struct segment *s, unsigned cpu, uint64_t bytes, uint64_t chunks,
 		       const struct cpu_counters *end, char *cpustat);
 int segment_assemble(struct segment *s, int out_fd);
+bool segment_in_place(const struct segment *s);
+int segment_rename_file(struct segment *s, int dir_fd, const char *name);
 bool segment_assembled(struct segment *s, int *ret_result, uint64_t *ret_file_bytes);
 void segment_keep_spool(struct segment *s);
 void segment_complete(struct segment *s);

@@ -21,6 +21,7 @@
 #include "daemon/log.h"
 #include "daemon/probe.h"
 #include "daemon/session-internal.h"
+#include "daemon/spool.h"
 
 /* Room for every ftrace event a session's instance can produce, and the NULL. */
 #define FTRACE_OFFER_MAX 8
@@ -253,6 +254,25 @@ int session_open_dir(struct session *s)
 	r = s->dir_fd < 0 ? negative_errno() : 0;
 	close(sessions_fd);
 	return r;
+}
+
+/*
+ * Whether a continuous session's segments are spooled in place, so that
+ * closing one moves no data (see spool.c): they must be compressed, of a
+ * bounded size (a CPU's region must hold one), and the spool directory
+ * and the session's directory on one file system (the file is renamed
+ * from one to the other).
+ */
+_Static_assert(SEGMENT_SIZE_MAX <= SPOOL_REGION_MIN / 2,
+	       "a CPU's region holds a whole segment, and a late rotation's worth more");
+
+bool session_spools_in_place(const struct session *s)
+{
+	struct stat state, dir;
+
+	return s->config.zstd && s->config.segment_size > 0 &&
+	       fstat(s->env.state_dir_fd, &state) == 0 && fstat(s->dir_fd, &dir) == 0 &&
+	       state.st_dev == dir.st_dev;
 }
 
 /*

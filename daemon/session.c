@@ -52,6 +52,7 @@
 #include "daemon/recovery.h"
 #include "daemon/ring-alloc.h"
 #include "daemon/session-internal.h"
+#include "daemon/spool.h"
 #include "lib/ctl-proto.h"
 #include "lib/time-util.h"
 
@@ -194,6 +195,8 @@ void session_stream_params(const struct session *s, struct stream_params *ret)
 		.progress = s->env.written,
 		.rt_priority = s->config.rt_priority,
 		.wake_bytes = s->wake_bytes,
+		.spool_region_bytes = s->segment_env.in_place ?
+			spool_in_place_region(s->cpus.n_cpus) : 0,
 	};
 }
 
@@ -325,6 +328,8 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		}
 		s->publisher.dir_fd = s->dir_fd;
 	}
+	if (s->config.mode == FTRACED_MODE_CONTINUOUS)
+		s->segment_env.in_place = session_spools_in_place(s);
 	if (s->config.mode == FTRACED_MODE_CONTINUOUS) {
 		r = session_check_disk_room(s, error, n_error);
 		if (r < 0)

@@ -8,6 +8,12 @@
  * frame carries its own content checksum, so a spool is both the v7 chunk
  * stream, ready to copy, and verifiable after a crash.
  *
+ * A segment published in the state directory can instead keep every CPU's
+ * spool in one sparse file, each in a region of its own. When the segment
+ * closes, the holes between the regions are collapsed (a file system
+ * operation that moves no data), and the metadata is appended: the spool
+ * becomes the file, and the data is written once (spool_create_in_place()).
+ *
  * Names are built from the capture's internal trace id, never from client
  * text. Owned by one session, main thread only; the capture worker of each
  * CPU writes through the fd it is given.
@@ -19,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/falloc.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -77,6 +84,35 @@ uint64_t spool_new_id(void)
 	return ((uint64_t)getpid() << 40) ^ (uint64_t)ts.tv_sec << 20 ^ (uint64_t)ts.tv_nsec;
 }
 
+/* The spool directory, with room for @n_cpus fds (all -EBADF). */
+static int make_dir(struct spool *s, int state_dir_fd, uint64_t trace_id, unsigned n_cpus)
+{
+	char name[64];
+
+	*s = (struct spool){ .state_dir_fd = state_dir_fd, .trace_id = trace_id, .dir_fd = -EBADF };
+	if (mkdirat(state_dir_fd, SPOOL_DIR, 0700) < 0 && errno != EEXIST)
+		return negative_errno();
+	dir_name(name, sizeof(name), trace_id);
+	if (mkdirat(state_dir_fd, name, 0700) < 0)
+		return negative_errno();
+	s->dir_fd = openat(state_dir_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (s->dir_fd < 0) {
+		int r = negative_errno();
+
+		spool_remove(s);
+		return r;
+	}
+	s->fds = calloc(MAX(n_cpus, 1u), sizeof(*s->fds));
+	if (!s->fds) {
+		spool_remove(s);
+		return -ENOMEM;
+	}
+	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
+		s->fds[cpu] = -EBADF;
+	s->n_cpus = n_cpus;
+	return 0;
+}
+
 /**
  * spool_create() - make the spool directory and one empty file per CPU.
  * @s: the spool to fill in
@@ -91,26 +127,9 @@ int spool_create(struct spool *s, int state_dir_fd, uint64_t trace_id, unsigned 
 	char name[64];
 	int r;
 
-	*s = (struct spool){ .state_dir_fd = state_dir_fd, .trace_id = trace_id, .dir_fd = -EBADF };
-	if (mkdirat(state_dir_fd, SPOOL_DIR, 0700) < 0 && errno != EEXIST)
-		return negative_errno();
-	dir_name(name, sizeof(name), trace_id);
-	if (mkdirat(state_dir_fd, name, 0700) < 0)
-		return negative_errno();
-	s->dir_fd = openat(state_dir_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (s->dir_fd < 0) {
-		r = negative_errno();
-		spool_remove(s);
+	r = make_dir(s, state_dir_fd, trace_id, n_cpus);
+	if (r < 0)
 		return r;
-	}
-	s->fds = calloc(n_cpus, sizeof(*s->fds));
-	if (!s->fds) {
-		spool_remove(s);
-		return -ENOMEM;
-	}
-	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
-		s->fds[cpu] = -EBADF;
-	s->n_cpus = n_cpus;
 	for (unsigned cpu = 0; cpu < n_cpus; cpu++) {
 		snprintf(name, sizeof(name), "cpu%u", cpu);
 		s->fds[cpu] = openat(s->dir_fd, name,
@@ -122,6 +141,96 @@ int spool_create(struct spool *s, int state_dir_fd, uint64_t trace_id, unsigned 
 		}
 	}
 	return 0;
+}
+
+/**
+ * spool_in_place_region() - each CPU's region in an in-place spool.
+ * @n_cpus: number of CPUs
+ *
+ * Return: its size, or 0 when there are too many CPUs for one file.
+ */
+uint64_t spool_in_place_region(unsigned n_cpus)
+{
+	uint64_t region = n_cpus ? SPOOL_IN_PLACE_BYTES / n_cpus : 0;
+
+	region = MIN(region, SPOOL_REGION_MAX) / SPOOL_REGION_MIN * SPOOL_REGION_MIN;
+	return region;
+}
+
+/**
+ * spool_region_start() - where a CPU's spool begins in an in-place spool.
+ * @region_bytes: the spool's region size
+ * @cpu: CPU number
+ *
+ * Return: its offset in SPOOL_IN_PLACE_NAME.
+ */
+uint64_t spool_region_start(uint64_t region_bytes, unsigned cpu)
+{
+	return cpu == 0 ? SPOOL_IN_PLACE_FIRST : (uint64_t)cpu * region_bytes;
+}
+
+static int put_header(int fd, uint64_t offset, uint64_t start_read)
+{
+	uint8_t hdr[SPOOL_HDR_SIZE];
+	ssize_t k;
+
+	put_le32(hdr, SPOOL_MAGIC);
+	put_le32(hdr + 4, SPOOL_VERSION);
+	put_le64(hdr + 8, start_read);
+	put_le32(hdr + SPOOL_COUNT_OFFSET, 0);
+	k = pwrite(fd, hdr, sizeof(hdr), (off_t)offset);
+	if (k < 0)
+		return -errno;
+	return k == sizeof(hdr) ? 0 : -ENOSPC;
+}
+
+/**
+ * spool_create_in_place() - make the spool directory and one sparse file for every CPU.
+ * @s: the spool to fill in
+ * @state_dir_fd: the daemon's state directory
+ * @trace_id: the capture's id
+ * @n_cpus: number of CPUs
+ *
+ * Each CPU gets its own fd on SPOOL_IN_PLACE_NAME (its own file position),
+ * standing at its region, which holds a header saying "nothing read yet"
+ * until the capture writes the real one: after a crash, every region has
+ * a header, which is how recovery finds them even when some holes were
+ * already collapsed.
+ *
+ * Return: 0, -EFBIG when the file system does not allow a file this large
+ * or there are too many CPUs, or -errno; on failure nothing is left behind.
+ */
+int spool_create_in_place(struct spool *s, int state_dir_fd, uint64_t trace_id, unsigned n_cpus)
+{
+	uint64_t region = spool_in_place_region(n_cpus);
+	int r;
+
+	if (region == 0)
+		return -EFBIG;
+	r = make_dir(s, state_dir_fd, trace_id, n_cpus);
+	if (r < 0)
+		return r;
+	s->region_bytes = region;
+	for (unsigned cpu = 0; cpu < n_cpus && r >= 0; cpu++) {
+		off_t start = (off_t)spool_region_start(region, cpu);
+
+		s->fds[cpu] = openat(s->dir_fd, SPOOL_IN_PLACE_NAME,
+				     O_RDWR | O_CLOEXEC | O_NOFOLLOW | (cpu == 0 ? O_CREAT | O_EXCL : 0),
+				     0600);
+		if (s->fds[cpu] < 0)
+			r = negative_errno();
+		/* The whole size at once: a file system that cannot hold it says so now. */
+		else if (cpu == 0 && ftruncate(s->fds[0], (off_t)spool_region_start(region, n_cpus - 1) +
+					       SPOOL_HDR_SIZE) < 0)
+			r = negative_errno();
+		else
+			r = put_header(s->fds[cpu], (uint64_t)start, UINT64_MAX);
+		if (r >= 0 && lseek(s->fds[cpu], start, SEEK_SET) < 0)
+			r = negative_errno();
+	}
+	if (r < 0)
+		spool_remove(s);
+	return r;
 }
 
 /**
@@ -205,57 +314,79 @@ unsigned spool_report_stale(int state_dir_fd)
 
 /**
  * spool_write_header() - start a spool: its header, then the data position.
- * @fd: the spool, empty or being reused from its start
+ * @fd: the spool, standing where it starts (0 in its own file, its region in place)
  * @start_read: the kernel's "read events" counter of the CPU at the cut, or UINT64_MAX
  *
- * Return: 0 with the file offset at SPOOL_HDR_SIZE, -ENOSPC for a short write, or -errno.
+ * Return: 0 with the file offset SPOOL_HDR_SIZE further, -ENOSPC for a short
+ * write, or -errno.
  */
 int spool_write_header(int fd, uint64_t start_read)
 {
-	uint8_t hdr[SPOOL_HDR_SIZE];
-	ssize_t k;
+	off_t at = lseek(fd, 0, SEEK_CUR);
+	int r;
 
-	put_le32(hdr, SPOOL_MAGIC);
-	put_le32(hdr + 4, SPOOL_VERSION);
-	put_le64(hdr + 8, start_read);
-	k = pwrite(fd, hdr, sizeof(hdr), 0);
-	if (k < 0)
+	if (at < 0)
 		return -errno;
-	if (k != sizeof(hdr))
-		return -ENOSPC;
-	return lseek(fd, SPOOL_HDR_SIZE, SEEK_SET) < 0 ? -errno : 0;
+	r = put_header(fd, (uint64_t)at, start_read);
+	if (r < 0)
+		return r;
+	return lseek(fd, at + SPOOL_HDR_SIZE, SEEK_SET) < 0 ? -errno : 0;
+}
+
+/*
+ * The spool header at @offset: its start counter and where its records
+ * begin. false: no header of ours there.
+ */
+static bool read_header(int fd, uint64_t offset, uint64_t *ret_start_read,
+			uint64_t *ret_data_offset)
+{
+	uint8_t hdr[SPOOL_HDR_V1_SIZE];
+	uint32_t version;
+
+	if (loop_pread_exact(fd, hdr, sizeof(hdr), offset) < 0 || get_le32(hdr) != SPOOL_MAGIC)
+		return false;
+	version = get_le32(hdr + 4);
+	if (version != 1 && version != SPOOL_VERSION)
+		return false;
+	*ret_start_read = get_le64(hdr + 8);
+	*ret_data_offset = offset + (version == 1 ? SPOOL_HDR_V1_SIZE : SPOOL_HDR_SIZE);
+	return true;
 }
 
 /**
  * spool_scan() - read a spool up to its last intact record.
  * @fd: the spool, or a file of chunk records without a header
- * @data_offset: where the records start (SPOOL_HDR_SIZE after a header, else 0)
+ * @header: where its header is (0 in its own file), or SPOOL_NO_HEADER:
+ *	records from offset 0
+ * @end: read nothing at or after this offset (UINT64_MAX: the file's end)
  * @zstd: chunk records; false: whole raw sub-buffers
  * @page_size: the capture's sub-buffer size
  * @ret: what the intact part holds: whole chunk records that decompress
  *       (checksum) into whole, well-formed pages, or whole pages
  *
  * Reads nothing beyond what each record header, bounded by chunk_record_check(),
- * allows; a damaged or torn record ends the intact part.
+ * allows; a damaged or torn record ends the intact part. A header that is
+ * not ours leaves the start counter unknown, and records are looked for
+ * after it all the same.
  */
-void spool_scan(int fd, uint64_t data_offset, bool zstd, uint32_t page_size,
+void spool_scan(int fd, uint64_t header, uint64_t end, bool zstd, uint32_t page_size,
 		struct spool_scan *ret)
 {
-	uint64_t off = data_offset, size;
-	uint8_t hdr[SPOOL_HDR_SIZE], *in = NULL, *raw = NULL;
+	uint64_t off = 0, size;
+	uint8_t hdr[CHUNK_HDR_SIZE], *in = NULL, *raw = NULL;
 	size_t in_cap = 0, raw_cap = 0;
-	uint32_t page = page_size;
 	struct stat st;
 
 	*ret = (struct spool_scan){ .start_read = UINT64_MAX };
+	if (header != SPOOL_NO_HEADER &&
+	    !read_header(fd, header, &ret->start_read, &off))
+		off = header + SPOOL_HDR_SIZE;
+	ret->data_offset = off;
 	if (fstat(fd, &st) < 0)
 		return;
-	size = (uint64_t)st.st_size;
-	if (data_offset == SPOOL_HDR_SIZE && loop_pread_exact(fd, hdr, sizeof(hdr), 0) == 0 &&
-	    get_le32(hdr) == SPOOL_MAGIC)
-		ret->start_read = get_le64(hdr + 8);
+	size = MIN((uint64_t)st.st_size, end);
 	while (off < size) {
-		uint32_t csize = page, usize = page;
+		uint32_t csize = page_size, usize = page_size;
 		int64_t events;
 		size_t got;
 
@@ -263,10 +394,10 @@ void spool_scan(int fd, uint64_t data_offset, bool zstd, uint32_t page_size,
 			if (size - off < CHUNK_HDR_SIZE ||
 			    loop_pread_exact(fd, hdr, CHUNK_HDR_SIZE, off) < 0)
 				break;
-			if (chunk_record_check(hdr, size - off - CHUNK_HDR_SIZE, page, &csize,
+			if (chunk_record_check(hdr, size - off - CHUNK_HDR_SIZE, page_size, &csize,
 					       &usize) < 0)
 				break;
-		} else if (size - off < page) {
+		} else if (size - off < page_size) {
 			break;
 		}
 		if (csize > in_cap || usize > raw_cap) {
@@ -283,17 +414,158 @@ void spool_scan(int fd, uint64_t data_offset, bool zstd, uint32_t page_size,
 			if (loop_pread_exact(fd, in, csize, off + CHUNK_HDR_SIZE) < 0 ||
 			    decompress_frame(in, csize, raw, usize, &got) < 0 || got != usize)
 				break;
-		} else if (loop_pread_exact(fd, raw, page, off) < 0) {
+		} else if (loop_pread_exact(fd, raw, page_size, off) < 0) {
 			break;
 		}
-		events = rb_pages_count_events(raw, usize, page);
+		events = rb_pages_count_events(raw, usize, page_size);
 		if (events < 0)
 			break;
 		ret->events += (uint64_t)events;
-		off += zstd ? CHUNK_HDR_SIZE + csize : page;
+		off += zstd ? CHUNK_HDR_SIZE + csize : page_size;
 		ret->chunks += zstd;
 	}
 	free(in);
 	free(raw);
-	ret->bytes = off - data_offset;
+	ret->bytes = off - ret->data_offset;
+}
+
+/* The granule the file system moves extents by (collapse offsets must be multiples). */
+static uint64_t block_size(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_blksize > 0 ? (uint64_t)st.st_blksize : 4096;
+}
+
+/**
+ * spool_collapse() - close the holes between an in-place spool's regions.
+ * @s: an in-place spool whose streams are all cut
+ * @bytes: each CPU's records (without its header)
+ * @ret_data_offsets: receives where each CPU's records now start, also on failure
+ * @ret_end: receives where the last CPU's records end: the file's size
+ *
+ * The file is cut after the last CPU's records, then each hole, from the
+ * last to the first, is removed with FALLOC_FL_COLLAPSE_RANGE from the
+ * first block after a CPU's records to the next region. Each region keeps
+ * its header, which is what recovery finds the moved regions by.
+ *
+ * Return: 0, or -errno: -EOPNOTSUPP (or -EINVAL) from a file system that
+ * cannot collapse; the regions are then wherever @ret_data_offsets says,
+ * and can be copied from there.
+ */
+int spool_collapse(struct spool *s, const uint64_t *bytes, uint64_t *ret_data_offsets,
+		   uint64_t *ret_end)
+{
+	unsigned n = s->n_cpus;
+	int fd = n ? s->fds[0] : -EBADF;
+	uint64_t blk = block_size(fd), *start = ret_data_offsets;
+
+	if (n == 0 || s->region_bytes == 0)
+		return -EINVAL;
+	for (unsigned cpu = 0; cpu < n; cpu++)
+		start[cpu] = spool_region_start(s->region_bytes, cpu);
+	*ret_end = start[n - 1] + SPOOL_HDR_SIZE + bytes[n - 1];
+	if (ftruncate(fd, (off_t)*ret_end) < 0)
+		goto fail;
+	for (unsigned cpu = n - 1; cpu-- > 0;) {
+		uint64_t from = ALIGN_UP(start[cpu] + SPOOL_HDR_SIZE + bytes[cpu], blk);
+		uint64_t len = start[cpu + 1] > from ? start[cpu + 1] - from : 0;
+
+		if (len == 0)
+			continue;
+		if (fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, (off_t)from, (off_t)len) < 0)
+			goto fail;
+		for (unsigned later = cpu + 1; later < n; later++)
+			start[later] -= len;
+		*ret_end -= len;
+	}
+	for (unsigned cpu = 0; cpu < n; cpu++)
+		start[cpu] += SPOOL_HDR_SIZE;
+	return 0;
+
+fail:
+	for (unsigned cpu = 0; cpu < n; cpu++)
+		start[cpu] += SPOOL_HDR_SIZE;
+	return negative_errno();
+}
+
+/*
+ * Copies @n bytes at @offset of @in to a new unnamed file in @dir_fd.
+ * Return: its fd, or -errno.
+ */
+static int copy_to_tmpfile(int dir_fd, int in, uint64_t offset, uint64_t n)
+{
+	_cleanup_free_ uint8_t *buf = NULL;
+	int fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	int r = 0;
+
+	if (fd < 0)
+		return negative_errno();
+	buf = malloc(1u << 20);
+	if (!buf)
+		r = -ENOMEM;
+	while (r >= 0 && n > 0) {
+		size_t k = (size_t)MIN(n, (uint64_t)(1u << 20));
+
+		r = loop_pread_exact(in, buf, k, offset);
+		if (r >= 0)
+			r = loop_write(fd, buf, k);
+		offset += k;
+		n -= k;
+	}
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/**
+ * spool_split_in_place() - an in-place spool as one spool file per CPU, for recovery.
+ * @dir_fd: the spool directory
+ * @n_cpus: its CPU count (from the recipe)
+ * @zstd: chunk records (in-place spools always are)
+ * @page_size: the capture's sub-buffer size
+ * @fds: receives an unnamed spool file per CPU: its header and intact records
+ *
+ * A region is either where it was made or, when the daemon died while the
+ * file was being finished, moved down to the first block after the
+ * previous CPU's records: there a version-2 header says it was moved.
+ *
+ * Return: 0, -ENOENT when the spool is not in place, or -errno.
+ */
+int spool_split_in_place(int dir_fd, unsigned n_cpus, bool zstd, uint32_t page_size, int *fds)
+{
+	uint64_t region = spool_in_place_region(n_cpus), prev_end = 0, blk;
+	int fd, r = 0;
+
+	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
+		fds[cpu] = -EBADF;
+	fd = openat(dir_fd, SPOOL_IN_PLACE_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return negative_errno();
+	if (region == 0) {
+		close(fd);
+		return -EINVAL;
+	}
+	blk = block_size(fd);
+	for (unsigned cpu = 0; cpu < n_cpus && r >= 0; cpu++) {
+		uint64_t start = spool_region_start(region, cpu), moved, start_read, data;
+		struct spool_scan scan;
+
+		moved = ALIGN_UP(prev_end, blk);
+		if (cpu > 0 && moved < start && read_header(fd, moved, &start_read, &data) &&
+		    data == moved + SPOOL_HDR_SIZE)
+			start = moved;
+		spool_scan(fd, start, UINT64_MAX, zstd, page_size, &scan);
+		prev_end = scan.data_offset + scan.bytes;
+		r = copy_to_tmpfile(dir_fd, fd, start, prev_end - start);
+		if (r >= 0)
+			fds[cpu] = r;
+	}
+	close(fd);
+	if (r < 0)
+		for (unsigned cpu = 0; cpu < n_cpus; cpu++)
+			fds[cpu] = safe_close(fds[cpu]);
+	return r < 0 ? r : 0;
 }

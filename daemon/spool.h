@@ -6,14 +6,36 @@
 #include <stdint.h>
 
 /*
- * Every spool file starts with a header: u32 magic "FTSP", u32 version 1,
- * u64 the kernel's "read events" counter of that CPU when the spool began
- * receiving data (UINT64_MAX: unknown). Recovery uses it to tell whether
- * anything was lost in flight. The data follows at SPOOL_HDR_SIZE.
+ * Every spool starts with a header: u32 magic "FTSP", u32 version 2, u64
+ * the kernel's "read events" counter of that CPU when the spool began
+ * receiving data (UINT64_MAX: unknown), u32 the number of chunk records
+ * (0 until the file is finished). Recovery uses the counter to tell
+ * whether anything was lost in flight. The records follow at
+ * SPOOL_HDR_SIZE, so the last 4 bytes and the records are a v7 CPU data
+ * stream where they lie (see spool_create_in_place()). Version 1 had no
+ * count; its records start at SPOOL_HDR_V1_SIZE.
  */
-#define SPOOL_HDR_SIZE 16u
+#define SPOOL_HDR_SIZE 20u
+#define SPOOL_HDR_V1_SIZE 16u
+#define SPOOL_COUNT_OFFSET 16u
 #define SPOOL_MAGIC UINT32_C(0x50535446) /* "FTSP" in file order */
-#define SPOOL_VERSION 1u
+#define SPOOL_VERSION 2u
+
+/*
+ * An in-place spool is one sparse file, SPOOL_IN_PLACE_NAME, holding each
+ * CPU's spool in a region of its own: CPU 0's at SPOOL_IN_PLACE_FIRST
+ * (the v7 file header and the flyrecord section header go before it),
+ * CPU k's at k * region bytes. A region is at least SPOOL_REGION_MIN,
+ * which a segment (at most SEGMENT_SIZE_MAX) never fills, and the regions
+ * of all CPUs fit in SPOOL_IN_PLACE_BYTES, well within what ext4 and xfs
+ * allow for one file.
+ */
+#define SPOOL_IN_PLACE_NAME "data"
+#define SPOOL_COPY_NAME "file" /* where the regions go where they cannot be collapsed */
+#define SPOOL_IN_PLACE_FIRST 128u
+#define SPOOL_IN_PLACE_BYTES (UINT64_C(8) << 40)
+#define SPOOL_REGION_MIN (UINT64_C(4) << 30)
+#define SPOOL_REGION_MAX (UINT64_C(16) << 30)
 
 /* STATE_DIR/spool/<trace id, 16 hex digits>/cpuN */
 #define SPOOL_DIR "spool"
@@ -26,12 +48,16 @@ struct spool {
 	int dir_fd;
 	unsigned n_cpus;
 	int *fds;
+	uint64_t region_bytes; /* in place: each CPU's region; 0: a file per CPU */
 };
 
 uint64_t spool_new_id(void);
 void spool_name(uint64_t trace_id, char *buf, size_t n);
 bool spool_name_valid(const char *name);
 int spool_create(struct spool *s, int state_dir_fd, uint64_t trace_id, unsigned n_cpus);
+int spool_create_in_place(struct spool *s, int state_dir_fd, uint64_t trace_id, unsigned n_cpus);
+uint64_t spool_in_place_region(unsigned n_cpus);
+uint64_t spool_region_start(uint64_t region_bytes, unsigned cpu);
 void spool_close(struct spool *s);
 void spool_remove(struct spool *s);
 unsigned spool_report_stale(int state_dir_fd);
@@ -39,11 +65,18 @@ int spool_write_header(int fd, uint64_t start_read);
 
 /* What the intact part of a spool holds. */
 struct spool_scan {
-	uint64_t start_read; /* the kernel's read counter when it began, UINT64_MAX: unknown */
-	uint64_t bytes;      /* intact data after the header */
+	uint64_t start_read;  /* the kernel's read counter when it began, UINT64_MAX: unknown */
+	uint64_t data_offset; /* where its records start */
+	uint64_t bytes;       /* intact records from there */
 	uint64_t chunks;
 	uint64_t events;
 };
 
-void spool_scan(int fd, uint64_t data_offset, bool zstd, uint32_t page_size,
+/* spool_scan()'s @header for a file of records alone, from offset 0 */
+#define SPOOL_NO_HEADER UINT64_MAX
+
+void spool_scan(int fd, uint64_t header, uint64_t end, bool zstd, uint32_t page_size,
 		struct spool_scan *ret);
+int spool_collapse(struct spool *s, const uint64_t *bytes, uint64_t *ret_data_offsets,
+		   uint64_t *ret_end);
+int spool_split_in_place(int dir_fd, unsigned n_cpus, bool zstd, uint32_t page_size, int *fds);

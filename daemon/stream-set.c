@@ -81,6 +81,7 @@ int stream_set_open(struct stream_set *set, struct instance *inst, const struct 
 			.drain_only = p->snapshot_raw,
 			.rt_priority = p->rt_priority,
 			.wake_bytes = p->wake_bytes,
+			.spool_region_bytes = p->spool_region_bytes,
 			.stats_fd = -EBADF,
 		};
 		int r;

@@ -36,6 +36,7 @@ struct stream_params {
 	bool snapshot_raw;      /* read the snapshot buffer, not the ring */
 	unsigned rt_priority;   /* the workers' SCHED_FIFO priority while they hold it; 0: none */
 	uint64_t wake_bytes;    /* what a CPU's ring holds when its reader wakes; 0: unknown */
+	uint64_t spool_region_bytes; /* in-place spools: each CPU's region; 0: a file per CPU */
 };
 
 /* All CPUs of one session. */

@@ -9,7 +9,16 @@
  * out, so the output is written strictly sequentially: no lseek, no
  * patching, which lets the fd be a pipe or a file a client opened.
  *
- * Layout (the one trace-cmd 3.1.6 writes, see docs/file-format.md):
+ * A file whose data is already in place (v7_file.in_place_end) is the
+ * exception: the flyrecord section comes first, right after the header,
+ * and the metadata sections, both OPTIONS sections and STRINGS are
+ * appended after it; then the header and each CPU's chunk count are
+ * written into their places. trace-cmd reads sections wherever the
+ * options chain points, and gaps inside the flyrecord section are never
+ * read.
+ *
+ * Layout (the one trace-cmd 3.1.6 writes, see docs/file-format.md; in place, the
+ * flyrecord section moves to right after the header):
  *   header -> HEADER_INFO, FTRACE_EVENTS, EVENT_FORMATS, KALLSYMS, PRINTK,
  *   CMDLINES -> OPTIONS #1 (section pointers, clock, uname, version, trace
  *   id, CPU stats, CPU count; DONE -> #2) -> flyrecord section (per CPU:
@@ -172,6 +181,14 @@ struct section {
 static uint64_t section_size(const struct section *s)
 {
 	return s->body.n + s->tail.size;
+}
+
+static void put_section_header(uint8_t *hdr, const struct section *s)
+{
+	put_le16(hdr, s->id);
+	put_le16(hdr + 2, s->flags);
+	put_le32(hdr + 4, (uint32_t)s->desc);
+	put_le64(hdr + 8, section_size(s));
 }
 
 /*
@@ -505,10 +522,7 @@ static int write_section(struct out *o, const struct section *s)
 	uint8_t hdr[V7_SECTION_HDR_SIZE];
 	int r;
 
-	put_le16(hdr, s->id);
-	put_le16(hdr + 2, s->flags);
-	put_le32(hdr + 4, (uint32_t)s->desc);
-	put_le64(hdr + 8, section_size(s));
+	put_section_header(hdr, s);
 	r = write_all(o, hdr, sizeof(hdr));
 	if (r >= 0)
 		r = write_all(o, s->body.p, s->body.n);
@@ -533,6 +547,9 @@ static int validate(const struct v7_file *f)
 		return -EINVAL;
 	if (!f->clock || !f->trace_clock || !f->uname || !f->version)
 		return -EINVAL;
+	if (f->in_place_end && (f->compression != V7_COMPRESSION_ZSTD ||
+				f->in_place_end < V7_IN_PLACE_DATA_MIN))
+		return -EINVAL;
 	for (size_t i = 0; i < f->n_data; i++) {
 		const struct v7_cpu_data *d = &f->data[i];
 
@@ -541,6 +558,10 @@ static int validate(const struct v7_file *f)
 		if (f->compression == V7_COMPRESSION_NONE && d->size % f->page_size != 0)
 			return -EINVAL;
 		if (f->compression == V7_COMPRESSION_ZSTD && d->size > 0 && d->n_chunks == 0)
+			return -EINVAL;
+		if (f->in_place_end && d->size > 0 &&
+		    (d->offset < V7_IN_PLACE_DATA_MIN + 4 || d->offset > f->in_place_end ||
+		     d->size > f->in_place_end - d->offset))
 			return -EINVAL;
 		if (d->n_blobs > 0) {
 			uint64_t sum = 0;
@@ -552,6 +573,96 @@ static int validate(const struct v7_file *f)
 		}
 	}
 	return 0;
+}
+
+/* The metadata sections, in file order. */
+enum meta_index { M_HEADER_INFO, M_FTRACE, M_EVENTS, M_KALLSYMS, M_PRINTK, M_CMDLINES, _M_MAX };
+
+/* The usual layout: header, metadata, OPTIONS #1, then the flyrecord section and its data. */
+static int write_front_to_back(struct out *o, const struct v7_file *f, const struct buf *header,
+			       const struct section *fly, const uint64_t *data_off,
+			       const struct section *meta, const struct section *opt1)
+{
+	uint8_t hdr[V7_SECTION_HDR_SIZE];
+	struct stat st;
+	int r;
+
+	if (fstat(o->fd, &st) >= 0 && S_ISREG(st.st_mode))
+		o->start = lseek(o->fd, 0, SEEK_CUR);
+	if (all_in_memory(f))
+		direct_enter(o);
+	r = write_all(o, header->p, header->n);
+	for (int i = 0; i < _M_MAX && r >= 0; i++)
+		r = write_section(o, &meta[i]);
+	if (r >= 0)
+		r = write_section(o, opt1);
+	if (r < 0)
+		return r;
+	put_section_header(hdr, fly);
+	r = write_all(o, hdr, sizeof(hdr));
+	for (size_t i = 0; i < f->n_data && r >= 0; i++) {
+		const struct v7_cpu_data *d = &f->data[i];
+
+		if (d->size == 0)
+			continue;
+		r = write_zeros(o, data_off[i] - o->pos);
+		if (r >= 0 && f->compression == V7_COMPRESSION_ZSTD) {
+			uint8_t count[4];
+
+			put_le32(count, d->n_chunks);
+			r = write_all(o, count, sizeof(count));
+		}
+		if (r >= 0 && d->n_blobs > 0)
+			r = write_blobs(o, d->blobs, d->n_blobs);
+		else if (r >= 0)
+			r = copy_region(o, d->fd, d->offset, d->size);
+	}
+	return r;
+}
+
+static int pwrite_all(int fd, const void *p, size_t n, uint64_t offset)
+{
+	ssize_t k = pwrite(fd, p, n, (off_t)offset);
+
+	if (k < 0)
+		return -errno;
+	return (size_t)k == n ? 0 : -EIO;
+}
+
+/*
+ * The data is in place: the metadata and OPTIONS #1 are appended after it,
+ * then the header, the flyrecord section's header and each CPU's count go
+ * where they belong.
+ */
+static int write_in_place(struct out *o, const struct v7_file *f, const struct buf *header,
+			  const struct section *fly, uint64_t fly_off, const uint64_t *data_off,
+			  const struct section *meta, const struct section *opt1)
+{
+	uint8_t hdr[V7_SECTION_HDR_SIZE];
+	int r = 0;
+
+	if (lseek(o->fd, (off_t)f->in_place_end, SEEK_SET) < 0)
+		return -errno;
+	o->start = 0;
+	o->pos = o->kicked = f->in_place_end;
+	for (int i = 0; i < _M_MAX && r >= 0; i++)
+		r = write_section(o, &meta[i]);
+	if (r >= 0)
+		r = write_section(o, opt1);
+	for (size_t i = 0; i < f->n_data && r >= 0; i++) {
+		uint8_t count[4];
+
+		if (f->data[i].size == 0)
+			continue;
+		put_le32(count, f->data[i].n_chunks);
+		r = pwrite_all(o->fd, count, sizeof(count), data_off[i]);
+	}
+	put_section_header(hdr, fly);
+	if (r >= 0)
+		r = pwrite_all(o->fd, hdr, sizeof(hdr), fly_off);
+	if (r >= 0)
+		r = pwrite_all(o->fd, header->p, header->n, 0);
+	return r;
 }
 
 /**
@@ -596,8 +707,6 @@ int v7_seal_kallsyms(struct compressor *c, const void *text_frame, size_t n_text
 	return 0;
 }
 
-enum meta_index { M_HEADER_INFO, M_FTRACE, M_EVENTS, M_KALLSYMS, M_PRINTK, M_CMDLINES, _M_MAX };
-
 /**
  * v7_write() - write a complete trace-cmd v7 file.
  * @fd: output, written sequentially from its current position
@@ -615,8 +724,7 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 	struct buf raw = {}, header = {};
 	uint64_t meta_off[_M_MAX], *data_off = NULL;
 	struct out o = { .fd = fd, .progress = f->progress, .start = -1, .saved_flags = -1 };
-	struct stat st;
-	uint64_t pos = 0, opt1_off, fly_off, opt2_off;
+	uint64_t pos = 0, opt1_off, fly_off = 0, opt2_off;
 	int32_t desc_options, desc_fly, desc_options2, desc_strings;
 	bool zstd = f->compression == V7_COMPRESSION_ZSTD;
 	uint32_t n_entries = 0;
@@ -702,6 +810,10 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 	buf_put_str(&header, zstd ? "zstd" : "none");
 	buf_put_str(&header, zstd ? compress_version() : "");
 	pos = header.n + 8;
+	if (f->in_place_end) {
+		fly_off = pos;
+		pos = f->in_place_end;
+	}
 
 	for (int i = 0; i < _M_MAX; i++) {
 		meta_off[i] = pos;
@@ -730,26 +842,37 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 	buf_put_option_u32(&opt1.body, V7_OPT_CPUCOUNT, f->n_cpus);
 	pos += V7_SECTION_HDR_SIZE + opt1.body.n + 2 + 4 + 8; /* + DONE */
 
-	/* Flyrecord: each CPU's data starts on a page boundary. */
-	fly_off = pos;
-	pos += V7_SECTION_HDR_SIZE;
 	data_off = calloc(MAX(f->n_data, (size_t)1), sizeof(*data_off));
 	if (!data_off) {
 		r = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < f->n_data; i++) {
-		if (f->data[i].size == 0)
-			continue;
-		pos = ALIGN_UP(pos, (uint64_t)f->page_size);
-		data_off[i] = pos;
-		pos += f->data[i].size + (zstd ? 4 : 0);
-		n_entries++;
+	if (f->in_place_end) {
+		/* The counts go right before the records, which are where they are. */
+		for (size_t i = 0; i < f->n_data; i++) {
+			if (f->data[i].size == 0)
+				continue;
+			data_off[i] = f->data[i].offset - 4;
+			n_entries++;
+		}
+		fly.body.n = f->in_place_end - fly_off - V7_SECTION_HDR_SIZE;
+	} else {
+		/* Flyrecord: each CPU's data starts on a page boundary. */
+		fly_off = pos;
+		pos += V7_SECTION_HDR_SIZE;
+		for (size_t i = 0; i < f->n_data; i++) {
+			if (f->data[i].size == 0)
+				continue;
+			pos = ALIGN_UP(pos, (uint64_t)f->page_size);
+			data_off[i] = pos;
+			pos += f->data[i].size + (zstd ? 4 : 0);
+			n_entries++;
+		}
+		fly.body.n = pos - fly_off - V7_SECTION_HDR_SIZE; /* streamed, not buffered */
 	}
 	fly.id = V7_OPT_BUFFER;
 	fly.flags = zstd ? V7_FLAG_COMPRESSED : 0;
 	fly.desc = desc_fly;
-	fly.body.n = pos - fly_off - V7_SECTION_HDR_SIZE; /* the body is streamed, not buffered */
 
 	opt2_off = pos;
 	buf_put_u16(&opt1.body, V7_OPT_DONE);
@@ -785,47 +908,20 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 	if (r < 0)
 		goto out;
 	buf_put_u64(&header, opt1_off);
+	if (f->in_place_end && header.n + V7_SECTION_HDR_SIZE > V7_IN_PLACE_DATA_MIN) {
+		r = -EINVAL; /* a compression version string longer than any zstd's */
+		goto out;
+	}
 
 	r = header.error ?: opt1.body.error ?: opt2.body.error;
 	if (r < 0)
 		goto out;
 
-	/* Everything is sized: write it front to back. */
-	if (fstat(fd, &st) >= 0 && S_ISREG(st.st_mode))
-		o.start = lseek(fd, 0, SEEK_CUR);
-	if (all_in_memory(f))
-		direct_enter(&o);
-	r = write_all(&o, header.p, header.n);
-	for (int i = 0; i < _M_MAX && r >= 0; i++)
-		r = write_section(&o, &meta[i]);
-	if (r >= 0)
-		r = write_section(&o, &opt1);
-	if (r >= 0) {
-		uint8_t hdr[V7_SECTION_HDR_SIZE];
-
-		put_le16(hdr, fly.id);
-		put_le16(hdr + 2, fly.flags);
-		put_le32(hdr + 4, (uint32_t)fly.desc);
-		put_le64(hdr + 8, fly.body.n);
-		r = write_all(&o, hdr, sizeof(hdr));
-	}
-	for (size_t i = 0; i < f->n_data && r >= 0; i++) {
-		const struct v7_cpu_data *d = &f->data[i];
-
-		if (d->size == 0)
-			continue;
-		r = write_zeros(&o, data_off[i] - o.pos);
-		if (r >= 0 && zstd) {
-			uint8_t count[4];
-
-			put_le32(count, d->n_chunks);
-			r = write_all(&o, count, sizeof(count));
-		}
-		if (r >= 0 && d->n_blobs > 0)
-			r = write_blobs(&o, d->blobs, d->n_blobs);
-		else if (r >= 0)
-			r = copy_region(&o, d->fd, d->offset, d->size);
-	}
+	/* Everything is sized: write it. */
+	if (f->in_place_end)
+		r = write_in_place(&o, f, &header, &fly, fly_off, data_off, meta, &opt1);
+	else
+		r = write_front_to_back(&o, f, &header, &fly, data_off, meta, &opt1);
 	if (r >= 0 && o.pos != opt2_off)
 		r = -EIO; /* our own layout arithmetic disagrees with what went out */
 	if (r >= 0)

@@ -71,7 +71,20 @@ struct v7_file {
 	const struct v7_cpu_data *data;
 
 	_Atomic uint64_t *progress; /* bytes written are added here as they go; may be NULL */
+
+	/*
+	 * Non-zero: the data is already in the output, which must be a
+	 * regular file (zstd only). Each CPU's records are at data[i].offset
+	 * of the output itself, with 4 bytes free before them for the chunk
+	 * count, all between V7_IN_PLACE_DATA_MIN and this offset, where the
+	 * metadata is appended; the file header and the counts are written
+	 * where they belong. The flyrecord section spans everything between.
+	 */
+	uint64_t in_place_end;
 };
+
+/* In place, the file header and the flyrecord section's header come before any data. */
+#define V7_IN_PLACE_DATA_MIN 128u
 
 /*
  * A file whose data is all in memory goes out O_DIRECT in blocks of this

@@ -8,6 +8,7 @@ shutdown while recording."""
 
 import os
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -77,6 +78,72 @@ def test_rotation_by_size():
         assert len(files) >= 20, "only %d segments" % len(files)
         check_segments(files, written)
         d.ctl("destroy", "bysize")
+
+
+V7_SECTION_BUFFER = 3  # the flyrecord section's id
+
+
+def first_section_id(path):
+    """The id of the section right after a v7 file's header."""
+    with open(path, "rb") as f:
+        head = f.read(256)
+    assert head.startswith(b"\x17\x08\x44tracing"), path
+    pos = head.index(b"\0", 10) + 1 + 2 + 4        # version, endianness, long size, page size
+    pos = head.index(b"\0", head.index(b"\0", pos) + 1) + 1  # compression name, version
+    return struct.unpack_from("<H", head, pos + 8)[0]  # after the first OPTIONS offset
+
+
+def in_place_segments(d, name):
+    """A zstd session of 64 KiB segments, markers on every CPU, stopped: its files."""
+    d.ctl("create", name, "-e", "ftrace:print", "--segment-size", "64K")
+    d.ctl("start", name)
+    instance = d.ctl_json("status", name)["instance"]
+    written = markers_for(instance, 2.0, 40000)()
+    d.ctl("stop", name)
+    files = segments(d, name)
+    assert len(files) >= 4, "only %d segments" % len(files)
+    check_segments(files, written)
+    assert os.listdir(os.path.join(d.state, "spool")) == [], d.log()
+    for f in files:
+        st = os.stat(f)
+        assert st.st_mode & 0o777 == 0o640, (f, oct(st.st_mode))
+        # No sparse regions left: what the file says it holds is on disk.
+        assert st.st_size <= st.st_blocks * 512 + 64 * 1024, (f, st.st_size, st.st_blocks)
+    return files
+
+
+def test_segments_spooled_in_place():
+    """On ext4 each segment's spool becomes its file: the holes between the
+    CPUs' regions collapsed, the metadata appended, so the flyrecord section
+    comes right after the header."""
+    with daemon() as d:
+        for f in in_place_segments(d, "inplace"):
+            assert first_section_id(f) == V7_SECTION_BUFFER, f
+        assert "Cannot collapse" not in d.log()
+
+
+def test_segments_copied_where_holes_cannot_collapse():
+    """tmpfs cannot collapse a range: the regions are copied into a file of the usual layout."""
+    d = Daemon().mount_tmpfs_state("256m")
+    try:
+        d.start()
+        for f in in_place_segments(d, "copied"):
+            assert first_section_id(f) != V7_SECTION_BUFFER, f
+        assert "Cannot collapse the spool in place, copying it" in d.log()
+        d.stop()
+    finally:
+        d.cleanup()
+
+
+def test_file_size_limit_spools_per_cpu():
+    """Under a file-size limit (ulimit -f) the sparse in-place spool is refused with
+    EFBIG, not SIGXFSZ: the segments are spooled per CPU and copied as before."""
+    d = Daemon()
+    d.wrapper = ["prlimit", "--fsize=%d" % (64 << 20)]
+    with daemon(d):
+        for f in in_place_segments(d, "limited"):
+            assert first_section_id(f) != V7_SECTION_BUFFER, f
+        assert "Cannot spool in place, using a spool file per CPU: File too large" in d.log()
 
 
 def test_restart_continues():
