@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -184,6 +185,12 @@ static void on_session_done(struct session *s, void *userdata)
 	}
 	log_info("Session '%s' %s", session_name(s), error < 0 ? "failed" : "finished");
 	slot->session = session_free(s); /* its instance goes to the reaper */
+	/*
+	 * The session's buffers were freed by several threads into several
+	 * arenas: give the free pages back, after the answer went out, so a
+	 * daemon that has run many captures holds what one capture needs.
+	 */
+	malloc_trim(0);
 	/* A destroy answers once the instance is gone too, or says why it is not. */
 	if (slot->waiter && instance[0] && reaper_pending(m->reaper, instance))
 		reaper_wait(m->reaper, instance, slot->waiter, DESTROY_WAIT_USEC);
