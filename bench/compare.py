@@ -20,8 +20,9 @@ Per run and recorder it measures:
 
 With --warm, ftraced is one daemon started before the first run (and warmed
 by one short capture), as on a server where it runs all the time: its
-cpu_s is then what the daemon spent from the record request until the
-session was gone (/proc/PID/stat, 10 ms ticks) plus ftracectl's, and its
+cpu_s is then what the daemon spent from the record request until it is
+idle again, the session's instance removed and the next one prepared
+(/proc/PID/stat, 10 ms ticks), plus ftracectl's, and its
 symbols come from the daemon's cache when the previous capture read them
 less than a minute before. Without it, every run starts a fresh daemon and
 counts all of its CPU, start-up and a cold symbol read included.
@@ -204,6 +205,16 @@ def daemon_cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def wait_idle(pid):
+    """Until a process has used no CPU for 300 ms (at most 10 s)."""
+    deadline, last, quiet_since = time.monotonic() + 10, daemon_cpu_s(pid), time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - quiet_since < 0.3:
+        time.sleep(0.05)
+        now = daemon_cpu_s(pid)
+        if now != last:
+            last, quiet_since = now, time.monotonic()
+
+
 def start_daemon(tmp, rt=0):
     """A private ftraced with its socket and state in TMP, ready for requests; returns
     the process and the environment that points ftracectl at it."""
@@ -260,10 +271,12 @@ def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
             raise RuntimeError("ftracectl record failed: " + client.stderr.read())
         sampler.finish()
         if WARM:
-            # The session's instance goes after the answer: count that too.
+            # The session's instance goes after the answer, and the next one is
+            # prepared: count that too.
             wait_for(lambda: json.loads(subprocess.run(
                 [FTRACECTL, "--json", "list"], env=env, capture_output=True,
                 text=True).stdout) == [], 20, "the session to go")
+            wait_idle(daemon.pid)
             daemon_s = daemon_cpu_s(daemon.pid) - cpu_before
         else:
             daemon.send_signal(signal.SIGTERM)
