@@ -508,18 +508,13 @@ static uint64_t read_events(struct capture_stream *s)
  */
 static int write_spool_header(struct capture_stream *s, int spool_fd)
 {
-	off_t at;
 	int r;
 
-	r = spool_write_header(spool_fd, read_events(s));
+	r = spool_write_header(spool_fd, read_events(s), &s->spool_pos);
 	if (r < 0)
 		return r;
-	at = lseek(spool_fd, 0, SEEK_CUR);
-	if (at < 0)
-		return -errno;
-	s->spool_pos = s->kicked = s->dropped = (uint64_t)at;
-	/* Regions are aligned to their size, except CPU 0's, which starts a little after 0. */
-	s->spool_limit = s->region_bytes ? (s->spool_pos / s->region_bytes + 1) * s->region_bytes : 0;
+	s->kicked = s->dropped = s->spool_pos;
+	s->spool_limit = spool_region_end(s->region_bytes, s->spool_pos);
 	return 0;
 }
 

@@ -328,9 +328,8 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		}
 		s->publisher.dir_fd = s->dir_fd;
 	}
-	if (s->config.mode == FTRACED_MODE_CONTINUOUS)
-		s->segment_env.in_place = session_spools_in_place(s);
 	if (s->config.mode == FTRACED_MODE_CONTINUOUS) {
+		s->segment_env.in_place = session_spools_in_place(s);
 		r = session_check_disk_room(s, error, n_error);
 		if (r < 0)
 			return r;

@@ -169,6 +169,19 @@ uint64_t spool_region_start(uint64_t region_bytes, unsigned cpu)
 	return cpu == 0 ? SPOOL_IN_PLACE_FIRST : (uint64_t)cpu * region_bytes;
 }
 
+/**
+ * spool_region_end() - where the region holding @pos ends: the next CPU's begins there.
+ * @region_bytes: the in-place spool's region size (0: a spool file of its own)
+ * @pos: an offset in the region
+ *
+ * Return: the end, or 0 (no end) for a spool file of its own.
+ */
+uint64_t spool_region_end(uint64_t region_bytes, uint64_t pos)
+{
+	/* Regions are aligned to their size, except CPU 0's, which starts a little after 0. */
+	return region_bytes ? (pos / region_bytes + 1) * region_bytes : 0;
+}
+
 static int put_header(int fd, uint64_t offset, uint64_t start_read)
 {
 	uint8_t hdr[SPOOL_HDR_SIZE];
@@ -316,11 +329,12 @@ unsigned spool_report_stale(int state_dir_fd)
  * spool_write_header() - start a spool: its header, then the data position.
  * @fd: the spool, standing where it starts (0 in its own file, its region in place)
  * @start_read: the kernel's "read events" counter of the CPU at the cut, or UINT64_MAX
+ * @ret_data_pos: receives where the records start (may be NULL)
  *
  * Return: 0 with the file offset SPOOL_HDR_SIZE further, -ENOSPC for a short
  * write, or -errno.
  */
-int spool_write_header(int fd, uint64_t start_read)
+int spool_write_header(int fd, uint64_t start_read, uint64_t *ret_data_pos)
 {
 	off_t at = lseek(fd, 0, SEEK_CUR);
 	int r;
@@ -330,7 +344,11 @@ int spool_write_header(int fd, uint64_t start_read)
 	r = put_header(fd, (uint64_t)at, start_read);
 	if (r < 0)
 		return r;
-	return lseek(fd, at + SPOOL_HDR_SIZE, SEEK_SET) < 0 ? -errno : 0;
+	if (lseek(fd, at + SPOOL_HDR_SIZE, SEEK_SET) < 0)
+		return -errno;
+	if (ret_data_pos)
+		*ret_data_pos = (uint64_t)at + SPOOL_HDR_SIZE;
+	return 0;
 }
 
 /*
@@ -490,32 +508,29 @@ fail:
 }
 
 /*
- * Copies @n bytes at @offset of @in to a new unnamed file in @dir_fd.
+ * Copies @n bytes at @offset of @in to a new unnamed file in @dir_fd, in
+ * the kernel (both are on one file system).
  * Return: its fd, or -errno.
  */
 static int copy_to_tmpfile(int dir_fd, int in, uint64_t offset, uint64_t n)
 {
-	_cleanup_free_ uint8_t *buf = NULL;
 	int fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	int r = 0;
+	off_t from = (off_t)offset;
 
 	if (fd < 0)
 		return negative_errno();
-	buf = malloc(1u << 20);
-	if (!buf)
-		r = -ENOMEM;
-	while (r >= 0 && n > 0) {
-		size_t k = (size_t)MIN(n, (uint64_t)(1u << 20));
+	while (n > 0) {
+		ssize_t k = copy_file_range(in, &from, fd, NULL, (size_t)MIN(n, UINT64_C(1) << 30), 0);
 
-		r = loop_pread_exact(in, buf, k, offset);
-		if (r >= 0)
-			r = loop_write(fd, buf, k);
-		offset += k;
-		n -= k;
-	}
-	if (r < 0) {
-		close(fd);
-		return r;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			int r = k < 0 ? negative_errno() : -ENODATA;
+
+			close(fd);
+			return r;
+		}
+		n -= (uint64_t)k;
 	}
 	return fd;
 }

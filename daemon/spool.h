@@ -61,7 +61,8 @@ uint64_t spool_region_start(uint64_t region_bytes, unsigned cpu);
 void spool_close(struct spool *s);
 void spool_remove(struct spool *s);
 unsigned spool_report_stale(int state_dir_fd);
-int spool_write_header(int fd, uint64_t start_read);
+int spool_write_header(int fd, uint64_t start_read, uint64_t *ret_data_pos);
+uint64_t spool_region_end(uint64_t region_bytes, uint64_t pos);
 
 /* What the intact part of a spool holds. */
 struct spool_scan {

@@ -38,7 +38,7 @@ static int spool_with_header(const struct cpu_pages *c, bool zstd, uint64_t *ret
 
 	assert(fd >= 0 && data);
 	assert(pread(src, data, *ret_size, 0) == (ssize_t)*ret_size);
-	assert(spool_write_header(fd, 123456) == 0);
+	assert(spool_write_header(fd, 123456, NULL) == 0);
 	assert(lseek(fd, 0, SEEK_CUR) == SPOOL_HDR_SIZE);
 	assert(write(fd, data, *ret_size) == (ssize_t)*ret_size);
 	free(data);
@@ -152,12 +152,16 @@ static void fill_in_place(struct spool *s, int state_fd, uint64_t *bytes)
 	for (unsigned cpu = 0; cpu < IP_CPUS; cpu++) {
 		struct cpu_pages c = {};
 		uint32_t chunks = 0;
+		uint64_t pos;
 		uint8_t *data;
 		int src;
 
 		assert((uint64_t)lseek(s->fds[cpu], 0, SEEK_CUR) ==
 		       spool_region_start(s->region_bytes, cpu));
-		assert(spool_write_header(s->fds[cpu], 1000 + cpu) == 0);
+		assert(spool_write_header(s->fds[cpu], 1000 + cpu, &pos) == 0);
+		assert(pos == spool_region_start(s->region_bytes, cpu) + SPOOL_HDR_SIZE);
+		assert(spool_region_end(s->region_bytes, pos) ==
+		       spool_region_start(s->region_bytes, cpu + 1));
 		bytes[cpu] = 0;
 		if (ip_events[cpu] == 0)
 			continue;
