@@ -232,7 +232,11 @@ def test_segments_reach_a_webdav_remote_through_an_outage():
         server.start()
         local = os.path.join(d.state, "sessions", "ship")
         remote = os.path.join(served, os.uname().nodename, "ship")
-        max_files = 12
+        # Retention alone bounds the disk: a file it deletes before a run gets through is
+        # never shipped. 60 files of 400 ms keep each for 24 s, longer than the outage below
+        # lasts on a busy machine: the upload in flight when the server dies holds the
+        # session's lock through rclone's retries (6 s), and runs queue behind it.
+        max_files = 60
         d.ctl("create", "ship", "-e", "ftrace:print", "--segment-time", "400ms",
               "--max-files", str(max_files),
               "--on-segment", "%s --remote '%s'" % (SHIP, server.remote()))
