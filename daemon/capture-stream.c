@@ -94,6 +94,9 @@ struct capture_stream {
 	uint64_t spool_limit; /* in place: where the next CPU's region begins */
 	uint64_t kicked;      /* in place: writeback started up to here */
 	uint64_t dropped;     /* in place: dropped from the page cache up to here */
+	struct capture_mirror mirror; /* fd -EBADF once it is broken */
+	uint64_t mirror_kicked;  /* the same two in the mirror */
+	uint64_t mirror_dropped;
 
 	_Atomic uint64_t bytes_raw;
 	_Atomic uint64_t bytes_stored;
@@ -141,8 +144,11 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 		.drain_only = c->drain_only,
 		.rt_priority = MIN(c->rt_priority, (unsigned)FTRACED_RT_PRIORITY_MAX),
 		.region_bytes = c->spool_region_bytes,
+		.mirror = c->mirror,
 		.next_notify = c->notify_bytes,
 	};
+	if (!c->zstd || c->ring)
+		s->mirror.fd = -EBADF; /* records are mirrored, and only zstd's */
 	if (c->subbuf_size == 0 || c->subbuf_size > CAPTURE_PIPE_BYTES) {
 		capture_stream_free(s);
 		return -EINVAL;
@@ -281,12 +287,54 @@ static int push_chunk(struct capture_stream *s, const uint8_t *record, size_t n,
 }
 
 /*
- * Appends a chunk record to the spool. In place, never into the next
- * CPU's region, and with the writeback of every SPOOL_WRITEBACK_BYTES
- * started as it goes.
+ * Starts the writeback of what was written since the last call, once that
+ * is SPOOL_WRITEBACK_BYTES, and drops from the page cache what the call
+ * before started: a file finished in place is collapsed, which writes back
+ * and drops every cached page after the hole.
+ */
+static void start_writeback(int fd, uint64_t *kicked, uint64_t *dropped, uint64_t pos)
+{
+	if (pos - *kicked < SPOOL_WRITEBACK_BYTES)
+		return;
+	/* Pages still being written back stay: the kernel drops clean ones only. */
+	if (*kicked > *dropped)
+		(void)posix_fadvise(fd, (off_t)*dropped, (off_t)(*kicked - *dropped),
+				    POSIX_FADV_DONTNEED);
+	*dropped = *kicked;
+	(void)sync_file_range(fd, (off_t)*kicked, (off_t)(pos - *kicked), SYNC_FILE_RANGE_WRITE);
+	*kicked = pos;
+}
+
+/* The chunk record just stored at @pos in the spool goes into the mirror too. */
+static void mirror_append(struct capture_stream *s, const uint8_t *record, size_t n, uint64_t pos)
+{
+	uint64_t at = s->mirror.base + pos;
+	int r;
+
+	if (atomic_load_explicit(s->mirror.broken, memory_order_relaxed)) {
+		s->mirror.fd = -EBADF;
+		return;
+	}
+	r = at > s->mirror.end || n > s->mirror.end - at ? -EFBIG :
+	    loop_pwrite(s->mirror.fd, record, n, at);
+	if (r < 0) {
+		log_warning_errno(r, "CPU %u: cannot write the output file as the capture goes, "
+				  "it is written from the spool at the stop: %m", s->cpu);
+		atomic_store_explicit(s->mirror.broken, true, memory_order_relaxed);
+		s->mirror.fd = -EBADF;
+		return;
+	}
+	start_writeback(s->mirror.fd, &s->mirror_kicked, &s->mirror_dropped, at + n);
+}
+
+/*
+ * Appends a chunk record to the spool (and the mirror). In place, never
+ * into the next CPU's region, and with the writeback of every
+ * SPOOL_WRITEBACK_BYTES started as it goes.
  */
 static int spool_append(struct capture_stream *s, const uint8_t *record, size_t n)
 {
+	uint64_t pos = s->spool_pos;
 	int r;
 
 	if (s->spool_limit && n > s->spool_limit - s->spool_pos)
@@ -295,16 +343,10 @@ static int spool_append(struct capture_stream *s, const uint8_t *record, size_t 
 	if (r < 0)
 		return r;
 	s->spool_pos += n;
-	if (s->spool_limit && s->spool_pos - s->kicked >= SPOOL_WRITEBACK_BYTES) {
-		/* Pages still being written back stay: the kernel drops clean ones only. */
-		if (s->kicked > s->dropped)
-			(void)posix_fadvise(s->spool_fd, (off_t)s->dropped,
-					    (off_t)(s->kicked - s->dropped), POSIX_FADV_DONTNEED);
-		s->dropped = s->kicked;
-		(void)sync_file_range(s->spool_fd, (off_t)s->kicked, (off_t)(s->spool_pos - s->kicked),
-				      SYNC_FILE_RANGE_WRITE);
-		s->kicked = s->spool_pos;
-	}
+	if (s->spool_limit)
+		start_writeback(s->spool_fd, &s->kicked, &s->dropped, s->spool_pos);
+	if (s->mirror.fd >= 0)
+		mirror_append(s, record, n, pos);
 	return 0;
 }
 
@@ -514,6 +556,7 @@ static int write_spool_header(struct capture_stream *s, int spool_fd)
 	if (r < 0)
 		return r;
 	s->kicked = s->dropped = s->spool_pos;
+	s->mirror_kicked = s->mirror_dropped = s->mirror.base + s->spool_pos;
 	s->spool_limit = spool_region_end(s->region_bytes, s->spool_pos);
 	return 0;
 }
@@ -595,6 +638,11 @@ void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, 
 				capture_stream_fail(s, r);
 		}
 		s->spool_fd = spool_fd;
+	}
+	/* A mirror is one record's single file; nothing that rotates has one. */
+	if (s->mirror.fd >= 0) {
+		atomic_store_explicit(s->mirror.broken, true, memory_order_relaxed);
+		s->mirror.fd = -EBADF;
 	}
 	atomic_fetch_add_explicit(&s->cut_generation, 1, memory_order_release);
 	notify(s);

@@ -10,6 +10,20 @@ struct capture_pool;
 struct chunk_ring;
 struct capture_stream;
 
+/*
+ * A record's output file, laid out like an in-place spool
+ * (spool_mirror_prepare()): every chunk record stored in the spool is
+ * written here too, at @base plus its offset in the spool, so that the
+ * file needs no copy at the stop. Best effort: the spool stays the data's
+ * safe copy, and the first write that fails sets *broken for every CPU.
+ */
+struct capture_mirror {
+	int fd;         /* borrowed; -EBADF: none */
+	uint64_t base;  /* where this CPU's region starts */
+	uint64_t end;   /* and where the next one starts */
+	_Atomic bool *broken; /* borrowed */
+};
+
 struct capture_stream_config {
 	unsigned cpu;
 	int trace_fd;     /* per_cpu/cpuN/trace_pipe_raw, O_NONBLOCK; the stream takes it */
@@ -31,6 +45,7 @@ struct capture_stream_config {
 	uint64_t spool_region_bytes; /* spools are regions of one file this large each (the
 				      * stream stops short of the next one, and starts the
 				      * writeback of what it wrote); 0: files of their own */
+	struct capture_mirror mirror;
 };
 
 /* Where the last rotation cut a stream: totals stored before the new spool took over. */

@@ -15,6 +15,13 @@
  * Where the file system cannot collapse, the file is copied from the
  * regions as from spool files.
  *
+ * A record keeps a spool file per CPU (recovery needs its data where the
+ * daemon can find it), and can have a mirror: the client's file, laid out
+ * like an in-place spool, into which the streams write every record as
+ * well. Assembling it then only collapses that file and appends the
+ * metadata; a mirror some write failed is emptied and the file copied
+ * from the spools, as without one.
+ *
  * A flight recorder's snapshot is a segment whose data is in memory: the
  * chunks its rings held at the snapshot, by reference, no spool and no
  * recipe (a crash loses nothing that was on disk). Its file records, per
@@ -38,6 +45,7 @@
 
 #include "config.h"
 #include "daemon/bounds.h"
+#include "daemon/capture.h"
 #include "daemon/chunk-ring.h"
 #include "daemon/instance.h"
 #include "daemon/log.h"
@@ -84,6 +92,9 @@ struct segment {
 	int result;
 	uint64_t file_bytes;
 	uint64_t collapse_usec; /* in place: how long the holes took to go */
+	int mirror_fd;          /* record: the client's file, as the streams write it; or -EBADF */
+	uint64_t mirror_region;
+	_Atomic bool mirror_broken; /* a stream failed to write it: copy from the spools */
 };
 
 /**
@@ -106,6 +117,7 @@ static struct segment *segment_alloc(const struct segment_env *env, uint32_t seq
 	s->env = *env;
 	s->seq = seq;
 	s->out_fd = -EBADF;
+	s->mirror_fd = -EBADF;
 	s->trace_id = spool_new_id();
 	s->spool.dir_fd = -EBADF;
 	s->cpus = calloc(env->n_cpus, sizeof(*s->cpus));
@@ -227,6 +239,7 @@ struct segment *segment_free(struct segment *s)
 	free(s->cpus);
 	free(s->target);
 	safe_close(s->out_fd);
+	safe_close(s->mirror_fd);
 	free(s);
 	return NULL;
 }
@@ -244,6 +257,54 @@ uint32_t segment_seq(const struct segment *s)
 int segment_spool_fd(const struct segment *s, unsigned cpu)
 {
 	return s->spool.fds[cpu];
+}
+
+/**
+ * segment_mirror_into() - the streams also write the file as they go, into @fd.
+ * @s: a record's segment, spooled per CPU, before its streams open
+ * @fd: the client's output (borrowed; the segment keeps a duplicate)
+ *
+ * Return: 0, or -errno when @fd cannot take it (not an empty regular file
+ * on a file system that can collapse ranges and hold the size): the file
+ * is then written at the stop, from the spools.
+ */
+int segment_mirror_into(struct segment *s, int fd)
+{
+	int r;
+
+	if (s->memory || s->spool.region_bytes || !s->env.zstd)
+		return -EINVAL;
+	r = spool_mirror_prepare(fd, s->env.n_cpus, &s->mirror_region);
+	if (r < 0)
+		return r;
+	s->mirror_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (s->mirror_fd < 0) {
+		r = negative_errno();
+		(void)!ftruncate(fd, 0);
+		return r;
+	}
+	return 0;
+}
+
+/**
+ * segment_mirror() - where a CPU's stream writes the mirror.
+ * @s: segment
+ * @cpu: CPU number
+ * @ret: receives it; ret->fd is -EBADF without a mirror
+ */
+void segment_mirror(struct segment *s, unsigned cpu, struct capture_mirror *ret)
+{
+	uint64_t base = spool_region_start(s->mirror_region, cpu);
+
+	*ret = (struct capture_mirror){ .fd = -EBADF };
+	if (s->mirror_fd < 0)
+		return;
+	*ret = (struct capture_mirror){
+		.fd = s->mirror_fd,
+		.base = base,
+		.end = spool_region_end(s->mirror_region, base),
+		.broken = &s->mirror_broken,
+	};
 }
 
 /**
@@ -460,15 +521,15 @@ _Static_assert(SPOOL_IN_PLACE_FIRST >= V7_IN_PLACE_DATA_MIN,
 	       "the file header goes before CPU 0's region");
 
 /*
- * An in-place spool becomes the file: the holes go, the metadata is
- * appended. Where the file system cannot collapse, the regions are
- * copied into a file of their own in the spool directory instead.
+ * Collapses the regions of @fd (see spool_collapse_regions()), timed for
+ * the debug log; every CPU's data offset is then where its records are,
+ * collapsed or not.
  */
-static int finish_in_place(struct segment *s, struct v7_file *f, struct v7_cpu_data *data)
+static int collapse_regions(struct segment *s, int fd, uint64_t region_bytes,
+			    struct v7_cpu_data *data, uint64_t *ret_end)
 {
 	_cleanup_free_ uint64_t *bytes = NULL, *offsets = NULL;
 	unsigned n_cpus = s->env.n_cpus;
-	uint64_t end;
 	int r;
 
 	bytes = calloc(n_cpus, sizeof(*bytes));
@@ -478,10 +539,26 @@ static int finish_in_place(struct segment *s, struct v7_file *f, struct v7_cpu_d
 	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
 		bytes[cpu] = s->cpus[cpu].bytes;
 	s->collapse_usec = monotonic_usec();
-	r = spool_collapse(&s->spool, bytes, offsets, &end);
+	r = spool_collapse_regions(fd, region_bytes, n_cpus, bytes, offsets, ret_end);
 	s->collapse_usec = monotonic_usec() - s->collapse_usec;
 	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
 		data[cpu].offset = offsets[cpu];
+	return r;
+}
+
+/*
+ * An in-place spool becomes the file: the holes go, the metadata is
+ * appended. Where the file system cannot collapse, the regions are
+ * copied into a file of their own in the spool directory instead.
+ */
+static int finish_in_place(struct segment *s, struct v7_file *f, struct v7_cpu_data *data)
+{
+	uint64_t end;
+	int r;
+
+	r = collapse_regions(s, s->spool.fds[0], s->spool.region_bytes, data, &end);
+	if (r == -ENOMEM)
+		return r;
 	if (r >= 0) {
 		s->file_name = SPOOL_IN_PLACE_NAME;
 		f->in_place_end = end;
@@ -495,6 +572,33 @@ static int finish_in_place(struct segment *s, struct v7_file *f, struct v7_cpu_d
 		return negative_errno();
 	/* Readers get what a copied file would have: 0640, not the spool's 0600. */
 	if (fchmod(s->out_fd, 0640) < 0)
+		return negative_errno();
+	return v7_write(s->out_fd, f, &s->file_bytes);
+}
+
+/*
+ * A record with a mirror: its streams wrote the records into the output
+ * where an in-place spool would have them. The holes go and the metadata
+ * is appended; when a write of the mirror failed, or the collapse does,
+ * the file is emptied and written from the spools after all.
+ */
+static int finish_mirror(struct segment *s, struct v7_file *f, struct v7_cpu_data *data)
+{
+	uint64_t end;
+	int r = -EIO;
+
+	if (!atomic_load_explicit(&s->mirror_broken, memory_order_relaxed)) {
+		r = collapse_regions(s, s->out_fd, s->mirror_region, data, &end);
+		if (r >= 0) {
+			f->in_place_end = end;
+			return v7_write(s->out_fd, f, &s->file_bytes);
+		}
+		log_warning_errno(r, "Cannot collapse the output file, writing it from the spools: "
+				  "%m");
+	}
+	for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++)
+		data[cpu].offset = SPOOL_HDR_SIZE;
+	if (ftruncate(s->out_fd, 0) < 0 || lseek(s->out_fd, 0, SEEK_SET) < 0)
 		return negative_errno();
 	return v7_write(s->out_fd, f, &s->file_bytes);
 }
@@ -550,6 +654,8 @@ static void *assembler_main(void *userdata)
 		f.date = s->env.date && s->env.date[0] ? s->env.date : NULL;
 		if (s->spool.region_bytes)
 			r = finish_in_place(s, &f, data);
+		else if (s->mirror_fd >= 0)
+			r = finish_mirror(s, &f, data);
 		else
 			r = v7_write(s->out_fd, &f, &s->file_bytes);
 	}

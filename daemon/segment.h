@@ -6,6 +6,7 @@
 
 #include "ftraced/macro.h"
 
+struct capture_mirror;
 struct chunk_list;
 struct cpu_counters;
 struct event_list;
@@ -41,6 +42,8 @@ uint32_t segment_seq(const struct segment *s);
 uint64_t segment_trace_id(const struct segment *s);
 const char *segment_target(const struct segment *s);
 int segment_spool_fd(const struct segment *s, unsigned cpu);
+int segment_mirror_into(struct segment *s, int fd);
+void segment_mirror(struct segment *s, unsigned cpu, struct capture_mirror *ret);
 void segment_set_start(struct segment *s, unsigned cpu, const struct cpu_counters *c,
 		       const char *text);
 const struct cpu_counters *segment_start_counters(const struct segment *s, unsigned cpu);

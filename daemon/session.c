@@ -511,6 +511,13 @@ int session_start(struct session *s)
 				  strerror(-r));
 		return r;
 	}
+	/* A file on disk is written as the capture goes, so that the stop only finishes it. */
+	if (s->config.mode == FTRACED_MODE_RECORD && s->config.zstd && s->out_fd >= 0) {
+		r = segment_mirror_into(s->current, s->out_fd);
+		if (r < 0)
+			log_debug_errno(r, "Session '%s': the output is written at the stop, from "
+					"the spool: %m", s->name);
+	}
 	session_stream_params(s, &params);
 	r = stream_set_open(&s->cpus, s->instance, &params, s->current, error, sizeof(error));
 	if (r < 0) {

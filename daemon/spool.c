@@ -456,32 +456,33 @@ static uint64_t block_size(int fd)
 }
 
 /**
- * spool_collapse() - close the holes between an in-place spool's regions.
- * @s: an in-place spool whose streams are all cut
- * @bytes: each CPU's records (without its header)
+ * spool_collapse_regions() - close the holes between the CPUs' regions of a file.
+ * @fd: a file laid out like an in-place spool, its writers all done
+ * @region_bytes: its region size
+ * @n: number of CPUs (regions)
+ * @bytes: each CPU's records (after the SPOOL_HDR_SIZE bytes its region starts with)
  * @ret_data_offsets: receives where each CPU's records now start, also on failure
  * @ret_end: receives where the last CPU's records end: the file's size
  *
  * The file is cut after the last CPU's records, then each hole, from the
  * last to the first, is removed with FALLOC_FL_COLLAPSE_RANGE from the
  * first block after a CPU's records to the next region. Each region keeps
- * its header, which is what recovery finds the moved regions by.
+ * its first SPOOL_HDR_SIZE bytes: in a spool, the header recovery finds
+ * the moved regions by.
  *
  * Return: 0, or -errno: -EOPNOTSUPP (or -EINVAL) from a file system that
  * cannot collapse; the regions are then wherever @ret_data_offsets says,
  * and can be copied from there.
  */
-int spool_collapse(struct spool *s, const uint64_t *bytes, uint64_t *ret_data_offsets,
-		   uint64_t *ret_end)
+int spool_collapse_regions(int fd, uint64_t region_bytes, unsigned n, const uint64_t *bytes,
+			   uint64_t *ret_data_offsets, uint64_t *ret_end)
 {
-	unsigned n = s->n_cpus;
-	int fd = n ? s->fds[0] : -EBADF;
 	uint64_t blk = block_size(fd), *start = ret_data_offsets;
 
-	if (n == 0 || s->region_bytes == 0)
+	if (n == 0 || region_bytes == 0)
 		return -EINVAL;
 	for (unsigned cpu = 0; cpu < n; cpu++)
-		start[cpu] = spool_region_start(s->region_bytes, cpu);
+		start[cpu] = spool_region_start(region_bytes, cpu);
 	*ret_end = start[n - 1] + SPOOL_HDR_SIZE + bytes[n - 1];
 	if (ftruncate(fd, (off_t)*ret_end) < 0)
 		goto fail;
@@ -505,6 +506,50 @@ fail:
 	for (unsigned cpu = 0; cpu < n; cpu++)
 		start[cpu] += SPOOL_HDR_SIZE;
 	return negative_errno();
+}
+
+/**
+ * spool_mirror_prepare() - lay out an empty output file like an in-place spool.
+ * @fd: a regular file, empty, open for writing
+ * @n_cpus: number of CPUs
+ * @ret_region: receives the region size
+ *
+ * A record's spool files stay as they are (the daemon can recover them);
+ * its chunk records are also written into the client's file, at the
+ * offsets an in-place spool would have them, so that the stop only
+ * collapses that file (spool_collapse_regions()). This checks, on the
+ * empty file, that its file system can collapse and allows a file of the
+ * size, and leaves it sparse at that size.
+ *
+ * Return: 0, -EOPNOTSUPP (or -EINVAL) from a file system that cannot
+ * collapse, -EFBIG, -ENOTEMPTY for a file that is not empty, or -errno;
+ * the file is empty again on failure.
+ */
+int spool_mirror_prepare(int fd, unsigned n_cpus, uint64_t *ret_region)
+{
+	uint64_t region = spool_in_place_region(n_cpus), blk = block_size(fd);
+	struct stat st;
+	int r = 0;
+
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (st.st_size != 0 || lseek(fd, 0, SEEK_CUR) != 0)
+		return -ENOTEMPTY;
+	if (region == 0)
+		return -EFBIG;
+	/* Collapsing a hole is enough to learn whether the file system can (not up to EOF). */
+	if (ftruncate(fd, (off_t)(3 * blk)) < 0 ||
+	    fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, (off_t)blk, (off_t)blk) < 0 ||
+	    ftruncate(fd, (off_t)(spool_region_start(region, n_cpus - 1) + SPOOL_HDR_SIZE)) < 0)
+		r = negative_errno();
+	if (r < 0) {
+		(void)!ftruncate(fd, 0);
+		return r;
+	}
+	*ret_region = region;
+	return 0;
 }
 
 /*

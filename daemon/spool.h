@@ -78,6 +78,7 @@ struct spool_scan {
 
 void spool_scan(int fd, uint64_t header, uint64_t end, bool zstd, uint32_t page_size,
 		struct spool_scan *ret);
-int spool_collapse(struct spool *s, const uint64_t *bytes, uint64_t *ret_data_offsets,
-		   uint64_t *ret_end);
+int spool_collapse_regions(int fd, uint64_t region_bytes, unsigned n, const uint64_t *bytes,
+			   uint64_t *ret_data_offsets, uint64_t *ret_end);
+int spool_mirror_prepare(int fd, unsigned n_cpus, uint64_t *ret_region);
 int spool_split_in_place(int dir_fd, unsigned n_cpus, bool zstd, uint32_t page_size, int *fds);

@@ -83,8 +83,12 @@ int stream_set_open(struct stream_set *set, struct instance *inst, const struct 
 			.wake_bytes = p->wake_bytes,
 			.spool_region_bytes = p->spool_region_bytes,
 			.stats_fd = -EBADF,
+			.mirror = { .fd = -EBADF },
 		};
 		int r;
+
+		if (seg)
+			segment_mirror(seg, cpu, &c.mirror);
 
 		r = p->snapshot_raw ? instance_open_cpu_snapshot_raw(inst, cpu, &c.trace_fd) :
 			instance_open_cpu_raw(inst, cpu, &c.trace_fd);

@@ -154,3 +154,33 @@ int loop_pread_exact(int fd, void *buf, size_t n, uint64_t offset)
 	}
 	return 0;
 }
+
+/**
+ * loop_pwrite() - write all of @n bytes at @offset (a regular file).
+ * @fd: destination
+ * @buf: source
+ * @n: how many
+ * @offset: file offset
+ *
+ * Return: 0, -ENOSPC if the file system takes only part, or -errno.
+ */
+int loop_pwrite(int fd, const void *buf, size_t n, uint64_t offset)
+{
+	const uint8_t *p = buf;
+
+	while (n > 0) {
+		ssize_t k = pwrite(fd, p, n, (off_t)offset);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -ENOSPC;
+		p += k;
+		n -= (size_t)k;
+		offset += (uint64_t)k;
+	}
+	return 0;
+}

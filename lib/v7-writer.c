@@ -620,15 +620,6 @@ static int write_front_to_back(struct out *o, const struct v7_file *f, const str
 	return r;
 }
 
-static int pwrite_all(int fd, const void *p, size_t n, uint64_t offset)
-{
-	ssize_t k = pwrite(fd, p, n, (off_t)offset);
-
-	if (k < 0)
-		return -errno;
-	return (size_t)k == n ? 0 : -EIO;
-}
-
 /*
  * The data is in place: the metadata and OPTIONS #1 are appended after it,
  * then the header, the flyrecord section's header and each CPU's count go
@@ -655,13 +646,13 @@ static int write_in_place(struct out *o, const struct v7_file *f, const struct b
 		if (f->data[i].size == 0)
 			continue;
 		put_le32(count, f->data[i].n_chunks);
-		r = pwrite_all(o->fd, count, sizeof(count), data_off[i]);
+		r = loop_pwrite(o->fd, count, sizeof(count), data_off[i]);
 	}
 	put_section_header(hdr, fly);
 	if (r >= 0)
-		r = pwrite_all(o->fd, hdr, sizeof(hdr), fly_off);
+		r = loop_pwrite(o->fd, hdr, sizeof(hdr), fly_off);
 	if (r >= 0)
-		r = pwrite_all(o->fd, header->p, header->n, 0);
+		r = loop_pwrite(o->fd, header->p, header->n, 0);
 	return r;
 }
 

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -390,6 +391,27 @@ def proto_constants():
             value = int(m.group(2)) if m.group(2) else value + 1
             out[m.group(1).lstrip("_").replace("FTRACED_", "", 1)] = value
     return out
+
+
+V7_SECTION_BUFFER = 3  # the flyrecord section's id
+
+
+def first_section_id(path):
+    """The id of the section right after a v7 file's header."""
+    with open(path, "rb") as f:
+        head = f.read(256)
+    assert head.startswith(b"\x17\x08\x44tracing"), path
+    pos = head.index(b"\0", 10) + 1 + 2 + 4        # version, endianness, long size, page size
+    pos = head.index(b"\0", head.index(b"\0", pos) + 1) + 1  # compression name, version
+    return struct.unpack_from("<H", head, pos + 8)[0]  # after the first OPTIONS offset
+
+
+def wait_until(what, cond, timeout=120):
+    """Polls @cond until it holds; fails naming @what after @timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "timed out waiting: " + what
+        time.sleep(0.05)
 
 
 def count_markers(files, tag="t"):

@@ -8,7 +8,6 @@ shutdown while recording."""
 
 import os
 import signal
-import struct
 import subprocess
 import sys
 import threading
@@ -17,7 +16,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (daemon, start_markers, count_markers, CPUS, Daemon, FTRACECTL,  # noqa: E402
                      assert_complete_sequences, check_events, event_lines, loadgen,
-                     loadgen_result, our_instances, parse_markers, report, run, TRACING)
+                     first_section_id, loadgen_result, our_instances, parse_markers, report,
+                     run, TRACING, V7_SECTION_BUFFER)
 
 
 
@@ -78,19 +78,6 @@ def test_rotation_by_size():
         assert len(files) >= 20, "only %d segments" % len(files)
         check_segments(files, written)
         d.ctl("destroy", "bysize")
-
-
-V7_SECTION_BUFFER = 3  # the flyrecord section's id
-
-
-def first_section_id(path):
-    """The id of the section right after a v7 file's header."""
-    with open(path, "rb") as f:
-        head = f.read(256)
-    assert head.startswith(b"\x17\x08\x44tracing"), path
-    pos = head.index(b"\0", 10) + 1 + 2 + 4        # version, endianness, long size, page size
-    pos = head.index(b"\0", head.index(b"\0", pos) + 1) + 1  # compression name, version
-    return struct.unpack_from("<H", head, pos + 8)[0]  # after the first OPTIONS offset
 
 
 def in_place_segments(d, name):

@@ -14,7 +14,8 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Daemon, count_markers, loadgen, loadgen_result, run  # noqa: E402
+from harness import (Daemon, count_markers, loadgen, loadgen_result, run,  # noqa: E402
+                     wait_until)
 
 PROMETHEUS = shutil.which("prometheus")
 NODE_EXPORTER = shutil.which("prometheus-node-exporter")
@@ -210,13 +211,6 @@ def dat_files(directory):
     if not os.path.isdir(directory):
         return []
     return sorted(n for n in os.listdir(directory) if n.endswith(".dat") and n[0] != ".")
-
-
-def wait_until(what, cond, timeout=120):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, "timed out waiting: " + what
-        time.sleep(0.1)
 
 
 def test_segments_reach_a_webdav_remote_through_an_outage():

@@ -18,8 +18,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (CPUS, daemon, FTRACECTL, FTRACED, LOADGEN, Daemon,  # noqa: E402
                      assert_complete_sequences,
                      assert_real_kallsyms, kallsyms_addresses,
-                     check_events, event_lines, loadgen, loadgen_result, markers,
-                     our_instances, parse_markers, report, run, TRACING)
+                     check_events, event_lines, first_section_id, loadgen, loadgen_result,
+                     markers, our_instances, parse_markers, report, run, TRACING,
+                     V7_SECTION_BUFFER, wait_until)
 
 
 
@@ -718,6 +719,98 @@ def test_full_output_keeps_everything_captured():
             assert "what was captured is in" in d.log()
         finally:
             subprocess.run(["umount", small], check=False)
+
+
+def test_record_written_into_its_file_as_it_goes():
+    """On ext4 a zstd record's chunks go into FILE.partial while it captures, each
+    CPU's in a region of a sparse file (its spool stays for recovery): the stop
+    collapses the holes and appends the metadata, so the flyrecord section comes
+    right after the header, and the file holds every marker."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "asgo.dat")
+        rec = d.record_background("-e", "ftrace:print", "-o", out)
+        session = d.wait_running()
+        partial = out + ".partial"
+        assert os.stat(partial).st_size >= 4 << 30, os.stat(partial)
+        written = markers(session["instance"], CPUS, 300000)
+        # About 12 MB of raw markers per CPU against a 4 MiB ring: most of it is read
+        # before the stop, compressed, and on its way into the client's file.
+        wait_until("chunks written into the output",
+                 lambda: os.stat(partial).st_blocks * 512 >= 512 * 1024)
+        d.ctl("stop", session["name"])
+        _, stderr = rec.communicate(timeout=120)
+        assert rec.returncode == 0, stderr
+        check_markers_file(out, written)
+        assert first_section_id(out) == V7_SECTION_BUFFER
+        st = os.stat(out)
+        assert st.st_size <= st.st_blocks * 512 + 64 * 1024, st
+        assert "the output is written at the stop" not in d.log()
+        assert "Cannot collapse" not in d.log()
+
+
+def test_record_where_holes_cannot_collapse_written_at_the_stop():
+    """tmpfs cannot collapse: the record's file is written from the spools at the stop,
+    in the usual layout, and never grows sparse while capturing."""
+    with daemon() as d:
+        small = os.path.join(d.dir, "tmpfs")
+        os.mkdir(small)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", small], check=True)
+        try:
+            out = os.path.join(small, "r.dat")
+            rec = d.record_background("-e", "ftrace:print", "-o", out)
+            session = d.wait_running()
+            written = markers(session["instance"], CPUS, 100000)
+            assert os.stat(out + ".partial").st_size == 0
+            d.ctl("stop", session["name"])
+            _, stderr = rec.communicate(timeout=120)
+            assert rec.returncode == 0, stderr
+            check_markers_file(out, written)
+            assert first_section_id(out) != V7_SECTION_BUFFER
+            assert "the output is written at the stop, from the spool: Operation not " \
+                   "supported" in d.log(), d.log()
+        finally:
+            subprocess.run(["umount", "-l", small], check=False)
+
+
+def test_record_output_full_for_a_while_still_complete():
+    """The output's file system fills up during the capture and has room again by the
+    stop: the writes into FILE.partial stop at the first ENOSPC, and the stop writes
+    the whole file from the spools instead."""
+    with daemon() as d:
+        image, small = os.path.join(d.dir, "ext4.img"), os.path.join(d.dir, "ext4")
+        os.mkdir(small)
+        with open(image, "wb") as f:
+            f.truncate(64 << 20)
+        subprocess.run(["mkfs.ext4", "-q", "-m", "0", image], check=True)
+        if subprocess.run(["mount", "-o", "loop", image, small]).returncode != 0:
+            print("SKIP: no loop device to mount a small ext4 on")
+            return
+        rec = None
+        try:
+            out = os.path.join(small, "r.dat")
+            filler = os.path.join(small, "filler")
+            rec = d.record_background("-e", "ftrace:print", "-o", out)
+            session = d.wait_running()
+            assert os.stat(out + ".partial").st_size >= 4 << 30
+            sv = os.statvfs(small)
+            subprocess.run(["fallocate", "-l", str(sv.f_bavail * sv.f_frsize - (128 << 10)),
+                            filler], check=True)
+            written = markers(session["instance"], CPUS, 300000)
+            wait_until("the output's first ENOSPC",
+                     lambda: "cannot write the output file as the capture goes" in d.log())
+            os.unlink(filler)
+            d.ctl("stop", session["name"])
+            _, stderr = rec.communicate(timeout=120)
+            assert rec.returncode == 0, stderr
+            check_markers_file(out, written)
+            assert first_section_id(out) != V7_SECTION_BUFFER
+            assert "No space left on device" in d.log()
+        finally:
+            if rec and rec.poll() is None:
+                rec.kill()
+                rec.wait()
+            # Lazily: a daemon whose session failed may still hold the file open.
+            subprocess.run(["umount", "-l", small], check=False)
 
 
 def test_busy_instance_removed_once_free():

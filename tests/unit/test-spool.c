@@ -211,7 +211,7 @@ static void test_in_place(void)
 	fill_in_place(&s, state_fd, bytes);
 	check_split(&s);
 
-	r = spool_collapse(&s, bytes, offsets, &end);
+	r = spool_collapse_regions(s.fds[0], s.region_bytes, IP_CPUS, bytes, offsets, &end);
 	if (collapses) {
 		struct stat st;
 
@@ -258,6 +258,44 @@ static void test_in_place(void)
 	assert(rmdir(dir) == 0);
 }
 
+/* A record's output laid out for its mirror: only an empty file, only where it collapses. */
+static void test_mirror_prepare(void)
+{
+	char dir[] = "test-spool-XXXXXX", path[64];
+	uint64_t region = 0;
+	struct statfs sfs;
+	struct stat st;
+	int fd, r;
+
+	assert(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.dat", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert(fd >= 0 && fstatfs(fd, &sfs) == 0);
+	r = spool_mirror_prepare(fd, IP_CPUS, &region);
+	assert(fstat(fd, &st) == 0);
+	if (sfs.f_type == EXT4_SUPER_MAGIC || sfs.f_type == XFS_SUPER_MAGIC) {
+		assert(r == 0 && region == spool_in_place_region(IP_CPUS));
+		assert((uint64_t)st.st_size == spool_region_start(region, IP_CPUS - 1) +
+					       SPOOL_HDR_SIZE);
+		assert(st.st_blocks == 0);
+		/* Not empty any more: refused, and left as it is. */
+		assert(spool_mirror_prepare(fd, IP_CPUS, &region) == -ENOTEMPTY);
+		assert(ftruncate(fd, 0) == 0 && write(fd, "x", 1) == 1);
+		assert(spool_mirror_prepare(fd, IP_CPUS, &region) == -ENOTEMPTY);
+		assert(fstat(fd, &st) == 0 && st.st_size == 1);
+	} else {
+		printf("# %s cannot collapse ranges: the mirror must be refused\n", dir);
+		assert(r == -EOPNOTSUPP || r == -EINVAL);
+		assert(st.st_size == 0);
+	}
+	close(fd);
+	/* Not a regular file. */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert(fd >= 0 && spool_mirror_prepare(fd, IP_CPUS, &region) == -EINVAL);
+	close(fd);
+	assert(unlink(path) == 0 && rmdir(dir) == 0);
+}
+
 int main(void)
 {
 	test_intact(true);
@@ -266,5 +304,6 @@ int main(void)
 	test_no_header();
 	test_version_1_header();
 	test_in_place();
+	test_mirror_prepare();
 	return 0;
 }
