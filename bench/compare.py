@@ -16,7 +16,8 @@ Per run and recorder it measures:
   out_mib     size of the finished file
   written_mib bytes the recorder wrote into files: its temp files or spools
               (largest size seen) plus the finished file
-  stop_s      time from the stop request to the complete file
+  stop_s      time from the stop request (SIGINT to the recorder, as Ctrl-C) to its
+              exit with the complete file
 
 With --warm, ftraced is one daemon started before the first run (and warmed
 by one short capture), as on a server where it runs all the time: its
@@ -261,8 +262,9 @@ def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
             return session.get("state") == "running"
         wait_for(running, 20, "the session to start")
         written, failed = run_generators(session["instance"], rate, seconds)
+        # Ctrl-C, as trace-cmd is stopped: the client asks the daemon to stop.
         t0 = time.monotonic()
-        subprocess.run([FTRACECTL, "stop", session["name"]], env=env, check=True)
+        client.send_signal(signal.SIGINT)
         _, status, client_ru = os.wait4(client.pid, 0)
         stop_s = time.monotonic() - t0
         client.returncode = os.waitstatus_to_exitcode(status)
