@@ -88,4 +88,5 @@ int session_configure_instance(struct session *s, char *error, size_t n_error);
 int session_open_dir(struct session *s);
 int session_check_disk_room(struct session *s, char *error, size_t n_error);
 bool session_spools_in_place(const struct session *s);
+uint64_t session_segment_limit(const struct session *s);
 char *session_cpustat_text(const struct session *s, uint64_t discarded, char *text);

@@ -217,8 +217,9 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 		uint64_t wake = CAPTURE_BATCH_BYTES;
 		unsigned percent;
 
-		if (c->mode == FTRACED_MODE_CONTINUOUS && c->segment_size > 0)
-			wake = MIN(wake, c->segment_size / s->cpus.n_cpus / SEGMENT_SIZE_CHECKS);
+		if (session_segment_limit(s) > 0)
+			wake = MIN(wake, session_segment_limit(s) / s->cpus.n_cpus /
+					 SEGMENT_SIZE_CHECKS);
 		/* Rounded up: a wake-up brings at least a batch (see capture_stream_new()). */
 		percent = buffer_bytes == 0 ? 50 :
 			  (unsigned)MIN((uint64_t)50, MAX((uint64_t)1, (wake * 100 + buffer_bytes - 1) /
@@ -257,6 +258,19 @@ int session_open_dir(struct session *s)
 }
 
 /*
+ * The size at which a continuous session's segment closes: its
+ * --segment-size, or with --segment-time alone SEGMENT_SIZE_MAX, which
+ * trace-cmd still reads and a CPU's in-place region holds. 0: none (not
+ * continuous).
+ */
+uint64_t session_segment_limit(const struct session *s)
+{
+	if (s->config.mode != FTRACED_MODE_CONTINUOUS)
+		return 0;
+	return s->config.segment_size ?: SEGMENT_SIZE_MAX;
+}
+
+/*
  * Whether a continuous session's segments are spooled in place, so that
  * closing one moves no data (see spool.c): they must be compressed, of a
  * bounded size (a CPU's region must hold one), and the spool directory
@@ -270,7 +284,7 @@ bool session_spools_in_place(const struct session *s)
 {
 	struct stat state, dir;
 
-	return s->config.zstd && s->config.segment_size > 0 &&
+	return s->config.zstd && session_segment_limit(s) > 0 &&
 	       fstat(s->env.state_dir_fd, &state) == 0 && fstat(s->dir_fd, &dir) == 0 &&
 	       state.st_dev == dir.st_dev;
 }

@@ -183,7 +183,7 @@ struct session *session_free(struct session *s)
  */
 void session_stream_params(const struct session *s, struct stream_params *ret)
 {
-	uint64_t step = s->config.segment_size / s->cpus.n_cpus / SEGMENT_SIZE_CHECKS;
+	uint64_t step = session_segment_limit(s) / s->cpus.n_cpus / SEGMENT_SIZE_CHECKS;
 
 	*ret = (struct stream_params){
 		.notify_fd = s->event_fd,
@@ -898,8 +898,8 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
 		check_streams(s);
 	if (s->cut_generation != 0 && stream_set_cut_reached(&s->cpus, s->cut_generation))
 		complete_rotation(s);
-	if (s->state == SESSION_RUNNING && s->config.segment_size > 0 &&
-	    stream_set_segment_bytes(&s->cpus) >= s->config.segment_size)
+	if (s->state == SESSION_RUNNING && session_segment_limit(s) > 0 &&
+	    stream_set_segment_bytes(&s->cpus) >= session_segment_limit(s))
 		rotate(s);
 	if (s->flight)
 		flight_progress(s);

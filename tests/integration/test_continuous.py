@@ -80,9 +80,10 @@ def test_rotation_by_size():
         d.ctl("destroy", "bysize")
 
 
-def in_place_segments(d, name):
-    """A zstd session of 64 KiB segments, markers on every CPU, stopped: its files."""
-    d.ctl("create", name, "-e", "ftrace:print", "--segment-size", "64K")
+def in_place_segments(d, name, limit=("--segment-size", "64K")):
+    """A zstd session of 64 KiB segments (or LIMIT), markers on every CPU, stopped: its
+    files."""
+    d.ctl("create", name, "-e", "ftrace:print", *limit)
     d.ctl("start", name)
     instance = d.ctl_json("status", name)["instance"]
     written = markers_for(instance, 2.0, 40000)()
@@ -105,6 +106,15 @@ def test_segments_spooled_in_place():
     comes right after the header."""
     with daemon() as d:
         for f in in_place_segments(d, "inplace"):
+            assert first_section_id(f) == V7_SECTION_BUFFER, f
+        assert "Cannot collapse" not in d.log()
+
+
+def test_time_segments_spooled_in_place():
+    """Segments closed by time alone are spooled in place too: they also close at the
+    largest size trace-cmd reads (2 GiB), which a CPU's region holds."""
+    with daemon() as d:
+        for f in in_place_segments(d, "bytime", ("--segment-time", "300ms")):
             assert first_section_id(f) == V7_SECTION_BUFFER, f
         assert "Cannot collapse" not in d.log()
 
