@@ -4,7 +4,8 @@
 return, which is when the last segment is complete, fsynced and renamed
 into the session's directory, against how much that segment holds.
 
-A continuous session of one large segment (--segment-size) records markers
+A continuous session of one large segment (--segment-size, or --segment-time
+for a session that closes segments by time alone) records markers
 on every CPU for a while, then is stopped. The builds given (--builds, each
 a build directory) run alternately, so an A/B between two commits is one
 command: build the other commit in a second directory and name both. The
@@ -33,12 +34,12 @@ def use_build(build):
     compare.FTRACECTL = os.path.join(build, "client", "ftracectl")
 
 
-def run_one(tmp, rate, seconds, buffer_kb, segment_size):
+def run_one(tmp, rate, seconds, buffer_kb, limit):
     daemon, env = compare.start_daemon(tmp)
     ctl = compare.FTRACECTL
     try:
         subprocess.run([ctl, "create", "seg", "-e", "ftrace:print", "-b", str(buffer_kb),
-                        "--segment-size", segment_size], env=env, check=True)
+                        *limit], env=env, check=True)
         subprocess.run([ctl, "start", "seg"], env=env, check=True)
         status = subprocess.run([ctl, "--json", "status", "seg"], env=env, check=True,
                                 capture_output=True, text=True).stdout
@@ -71,6 +72,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--buffer-kb", type=int, default=4096)
     ap.add_argument("--segment-size", default="2G", help="large enough for one segment")
+    ap.add_argument("--segment-time", help="instead of a size: long enough for one segment")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench/segment-stop.py needs root")
@@ -80,7 +82,9 @@ def main():
         for build in builds if run % 2 == 0 else reversed(builds):
             use_build(build)
             with tempfile.TemporaryDirectory(prefix="ftraced-bench-", dir="/var/tmp") as tmp:
-                r = run_one(tmp, args.rate, args.seconds, args.buffer_kb, args.segment_size)
+                limit = (["--segment-time", args.segment_time] if args.segment_time else
+                         ["--segment-size", args.segment_size])
+                r = run_one(tmp, args.rate, args.seconds, args.buffer_kb, limit)
             results[build].append(r)
             print("run %d %-20s stop %.3f s, last segment %.1f MiB of %d file(s), cpu %.2f s "
                   "(%.0f ns/event), markers %d of %d"

@@ -147,8 +147,9 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 		.mirror = c->mirror,
 		.next_notify = c->notify_bytes,
 	};
-	if (!c->zstd || c->ring)
-		s->mirror.fd = -EBADF; /* records are mirrored, and only zstd's */
+	/* Only a record's spool is mirrored, and only with zstd; a zeroed config has none. */
+	if (!c->zstd || c->ring || !c->mirror.broken)
+		s->mirror.fd = -EBADF;
 	if (c->subbuf_size == 0 || c->subbuf_size > CAPTURE_PIPE_BYTES) {
 		capture_stream_free(s);
 		return -EINVAL;

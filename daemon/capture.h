@@ -21,7 +21,7 @@ struct capture_mirror {
 	int fd;         /* borrowed; -EBADF: none */
 	uint64_t base;  /* where this CPU's region starts */
 	uint64_t end;   /* and where the next one starts */
-	_Atomic bool *broken; /* borrowed */
+	_Atomic bool *broken; /* borrowed; NULL: no mirror, whatever fd says */
 };
 
 struct capture_stream_config {
