@@ -522,8 +522,9 @@ fail:
  * size, and leaves it sparse at that size.
  *
  * Return: 0, -EOPNOTSUPP (or -EINVAL) from a file system that cannot
- * collapse, -EFBIG, -ENOTEMPTY for a file that is not empty, or -errno;
- * the file is empty again on failure.
+ * collapse, -EFBIG, -EINVAL for what is not a regular file, -ENOTEMPTY for
+ * a file that is not empty (left alone), or -errno; an empty file is empty
+ * again on failure.
  */
 int spool_mirror_prepare(int fd, unsigned n_cpus, uint64_t *ret_region)
 {
