@@ -640,11 +640,6 @@ void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, 
 		}
 		s->spool_fd = spool_fd;
 	}
-	/* A mirror is one record's single file; nothing that rotates has one. */
-	if (s->mirror.fd >= 0) {
-		atomic_store_explicit(s->mirror.broken, true, memory_order_relaxed);
-		s->mirror.fd = -EBADF;
-	}
 	atomic_fetch_add_explicit(&s->cut_generation, 1, memory_order_release);
 	notify(s);
 }

@@ -473,7 +473,7 @@ static uint64_t describe_spools(const struct parsed_recipe *p, const int *fds, u
 
 		data[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = fds[cpu] };
 		if (fds[cpu] >= 0) {
-			spool_scan(fds[cpu], header, UINT64_MAX, p->zstd, p->imeta.subbuf_size,
+			spool_scan(fds[cpu], header, p->zstd, p->imeta.subbuf_size,
 				   &scan);
 			data[cpu].offset = scan.data_offset;
 			data[cpu].size = scan.bytes;
@@ -574,7 +574,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 			fds[cpu] = open_spool_file(spool_dir_fd, name_cpu);
 		if (fds[cpu] < 0)
 			continue;
-		spool_scan(fds[cpu], 0, UINT64_MAX, p.zstd, p.imeta.subbuf_size, &scan[cpu]);
+		spool_scan(fds[cpu], 0, p.zstd, p.imeta.subbuf_size, &scan[cpu]);
 		if (ftruncate(fds[cpu], (off_t)(scan[cpu].data_offset + scan[cpu].bytes)) < 0)
 			log_warning_errno(negative_errno(), "Recovery: cannot trim spool, ignoring: %m");
 		if (orphan) {

@@ -261,7 +261,8 @@ int segment_spool_fd(const struct segment *s, unsigned cpu)
 
 /**
  * segment_mirror_into() - the streams also write the file as they go, into @fd.
- * @s: a record's segment, spooled per CPU, before its streams open
+ * @s: a record's segment, spooled per CPU, before its streams open (a
+ *	record has one segment: its streams never rotate to another spool)
  * @fd: the client's output (borrowed; the segment keeps a duplicate)
  *
  * Return: 0, or -errno when @fd cannot take it (not an empty regular file

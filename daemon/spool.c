@@ -182,19 +182,21 @@ uint64_t spool_region_end(uint64_t region_bytes, uint64_t pos)
 	return region_bytes ? (pos / region_bytes + 1) * region_bytes : 0;
 }
 
+/* The size an in-place file has from the start: up to the last CPU's header. */
+static off_t in_place_size(uint64_t region_bytes, unsigned n_cpus)
+{
+	return (off_t)(spool_region_start(region_bytes, n_cpus - 1) + SPOOL_HDR_SIZE);
+}
+
 static int put_header(int fd, uint64_t offset, uint64_t start_read)
 {
 	uint8_t hdr[SPOOL_HDR_SIZE];
-	ssize_t k;
 
 	put_le32(hdr, SPOOL_MAGIC);
 	put_le32(hdr + 4, SPOOL_VERSION);
 	put_le64(hdr + 8, start_read);
 	put_le32(hdr + SPOOL_COUNT_OFFSET, 0);
-	k = pwrite(fd, hdr, sizeof(hdr), (off_t)offset);
-	if (k < 0)
-		return -errno;
-	return k == sizeof(hdr) ? 0 : -ENOSPC;
+	return loop_pwrite(fd, hdr, sizeof(hdr), offset);
 }
 
 /**
@@ -233,8 +235,7 @@ int spool_create_in_place(struct spool *s, int state_dir_fd, uint64_t trace_id, 
 		if (s->fds[cpu] < 0)
 			r = negative_errno();
 		/* The whole size at once: a file system that cannot hold it says so now. */
-		else if (cpu == 0 && ftruncate(s->fds[0], (off_t)spool_region_start(region, n_cpus - 1) +
-					       SPOOL_HDR_SIZE) < 0)
+		else if (cpu == 0 && ftruncate(s->fds[0], in_place_size(region, n_cpus)) < 0)
 			r = negative_errno();
 		else
 			r = put_header(s->fds[cpu], (uint64_t)start, UINT64_MAX);
@@ -376,7 +377,6 @@ static bool read_header(int fd, uint64_t offset, uint64_t *ret_start_read,
  * @fd: the spool, or a file of chunk records without a header
  * @header: where its header is (0 in its own file), or SPOOL_NO_HEADER:
  *	records from offset 0
- * @end: read nothing at or after this offset (UINT64_MAX: the file's end)
  * @zstd: chunk records; false: whole raw sub-buffers
  * @page_size: the capture's sub-buffer size
  * @ret: what the intact part holds: whole chunk records that decompress
@@ -387,7 +387,7 @@ static bool read_header(int fd, uint64_t offset, uint64_t *ret_start_read,
  * not ours leaves the start counter unknown, and records are looked for
  * after it all the same.
  */
-void spool_scan(int fd, uint64_t header, uint64_t end, bool zstd, uint32_t page_size,
+void spool_scan(int fd, uint64_t header, bool zstd, uint32_t page_size,
 		struct spool_scan *ret)
 {
 	uint64_t off = 0, size;
@@ -402,7 +402,7 @@ void spool_scan(int fd, uint64_t header, uint64_t end, bool zstd, uint32_t page_
 	ret->data_offset = off;
 	if (fstat(fd, &st) < 0)
 		return;
-	size = MIN((uint64_t)st.st_size, end);
+	size = (uint64_t)st.st_size;
 	while (off < size) {
 		uint32_t csize = page_size, usize = page_size;
 		int64_t events;
@@ -543,7 +543,7 @@ int spool_mirror_prepare(int fd, unsigned n_cpus, uint64_t *ret_region)
 	/* Collapsing a hole is enough to learn whether the file system can (not up to EOF). */
 	if (ftruncate(fd, (off_t)(3 * blk)) < 0 ||
 	    fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, (off_t)blk, (off_t)blk) < 0 ||
-	    ftruncate(fd, (off_t)(spool_region_start(region, n_cpus - 1) + SPOOL_HDR_SIZE)) < 0)
+	    ftruncate(fd, in_place_size(region, n_cpus)) < 0)
 		r = negative_errno();
 	if (r < 0) {
 		(void)!ftruncate(fd, 0);
@@ -618,7 +618,7 @@ int spool_split_in_place(int dir_fd, unsigned n_cpus, bool zstd, uint32_t page_s
 		if (cpu > 0 && moved < start && read_header(fd, moved, &start_read, &data) &&
 		    data == moved + SPOOL_HDR_SIZE)
 			start = moved;
-		spool_scan(fd, start, UINT64_MAX, zstd, page_size, &scan);
+		spool_scan(fd, start, zstd, page_size, &scan);
 		prev_end = scan.data_offset + scan.bytes;
 		r = copy_to_tmpfile(dir_fd, fd, start, prev_end - start);
 		if (r >= 0)

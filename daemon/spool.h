@@ -76,7 +76,7 @@ struct spool_scan {
 /* spool_scan()'s @header for a file of records alone, from offset 0 */
 #define SPOOL_NO_HEADER UINT64_MAX
 
-void spool_scan(int fd, uint64_t header, uint64_t end, bool zstd, uint32_t page_size,
+void spool_scan(int fd, uint64_t header, bool zstd, uint32_t page_size,
 		struct spool_scan *ret);
 int spool_collapse_regions(int fd, uint64_t region_bytes, unsigned n, const uint64_t *bytes,
 			   uint64_t *ret_data_offsets, uint64_t *ret_end);

@@ -108,7 +108,7 @@ static void test_spool(bool zstd)
 	capture_stream_counters(g.stream, &n);
 	assert(n.finished && n.error == 0);
 	assert(g.progress == n.bytes_stored);
-	spool_scan(g.spool_fd, 0, UINT64_MAX, zstd, PAGE, &scan);
+	spool_scan(g.spool_fd, 0, zstd, PAGE, &scan);
 	assert(scan.bytes == n.bytes_stored && scan.events == 20000);
 	assert(zstd ? scan.chunks == n.chunks && n.bytes_stored < n.bytes_raw :
 	       n.bytes_stored == n.bytes_raw);
@@ -138,7 +138,7 @@ static void test_spool_chunk_at_a_time(void)
 	capture_stream_finish(g.stream, &g.scratch);
 	capture_stream_counters(g.stream, &n);
 	assert(n.finished && n.error == 0 && g.progress == n.bytes_stored);
-	spool_scan(g.spool_fd, 0, UINT64_MAX, true, PAGE, &scan);
+	spool_scan(g.spool_fd, 0, true, PAGE, &scan);
 	assert(scan.bytes == n.bytes_stored && scan.chunks == n.chunks && scan.events == 24000);
 	rig_done(&g);
 	free(c.pages);
@@ -165,8 +165,8 @@ static void test_rotation(void)
 	feed(&g, &c, half, c.n_pages - half);
 	capture_stream_finish(g.stream, &g.scratch);
 	capture_stream_counters(g.stream, &n);
-	spool_scan(g.spool_fd, 0, UINT64_MAX, true, PAGE, &first);
-	spool_scan(next, 0, UINT64_MAX, true, PAGE, &second);
+	spool_scan(g.spool_fd, 0, true, PAGE, &first);
+	spool_scan(next, 0, true, PAGE, &second);
 	assert(first.bytes == cut.bytes_stored && first.chunks == cut.chunks);
 	assert(second.bytes == n.bytes_stored - cut.bytes_stored);
 	/* Every event in exactly one of them. */

@@ -56,14 +56,14 @@ static void test_intact(bool zstd)
 
 	make_pages(&c, 0, 3000, PAGE);
 	fd = spool_with_header(&c, zstd, &size, &chunks);
-	spool_scan(fd, 0, UINT64_MAX, zstd, PAGE, &scan);
+	spool_scan(fd, 0, zstd, PAGE, &scan);
 	assert(scan.start_read == 123456);
 	assert(scan.bytes == size && scan.events == 3000);
 	assert(scan.chunks == (zstd ? chunks : 0));
 
 	/* Garbage after the last record (a torn write) is not part of the intact data. */
 	assert(pwrite(fd, "\x10\x00\x00\x00\x00\x10\x00\x00torn", 12, SPOOL_HDR_SIZE + size) == 12);
-	spool_scan(fd, 0, UINT64_MAX, zstd, PAGE, &scan);
+	spool_scan(fd, 0, zstd, PAGE, &scan);
 	assert(scan.bytes == size && scan.events == 3000);
 	close(fd);
 	free(c.pages);
@@ -88,7 +88,7 @@ static void test_damaged_record_ends_the_intact_part(void)
 	assert(pread(fd, hdr, 1, second + CHUNK_HDR_SIZE + 5) == 1);
 	hdr[0] ^= 0xff;
 	assert(pwrite(fd, hdr, 1, second + CHUNK_HDR_SIZE + 5) == 1);
-	spool_scan(fd, 0, UINT64_MAX, true, PAGE, &scan);
+	spool_scan(fd, 0, true, PAGE, &scan);
 	assert(scan.chunks == 1 && scan.bytes == CHUNK_HDR_SIZE + csize);
 	assert(scan.events > 0 && scan.events < 3000);
 	close(fd);
@@ -106,7 +106,7 @@ static void test_no_header(void)
 	/* Data that continued in a file without a header (after an in-flight loss). */
 	make_pages(&c, 2, 1234, PAGE);
 	fd = make_spool(&c, PAGE, true, PAGES_PER_CHUNK, &size, &chunks);
-	spool_scan(fd, SPOOL_NO_HEADER, UINT64_MAX, true, PAGE, &scan);
+	spool_scan(fd, SPOOL_NO_HEADER, true, PAGE, &scan);
 	assert(scan.start_read == UINT64_MAX && scan.bytes == size && scan.events == 1234);
 	close(fd);
 	free(c.pages);
@@ -133,7 +133,7 @@ static void test_version_1_header(void)
 	put_le64(hdr + 8, 777);
 	assert(write(fd, hdr, sizeof(hdr)) == sizeof(hdr));
 	assert(write(fd, data, size) == (ssize_t)size);
-	spool_scan(fd, 0, UINT64_MAX, true, PAGE, &scan);
+	spool_scan(fd, 0, true, PAGE, &scan);
 	assert(scan.start_read == 777 && scan.data_offset == SPOOL_HDR_V1_SIZE);
 	assert(scan.bytes == size && scan.events == 2000 && scan.chunks == chunks);
 	free(data);
@@ -185,7 +185,7 @@ static void check_split(const struct spool *s)
 	for (unsigned cpu = 0; cpu < IP_CPUS; cpu++) {
 		struct spool_scan scan;
 
-		spool_scan(fds[cpu], 0, UINT64_MAX, true, PAGE, &scan);
+		spool_scan(fds[cpu], 0, true, PAGE, &scan);
 		assert(scan.start_read == 1000 + cpu && scan.data_offset == SPOOL_HDR_SIZE);
 		assert(scan.events == ip_events[cpu]);
 		close(fds[cpu]);
@@ -232,7 +232,7 @@ static void test_in_place(void)
 	for (unsigned cpu = 0; cpu < IP_CPUS; cpu++) {
 		struct spool_scan scan;
 
-		spool_scan(s.fds[0], offsets[cpu] - SPOOL_HDR_SIZE, UINT64_MAX, true, PAGE, &scan);
+		spool_scan(s.fds[0], offsets[cpu] - SPOOL_HDR_SIZE, true, PAGE, &scan);
 		assert(scan.data_offset == offsets[cpu] && scan.bytes == bytes[cpu]);
 		assert(scan.events == ip_events[cpu]);
 	}
