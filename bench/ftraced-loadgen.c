@@ -5,7 +5,9 @@
  *
  *   marker:  writes "ftseq=TAG:CPU:I" for I = 0..COUNT-1 into an
  *            instance's trace_marker, so a reader can check that every
- *            number arrived exactly once and in order;
+ *            number arrived exactly once and in order; with --also-instance,
+ *            each marker goes into a second instance's trace_marker too, so
+ *            two recorders capture the same workload at the same time;
  *   syscall: calls getppid() COUNT times (a cheap, filterable syscall), each
  *   from loadgen_syscall(i), a function for uprobes to count.
  *
@@ -44,16 +46,31 @@ __attribute__((noinline, used)) void loadgen_syscall(unsigned long long n)
 	syscall(SYS_getppid);
 }
 
+/* The trace_marker of instance @name, opened for writing, or -1 (said on stderr). */
+static int open_marker(const char *dir, const char *name)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/instances/%s/trace_marker", dir, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		fprintf(stderr, "ftraced-loadgen: cannot open %s: %m\n", path);
+	return fd;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "Usage: ftraced-loadgen --cpu N --count N [--rate PER_SEC] [--seconds S] [--wait]\n"
-			"         (--instance NAME [--tag TAG] [--tracing-dir DIR] | --syscall)\n");
+			"         (--instance NAME [--also-instance NAME] [--tag TAG] [--tracing-dir DIR]\n"
+			"          | --syscall)\n");
 }
 
 int main(int argc, char *argv[])
 {
 	static const struct option options[] = {
 		{ "instance", required_argument, NULL, 'i' },
+		{ "also-instance", required_argument, NULL, 'a' },
 		{ "tracing-dir", required_argument, NULL, 't' },
 		{ "tag", required_argument, NULL, 'g' },
 		{ "cpu", required_argument, NULL, 'c' },
@@ -64,17 +81,18 @@ int main(int argc, char *argv[])
 		{ "seconds", required_argument, NULL, 'S' },
 		{}
 	};
-	const char *instance = NULL, *dir = "/sys/kernel/tracing", *tag = "t";
+	const char *instance = NULL, *also = NULL, *dir = "/sys/kernel/tracing", *tag = "t";
 	unsigned long long count = 0, failed = 0, i;
 	double rate = 0, seconds = 0, start, elapsed;
 	bool syscall_mode = false, wait_stdin = false;
-	int cpu = -1, fd = -1, c;
+	int cpu = -1, fd = -1, also_fd = -1, c;
 	cpu_set_t set;
 	char buf[128];
 
 	while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
 		switch (c) {
 		case 'i': instance = optarg; break;
+		case 'a': also = optarg; break;
 		case 't': dir = optarg; break;
 		case 'g': tag = optarg; break;
 		case 'c': cpu = atoi(optarg); break;
@@ -86,7 +104,8 @@ int main(int argc, char *argv[])
 		default: usage(); return 2;
 		}
 	}
-	if (cpu < 0 || count == 0 || (!syscall_mode && !instance) || strlen(tag) > 32) {
+	if (cpu < 0 || count == 0 || (!syscall_mode && !instance) || (syscall_mode && also) ||
+	    strlen(tag) > 32) {
 		usage();
 		return 2;
 	}
@@ -97,12 +116,14 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 	if (!syscall_mode) {
-		snprintf(buf, sizeof(buf), "%s/instances/%s/trace_marker", dir, instance);
-		fd = open(buf, O_WRONLY | O_CLOEXEC);
-		if (fd < 0) {
-			fprintf(stderr, "ftraced-loadgen: cannot open %s: %m\n", buf);
+		fd = open_marker(dir, instance);
+		if (fd < 0)
 			return 1;
-		}
+	}
+	if (also) {
+		also_fd = open_marker(dir, also);
+		if (also_fd < 0)
+			return 1;
 	}
 	if (wait_stdin) {
 		printf("pid=%d\n", (int)getpid());
@@ -129,7 +150,9 @@ int main(int argc, char *argv[])
 		} else {
 			int n = snprintf(buf, sizeof(buf), "ftseq=%s:%d:%llu", tag, cpu, i);
 
-			if (write(fd, buf, (size_t)n) != n)
+			/* A marker refused by either instance counts as failed. */
+			if (write(fd, buf, (size_t)n) != n ||
+			    (also_fd >= 0 && write(also_fd, buf, (size_t)n) != n))
 				failed++;
 		}
 	}

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Output size side by side on the same events: `trace-cmd record --file-version 7
+--compression zstd` and `ftracectl record` capture at the same time, each on its own
+instance, while one generator per CPU writes every marker into both instances.
+
+Why: in compare.py the two recorders take turns, so each file holds a workload of its
+own, and how well marker pages compress moves by several percent from run to run (the
+same build's output ratio at 1 M/s ranged 0.88-0.96). Here both files hold the same
+markers with the same timing, so the ratio of their sizes is the recorders' own.
+CPU is not measured: the recorders share the CPUs while they run.
+
+Per run: the size of each file, split into its flyrecord data (the BUFFER sections)
+and everything else (headers, formats, symbols, strings, options), every marker
+counted in both (bench/ftraced-count), and the ratios ftraced / trace-cmd.
+Needs root, tracefs, trace-cmd and a built tree (FTRACED_BUILD, default build/).
+"""
+import argparse
+import json
+import os
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402  (the same paths, daemon start-up and marker counting)
+
+V7_SECTION_HEADER = struct.Struct("<HHIQ")  # id, flags, description, size
+V7_SECTION_BUFFER = 3
+
+
+def split_v7(path):
+    """(data bytes, other bytes) of a little-endian trace-cmd v7 file."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    if not blob.startswith(b"\x17\x08\x44tracing7\0"):
+        raise RuntimeError("%s is not a trace-cmd v7 file" % path)
+    pos = blob.index(b"\0", blob.index(b"\0", 18) + 1) + 1  # after the compression name, version
+    pos += 8  # the first options section's offset
+    data = 0
+    while pos + V7_SECTION_HEADER.size <= len(blob):
+        sid, _, _, size = V7_SECTION_HEADER.unpack_from(blob, pos)
+        if sid == V7_SECTION_BUFFER:
+            data += V7_SECTION_HEADER.size + size
+        pos += V7_SECTION_HEADER.size + size
+    if pos != len(blob):
+        raise RuntimeError("%s: the sections end at %d, the file at %d" % (path, pos, len(blob)))
+    return data, len(blob) - data
+
+
+def start_tracecmd(tmp, buffer_kb):
+    instance = "ftraced-bench-tc-%d" % os.getpid()
+    out = os.path.join(tmp, "tc", "trace.dat")
+    os.makedirs(os.path.dirname(out))
+    fake = os.path.join(tmp, "ftrace_enabled")
+    with open(fake, "w") as f:
+        f.write("1\n")
+    script = ("mount --bind %s /proc/sys/kernel/ftrace_enabled && cd %s && exec trace-cmd "
+              "record --file-version 7 --compression zstd -k -B %s -p nop -b %d -o %s"
+              % (fake, os.path.dirname(out), instance, buffer_kb, out))
+    proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    on = os.path.join(compare.TRACING, "instances", instance, "tracing_on")
+    compare.wait_for(lambda: os.path.exists(on) and open(on).read().strip() == "1", 20,
+                     "trace-cmd to start")
+    time.sleep(0.5)  # its per-CPU recorders are forked after tracing is on (as compare.py)
+    return proc, instance, out
+
+
+def start_ftraced(tmp, env, buffer_kb, level):
+    out = os.path.join(tmp, "ft", "trace.dat")
+    os.makedirs(os.path.dirname(out))
+    client = subprocess.Popen([compare.FTRACECTL, "--json", "record", "--quiet", "-e",
+                               "ftrace:print", "-b", str(buffer_kb), "-o", out,
+                               "--level", str(level)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    session = {}
+
+    def running():
+        listing = json.loads(subprocess.run([compare.FTRACECTL, "--json", "list"], env=env,
+                                            capture_output=True, text=True).stdout)
+        session.update(listing[0] if listing else {})
+        return session.get("state") == "running"
+    compare.wait_for(running, 20, "the session to start")
+    return client, session["instance"], out
+
+
+def generate(first, second, rate_total, seconds):
+    per_cpu = rate_total / len(compare.CPUS) if rate_total else 0
+    count = int(per_cpu * seconds) if per_cpu else 10 ** 12
+    procs = [subprocess.Popen([compare.LOADGEN, "--instance", first, "--also-instance", second,
+                               "--cpu", str(cpu), "--count", str(count), "--rate", str(per_cpu),
+                               "--seconds", str(seconds), "--tag", "b"],
+                              stdout=subprocess.PIPE, text=True) for cpu in compare.CPUS]
+    written = 0
+    for p in procs:
+        out, _ = p.communicate()
+        written += int(dict(kv.split("=") for kv in out.split())["written"])
+    return written
+
+
+def one_run(env, rate, args):
+    with tempfile.TemporaryDirectory(prefix="ftraced-bench-", dir="/var/tmp") as tmp:
+        tc = ft = None
+        tc_instance = None
+        try:
+            tc, tc_instance, tc_out = start_tracecmd(tmp, args.buffer_kb)
+            ft, ft_instance, ft_out = start_ftraced(tmp, env, args.buffer_kb, args.level)
+            written = generate(tc_instance, ft_instance, rate, args.seconds)
+            for proc in (tc, ft):
+                proc.send_signal(signal.SIGINT)
+            for proc in (tc, ft):
+                proc.wait(timeout=120)
+            if ft.returncode != 0:
+                raise RuntimeError("ftracectl record failed: " + ft.stderr.read())
+        finally:
+            for proc in (tc, ft):
+                if proc and proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            if tc_instance:
+                try:
+                    os.rmdir(os.path.join(compare.TRACING, "instances", tc_instance))
+                except OSError:
+                    pass
+        row = dict(rate=rate, written=written)
+        for name, path in (("trace-cmd", tc_out), ("ftraced", ft_out)):
+            row[name] = dict(zip(("found", "info"), compare.count_markers(path)))
+            del row[name]["info"]
+            row[name]["data"], row[name]["other"] = split_v7(path)
+            row[name]["size"] = row[name]["data"] + row[name]["other"]
+        return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rates", default="200000,1000000,0",
+                    help="total marker rates per second across CPUs, 0 = flat out")
+    ap.add_argument("--seconds", type=float, default=3.0, help="load per run")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--buffer-kb", type=int, default=4096, help="ring buffer per CPU, both")
+    ap.add_argument("--level", type=int, default=3,
+                    help="ftraced's zstd level (default 3, what trace-cmd 3.1.6 always uses)")
+    ap.add_argument("--json", help="also write all raw results here")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench/same-load.py needs root")
+    for path in (compare.FTRACED, compare.FTRACECTL, compare.LOADGEN, compare.COUNTER):
+        if not os.path.exists(path):
+            sys.exit("missing %s: build first (meson setup build && ninja -C build)" % path)
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="ftraced-bench-daemon-", dir="/var/tmp") as home:
+        daemon, env = compare.start_daemon(home)
+        try:
+            for rate in [int(r) for r in args.rates.split(",")]:
+                for run in range(args.runs):
+                    row = one_run(env, rate, args)
+                    results.append(row)
+                    tc, ft = row["trace-cmd"], row["ftraced"]
+                    print("rate %-8s run %d written %9d found %9d / %9d  size %9d / %9d "
+                          "(%.3f)  data %.3f  other %.3f"
+                          % (rate or "max", run, row["written"], ft["found"], tc["found"],
+                             ft["size"], tc["size"], ft["size"] / tc["size"],
+                             ft["data"] / tc["data"], ft["other"] / tc["other"]), flush=True)
+        finally:
+            daemon.terminate()
+            daemon.wait()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+    print("\nftraced / trace-cmd on the same markers, medians of the per-run ratios over %d "
+          "runs of %.1f s, %d KiB ring per CPU, ftraced at zstd level %d (trace-cmd 3).\n"
+          % (args.runs, args.seconds, args.buffer_kb, args.level))
+    print("| rate/s | events | ftraced bytes | trace-cmd bytes | output | data | other |")
+    print("|---|---|---|---|---|---|---|")
+    for rate in [int(r) for r in args.rates.split(",")]:
+        rows = [r for r in results if r["rate"] == rate]
+
+        def med(f):
+            return statistics.median(f(r) for r in rows)
+        print("| %s | %d | %d | %d | %.3f | %.3f | %.3f |"
+              % (rate or "flat out", med(lambda r: r["ftraced"]["found"]),
+                 med(lambda r: r["ftraced"]["size"]), med(lambda r: r["trace-cmd"]["size"]),
+                 med(lambda r: r["ftraced"]["size"] / r["trace-cmd"]["size"]),
+                 med(lambda r: r["ftraced"]["data"] / r["trace-cmd"]["data"]),
+                 med(lambda r: r["ftraced"]["other"] / r["trace-cmd"]["other"])))
+
+
+if __name__ == "__main__":
+    main()
