@@ -7,11 +7,15 @@ Why: in compare.py the two recorders take turns, so each file holds a workload o
 own, and how well marker pages compress moves by several percent from run to run (the
 same build's output ratio at 1 M/s ranged 0.88-0.96). Here both files hold the same
 markers with the same timing, so the ratio of their sizes is the recorders' own.
-CPU is not measured: the recorders share the CPUs while they run.
 
 Per run: the size of each file, split into its flyrecord data (the BUFFER sections)
 and everything else (headers, formats, symbols, strings, options), every marker
-counted in both (bench/ftraced-count), and the ratios ftraced / trace-cmd.
+counted in both (bench/ftraced-count), and the ratios ftraced / trace-cmd. Also each
+recorder's CPU on those same bytes: trace-cmd's process tree (wait4), and for ftraced
+one daemon running for all runs (warmed by one short capture first, as compare.py
+--warm) from the record request until it is idle again, plus ftracectl. The two
+share the CPUs while they record, so both pay for the other's cache misses; the
+ratio is comparable with compare.py's, the absolute times are not.
 Needs root, tracefs, trace-cmd and a built tree (FTRACED_BUILD, default build/).
 """
 import argparse
@@ -70,12 +74,13 @@ def start_tracecmd(tmp, buffer_kb):
     return proc, instance, out
 
 
-def start_ftraced(tmp, env, buffer_kb, level):
+def start_ftraced(tmp, env, buffer_kb, level, subbuf_kb):
     out = os.path.join(tmp, "ft", "trace.dat")
     os.makedirs(os.path.dirname(out))
     client = subprocess.Popen([compare.FTRACECTL, "--json", "record", "--quiet", "-e",
                                "ftrace:print", "-b", str(buffer_kb), "-o", out,
-                               "--level", str(level)], env=env,
+                               "--level", str(level)] +
+                              (["--subbuf-kb", str(subbuf_kb)] if subbuf_kb else []), env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     session = {}
 
@@ -102,20 +107,33 @@ def generate(first, second, rate_total, seconds):
     return written
 
 
-def one_run(env, rate, args):
+def stopped(proc):
+    """Waits for a child to exit; its CPU seconds (it and its waited-for children)."""
+    _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return compare.rusage_seconds(ru)
+
+
+def one_run(daemon, env, rate, seconds, args):
     with tempfile.TemporaryDirectory(prefix="ftraced-bench-", dir="/var/tmp") as tmp:
         tc = ft = None
         tc_instance = None
         try:
             tc, tc_instance, tc_out = start_tracecmd(tmp, args.buffer_kb)
-            ft, ft_instance, ft_out = start_ftraced(tmp, env, args.buffer_kb, args.level)
-            written = generate(tc_instance, ft_instance, rate, args.seconds)
+            daemon_before = compare.daemon_cpu_s(daemon.pid)
+            ft, ft_instance, ft_out = start_ftraced(tmp, env, args.buffer_kb, args.level,
+                                                     args.subbuf_kb)
+            written = generate(tc_instance, ft_instance, rate, seconds)
             for proc in (tc, ft):
                 proc.send_signal(signal.SIGINT)
-            for proc in (tc, ft):
-                proc.wait(timeout=120)
+            tc_cpu, ft_cpu = stopped(tc), stopped(ft)
             if ft.returncode != 0:
                 raise RuntimeError("ftracectl record failed: " + ft.stderr.read())
+            compare.wait_for(lambda: json.loads(subprocess.run(
+                [compare.FTRACECTL, "--json", "list"], env=env, capture_output=True,
+                text=True).stdout) == [], 20, "the session to go")
+            compare.wait_idle(daemon.pid)
+            ft_cpu += compare.daemon_cpu_s(daemon.pid) - daemon_before
         finally:
             for proc in (tc, ft):
                 if proc and proc.poll() is None:
@@ -127,9 +145,8 @@ def one_run(env, rate, args):
                 except OSError:
                     pass
         row = dict(rate=rate, written=written)
-        for name, path in (("trace-cmd", tc_out), ("ftraced", ft_out)):
-            row[name] = dict(zip(("found", "info"), compare.count_markers(path)))
-            del row[name]["info"]
+        for name, path, cpu in (("trace-cmd", tc_out, tc_cpu), ("ftraced", ft_out, ft_cpu)):
+            row[name] = dict(found=compare.count_markers(path)[0], cpu_s=cpu)
             row[name]["data"], row[name]["other"] = split_v7(path)
             row[name]["size"] = row[name]["data"] + row[name]["other"]
         return row
@@ -145,6 +162,8 @@ def main():
     ap.add_argument("--buffer-kb", type=int, default=4096, help="ring buffer per CPU, both")
     ap.add_argument("--level", type=int, default=3,
                     help="ftraced's zstd level (default 3, what trace-cmd 3.1.6 always uses)")
+    ap.add_argument("--subbuf-kb", type=int, default=0,
+                    help="ftraced's sub-buffer size (trace-cmd 3.1.6 has no such option)")
     ap.add_argument("--json", help="also write all raw results here")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -157,16 +176,18 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ftraced-bench-daemon-", dir="/var/tmp") as home:
         daemon, env = compare.start_daemon(home)
         try:
+            one_run(daemon, env, 1000, 0.5, args)  # warms the daemon: its symbols are read
             for rate in [int(r) for r in args.rates.split(",")]:
                 for run in range(args.runs):
-                    row = one_run(env, rate, args)
+                    row = one_run(daemon, env, rate, args.seconds, args)
                     results.append(row)
                     tc, ft = row["trace-cmd"], row["ftraced"]
                     print("rate %-8s run %d written %9d found %9d / %9d  size %9d / %9d "
-                          "(%.3f)  data %.3f  other %.3f"
+                          "(%.3f)  data %.3f  other %.3f  cpu %.3f / %.3f s (%.2f)"
                           % (rate or "max", run, row["written"], ft["found"], tc["found"],
                              ft["size"], tc["size"], ft["size"] / tc["size"],
-                             ft["data"] / tc["data"], ft["other"] / tc["other"]), flush=True)
+                             ft["data"] / tc["data"], ft["other"] / tc["other"],
+                             ft["cpu_s"], tc["cpu_s"], ft["cpu_s"] / tc["cpu_s"]), flush=True)
         finally:
             daemon.terminate()
             daemon.wait()
@@ -175,21 +196,23 @@ def main():
             json.dump(results, f, indent=1)
 
     print("\nftraced / trace-cmd on the same markers, medians of the per-run ratios over %d "
-          "runs of %.1f s, %d KiB ring per CPU, ftraced at zstd level %d (trace-cmd 3).\n"
-          % (args.runs, args.seconds, args.buffer_kb, args.level))
-    print("| rate/s | events | ftraced bytes | trace-cmd bytes | output | data | other |")
-    print("|---|---|---|---|---|---|---|")
+          "runs of %.1f s, %d KiB ring per CPU, ftraced at zstd level %d (trace-cmd 3)%s.\n"
+          % (args.runs, args.seconds, args.buffer_kb, args.level,
+             ", ftraced sub-buffers %d KiB" % args.subbuf_kb if args.subbuf_kb else ""))
+    print("| rate/s | events | ftraced bytes | trace-cmd bytes | output | data | other | CPU |")
+    print("|---|---|---|---|---|---|---|---|")
     for rate in [int(r) for r in args.rates.split(",")]:
         rows = [r for r in results if r["rate"] == rate]
 
         def med(f):
             return statistics.median(f(r) for r in rows)
-        print("| %s | %d | %d | %d | %.3f | %.3f | %.3f |"
+        print("| %s | %d | %d | %d | %.3f | %.3f | %.3f | %.2f |"
               % (rate or "flat out", med(lambda r: r["ftraced"]["found"]),
                  med(lambda r: r["ftraced"]["size"]), med(lambda r: r["trace-cmd"]["size"]),
                  med(lambda r: r["ftraced"]["size"] / r["trace-cmd"]["size"]),
                  med(lambda r: r["ftraced"]["data"] / r["trace-cmd"]["data"]),
-                 med(lambda r: r["ftraced"]["other"] / r["trace-cmd"]["other"])))
+                 med(lambda r: r["ftraced"]["other"] / r["trace-cmd"]["other"]),
+                 med(lambda r: r["ftraced"]["cpu_s"] / r["trace-cmd"]["cpu_s"])))
 
 
 if __name__ == "__main__":

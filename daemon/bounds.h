@@ -29,6 +29,19 @@
 #define SUBBUF_KB_MIN             4u
 /* The kernel takes sub-buffers of at most 128 pages (order 7): 512 KiB with 4 KiB pages. */
 #define SUBBUF_KB_MAX             512u
+/*
+ * Sub-buffers a session gets when it names no size, where the kernel can
+ * change it (6.8 and later; elsewhere, or if it refuses, the kernel's one
+ * page). Fewer, larger sub-buffers cost less per byte to splice out and
+ * carry fewer page headers: at 1 M markers/s, 32 KiB against 4 KiB took the
+ * CPU from 0.58x to 0.54x trace-cmd's and the output from 0.888x to 0.860x,
+ * and 64 KiB gained next to nothing more (bench/same-load.py). 32 KiB is
+ * order 3, the largest allocation the page allocator still tries hard to
+ * satisfy on a fragmented server (PAGE_ALLOC_COSTLY_ORDER).
+ */
+#define SUBBUF_KB_PREFERRED       32u
+/* ... and no larger than this fraction of the ring, so a small ring keeps many of them. */
+#define SUBBUFS_PER_RING_MIN      32u
 #define ZSTD_LEVEL_MIN            (-7)
 #define ZSTD_LEVEL_MAX            19
 /* Level 1 beats zstd's default 3 on ring-buffer pages, in size and speed: markers 13.6x

@@ -744,8 +744,8 @@ static int top_level_writes(struct instance *i, const struct event_list *events,
 /**
  * instance_configure() - a new instance as a session asks for it.
  * @i: the instance, tracing off
- * @p: buffer (0: left for ring_alloc_start()) and sub-buffer size, clock, events and
- *     their filter
+ * @p: buffer (0: left for ring_alloc_start()) and sub-buffer size (or preference), clock,
+ *     events and their filter
  * @error: receives a message for the client on failure, naming what the kernel refused
  * @n_error: its size
  *
@@ -757,6 +757,13 @@ int instance_configure(struct instance *i, const struct instance_setup *p, char 
 {
 	int r;
 
+	if (p->subbuf_kb == 0 && p->subbuf_kb_preferred > 0) {
+		/* Only a preference: an older kernel, or no free pages that large, keep its own. */
+		r = instance_set_subbuf(i, p->subbuf_kb_preferred);
+		if (r < 0 && r != -EOPNOTSUPP)
+			log_debug("Sub-buffers of %u KiB refused (%s): the kernel's default kept",
+				  p->subbuf_kb_preferred, strerror(-r));
+	}
 	r = p->subbuf_kb > 0 ? instance_set_subbuf(i, p->subbuf_kb) : 0;
 	if (r == -EOPNOTSUPP) {
 		snprintf(error, n_error, "this kernel cannot change the sub-buffer size");

@@ -34,6 +34,7 @@ struct tracer_config {
 struct instance_setup {
 	uint32_t buffer_kb;              /* per CPU; 0: left as it is (sized on a thread) */
 	uint32_t subbuf_kb;              /* 0: the kernel's default */
+	uint32_t subbuf_kb_preferred;    /* with subbuf_kb 0: tried; the kernel's default if refused */
 	const char *clock;               /* NULL: the default */
 	const char *filter;              /* for every event; NULL: none */
 	const struct event_list *events;

@@ -330,6 +330,22 @@ static void *copy_strings(const void *src, unsigned n, size_t size)
 }
 
 /**
+ * subbuf_kb_preferred() - the sub-buffer size tried for a session that names none.
+ * @buffer_kb: its ring, per CPU
+ *
+ * Return: SUBBUF_KB_PREFERRED, halved until the ring holds SUBBUFS_PER_RING_MIN
+ * of them; 0 where that leaves the smallest size (the kernel's default then).
+ */
+uint32_t subbuf_kb_preferred(uint32_t buffer_kb)
+{
+	uint32_t kb = SUBBUF_KB_PREFERRED;
+
+	while (kb > SUBBUF_KB_MIN && kb * SUBBUFS_PER_RING_MIN > buffer_kb)
+		kb /= 2;
+	return kb > SUBBUF_KB_MIN ? kb : 0;
+}
+
+/**
  * session_config_memory() - the memory a session takes: rings and history.
  * @c: configuration
  * @n_cpus: CPUs it captures

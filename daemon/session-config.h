@@ -63,4 +63,5 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 				const struct memory_budget *mem, struct session_config *ret,
 				char *error, size_t n_error);
 uint64_t session_config_memory(const struct session_config *c, unsigned n_cpus);
+uint32_t subbuf_kb_preferred(uint32_t buffer_kb);
 void session_config_done(struct session_config *c);

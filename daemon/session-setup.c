@@ -172,6 +172,7 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 	struct instance_setup setup = {
 		.buffer_kb = 0, /* sized on a thread once the rest is set, see ring-alloc.c */
 		.subbuf_kb = c->subbuf_kb,
+		.subbuf_kb_preferred = subbuf_kb_preferred(c->buffer_kb),
 		.clock = c->clock,
 		.filter = c->filter,
 		.events = &s->events,

@@ -70,6 +70,32 @@ def test_markers_zstd_subbuf_16k():
         check_markers_file(path, written)
 
 
+def test_default_subbuf_size_follows_the_ring():
+    """A session that names no sub-buffer size gets 32 KiB ones where the
+    kernel can change it (fewer, cheaper splices; smaller files), smaller
+    ones for a small ring, and the kernel's page where it cannot; a size
+    named is kept. The file's page size says which, and it reads back whole."""
+    settable = os.path.exists(os.path.join(TRACING, "buffer_subbuf_size_kb"))
+    page = os.sysconf("SC_PAGE_SIZE")
+    cases = [((), 32768 if settable else page), (("-b", "256"), 8192 if settable else page)]
+    if settable:
+        cases.append((("--subbuf-kb", "4", "-b", "256"), 4096))
+    with daemon() as d:
+        for n, (options, size) in enumerate(cases):
+            out = os.path.join(d.dir, "markers-%d.dat" % n)
+            rec = d.record_background("-e", "ftrace:print", "-o", out, *options)
+            session = d.wait_running()
+            assert session["subbuf_size"] == size, (options, session)
+            written = markers(session["instance"], CPUS, 20000, 100000)
+            d.ctl("stop", session["name"])
+            _, stderr = rec.communicate(timeout=120)
+            assert rec.returncode == 0, "record failed: " + stderr
+            with open(out, "rb") as f:
+                head = f.read(18)
+            assert int.from_bytes(head[14:18], "little") == size, (options, head)
+            check_markers_file(out, written)
+
+
 def test_markers_flat_out_json():
     """Flat-out writers with a large buffer: still exactly once, and the JSON summary agrees."""
     with daemon() as d:

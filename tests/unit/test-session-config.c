@@ -312,8 +312,29 @@ static void test_tracer_and_probes(void)
 	expect_refused(wire(&b), 0, PLENTY_KB, -EINVAL, "--func-stack is for -p function");
 }
 
+/* The sub-buffer tried when none is named: 32 KiB, smaller for small rings, never one page. */
+static void test_subbuf_preferred(void)
+{
+	assert(subbuf_kb_preferred(BUFFER_KB_DEFAULT) == SUBBUF_KB_PREFERRED);
+	assert(subbuf_kb_preferred(BUFFER_KB_MAX) == SUBBUF_KB_PREFERRED);
+	assert(subbuf_kb_preferred(SUBBUF_KB_PREFERRED * SUBBUFS_PER_RING_MIN) ==
+	       SUBBUF_KB_PREFERRED);
+	assert(subbuf_kb_preferred(SUBBUF_KB_PREFERRED * SUBBUFS_PER_RING_MIN - 1) ==
+	       SUBBUF_KB_PREFERRED / 2);
+	assert(subbuf_kb_preferred(256) == 8);
+	assert(subbuf_kb_preferred(255) == 0);
+	assert(subbuf_kb_preferred(BUFFER_KB_MIN) == 0);
+	for (uint32_t kb = BUFFER_KB_MIN; kb <= BUFFER_KB_MAX; kb *= 2) {
+		uint32_t s = subbuf_kb_preferred(kb);
+
+		assert(s == 0 || (s > SUBBUF_KB_MIN && (s & (s - 1)) == 0 &&
+				  s * SUBBUFS_PER_RING_MIN <= kb));
+	}
+}
+
 int main(void)
 {
+	test_subbuf_preferred();
 	test_record_defaults();
 	test_sizes();
 	test_continuous();

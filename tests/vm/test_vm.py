@@ -95,6 +95,10 @@ emit left /tmp/left
 """)
     with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
         rec = r.save("rec.dat", d)
+        with open(rec, "rb") as f:
+            head = f.read(18)
+        # 6.1 cannot change the sub-buffer size: the 32 KiB preferred falls back to a page.
+        assert int.from_bytes(head[14:18], "little") == 4096, head
         c = count_markers(rec, "t")
         for cpu in ("0", "1"):
             g = c["generators"][cpu]
