@@ -13,7 +13,9 @@ Per run and recorder it measures:
               (wait4 rusage; ftraced: daemon + ftracectl)
   rss_mib     peak resident memory of the recorder, summed over its processes
               (sampled every 20 ms)
-  out_mib     size of the finished file
+  out_mib     size of the finished file (each recorder sees its own workload, whose
+              compressibility varies by several percent from run to run: for the
+              output ratio on the same events, use same-load.py)
   written_mib bytes the recorder wrote into files: its temp files or spools
               (largest size seen) plus the finished file
   stop_s      time from the stop request (SIGINT to the recorder, as Ctrl-C) to its
