@@ -43,9 +43,13 @@ MIB = 1 << 20
 class Daemon:
     def __init__(self, tmp):
         self.socket = os.path.join(tmp, "control")
+        conf = os.path.join(tmp, "ftraced.conf")
+        with open(conf, "w") as f:
+            # The machine's saved_cmdlines_size is left alone, as in compare.py.
+            f.write("saved-cmdlines = 0\n")
         self.proc = subprocess.Popen(
             [FTRACED, "--socket", self.socket, "--state-dir", os.path.join(tmp, "state"),
-             "--sessions-dir", os.path.join(tmp, "none"), "--group", ""],
+             "--sessions-dir", os.path.join(tmp, "none"), "--group", "", "--config", conf],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "log"), "w"))
         for _ in range(100):
             if os.path.exists(self.socket) and self.ctl("list", check=False).returncode == 0:
