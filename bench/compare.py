@@ -152,7 +152,9 @@ def rusage_seconds(ru):
     return ru.ru_utime + ru.ru_stime
 
 
-def run_tracecmd(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
+def start_tracecmd(tmp, buffer_kb, rt=0):
+    """`trace-cmd record` of markers into TMP/tc/trace.dat on an instance of its own;
+    returns the process, the instance and the file. wait_tracecmd() waits for it."""
     instance = "ftraced-bench-tc-%d" % os.getpid()
     out_dir = os.path.join(tmp, "tc")
     os.makedirs(out_dir)
@@ -166,34 +168,55 @@ def run_tracecmd(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
               % (fake, out_dir, "-r %d " % rt if rt else "", instance, buffer_kb, out))
     proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    sampler = Sampler(proc.pid, out_dir, "trace.dat")
+    return proc, instance, out
+
+
+def wait_tracecmd(instance):
+    """Until trace-cmd records on INSTANCE."""
+    on = os.path.join(TRACING, "instances", instance, "tracing_on")
+    wait_for(lambda: os.path.exists(on) and open(on).read().strip() == "1", 20,
+             "trace-cmd to start")
+    time.sleep(0.5)  # its per-CPU recorders are forked after tracing is on
+
+
+def remove_instance(instance):
+    """trace-cmd -k leaves its instance behind."""
+    try:
+        os.rmdir(os.path.join(TRACING, "instances", instance))
+    except OSError:
+        pass
+
+
+def wait_exit(proc):
+    """Waits for a child to exit; its CPU seconds (it and its waited-for children)."""
+    _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return rusage_seconds(ru)
+
+
+def run_tracecmd(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
+    proc, instance, out = start_tracecmd(tmp, buffer_kb, rt)
+    sampler = Sampler(proc.pid, os.path.dirname(out), "trace.dat")
     sampler.start()
     try:
-        on = os.path.join(TRACING, "instances", instance, "tracing_on")
-        wait_for(lambda: os.path.exists(on) and open(on).read().strip() == "1", 20,
-                 "trace-cmd to start")
-        time.sleep(0.5)  # its per-CPU recorders are forked after tracing is on
+        wait_tracecmd(instance)
         written, failed = run_generators(instance, rate, seconds)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        _, status, ru = os.wait4(proc.pid, 0)
+        cpu_s = wait_exit(proc)
         stop_s = time.monotonic() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
         stderr = proc.stderr.read().decode(errors="replace")
     finally:
         sampler.finish()
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        try:
-            os.rmdir(os.path.join(TRACING, "instances", instance))
-        except OSError:
-            pass
+        remove_instance(instance)
     if not os.path.exists(out):
         raise RuntimeError("trace-cmd wrote no file: " + stderr[-2000:])
     found, _ = count_markers(out)
     size = os.path.getsize(out)
-    return dict(generated=written, refused=failed, found=found, cpu_s=rusage_seconds(ru),
+    return dict(generated=written, refused=failed, found=found, cpu_s=cpu_s,
                 rss_mib=sampler.peak_kib / 1024, out_mib=size / 2 ** 20,
                 written_mib=(size + sum(sampler.file_max.values())) / 2 ** 20, stop_s=stop_s)
 
@@ -240,6 +263,33 @@ def start_daemon(tmp, rt=0):
     return daemon, env
 
 
+def start_record(env, out, buffer_kb, level, rt=0, subbuf_kb=0):
+    """`ftracectl --json record` of markers into OUT, once its session runs; returns the
+    client and the session as `list` shows it."""
+    options = ["--level", str(level)] + (["-r", str(rt)] if rt else []) + \
+        (["--subbuf-kb", str(subbuf_kb)] if subbuf_kb else [])
+    client = subprocess.Popen([FTRACECTL, "--json", "record", "--quiet", "-e", "ftrace:print",
+                               "-b", str(buffer_kb), "-o", out] + options, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    session = {}
+
+    def running():
+        listing = json.loads(subprocess.run([FTRACECTL, "--json", "list"], env=env,
+                                            capture_output=True, text=True).stdout)
+        session.update(listing[0] if listing else {})
+        return session.get("state") == "running"
+    wait_for(running, 20, "the session to start")
+    return client, session
+
+
+def wait_session_gone(daemon, env):
+    """Until the daemon has no session and has been idle a while."""
+    wait_for(lambda: json.loads(subprocess.run(
+        [FTRACECTL, "--json", "list"], env=env, capture_output=True,
+        text=True).stdout) == [], 20, "the session to go")
+    wait_idle(daemon.pid)
+
+
 def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
     out_dir = os.path.join(tmp, "out")
     os.makedirs(out_dir)
@@ -250,26 +300,13 @@ def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
     try:
         sampler = Sampler(daemon.pid, tmp, "trace.dat")
         sampler.start()
-        options = ["--level", str(level)] + (["-r", str(rt)] if rt else []) + \
-            (["--subbuf-kb", str(subbuf_kb)] if subbuf_kb else [])
-        client = subprocess.Popen([FTRACECTL, "--json", "record", "--quiet", "-e", "ftrace:print",
-                                   "-b", str(buffer_kb), "-o", out] + options, env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        session = {}
-
-        def running():
-            listing = json.loads(subprocess.run([FTRACECTL, "--json", "list"], env=env,
-                                                capture_output=True, text=True).stdout)
-            session.update(listing[0] if listing else {})
-            return session.get("state") == "running"
-        wait_for(running, 20, "the session to start")
+        client, session = start_record(env, out, buffer_kb, level, rt, subbuf_kb)
         written, failed = run_generators(session["instance"], rate, seconds)
         # Ctrl-C, as trace-cmd is stopped: the client asks the daemon to stop.
         t0 = time.monotonic()
         client.send_signal(signal.SIGINT)
-        _, status, client_ru = os.wait4(client.pid, 0)
+        client_s = wait_exit(client)
         stop_s = time.monotonic() - t0
-        client.returncode = os.waitstatus_to_exitcode(status)
         summary = json.loads(client.stdout.read())
         if client.returncode != 0:
             raise RuntimeError("ftracectl record failed: " + client.stderr.read())
@@ -277,16 +314,11 @@ def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
         if WARM:
             # The session's instance goes after the answer, and the next one is
             # prepared: count that too.
-            wait_for(lambda: json.loads(subprocess.run(
-                [FTRACECTL, "--json", "list"], env=env, capture_output=True,
-                text=True).stdout) == [], 20, "the session to go")
-            wait_idle(daemon.pid)
+            wait_session_gone(daemon, env)
             daemon_s = daemon_cpu_s(daemon.pid) - cpu_before
         else:
             daemon.send_signal(signal.SIGTERM)
-            _, status, daemon_ru = os.wait4(daemon.pid, 0)
-            daemon.returncode = os.waitstatus_to_exitcode(status)
-            daemon_s = rusage_seconds(daemon_ru)
+            daemon_s = wait_exit(daemon)
     finally:
         if sampler and sampler.is_alive():
             sampler.finish()
@@ -297,7 +329,7 @@ def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
     size = os.path.getsize(out)
     spooled = sum(c["bytes_stored"] for c in summary["cpus"])
     return dict(generated=written, refused=failed, found=found,
-                cpu_s=daemon_s + rusage_seconds(client_ru),
+                cpu_s=daemon_s + client_s,
                 rss_mib=sampler.peak_kib / 1024, out_mib=size / 2 ** 20,
                 written_mib=(size + spooled) / 2 ** 20, stop_s=stop_s,
                 kernel_lost=summary["lost_events"])

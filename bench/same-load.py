@@ -27,7 +27,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402  (the same paths, daemon start-up and marker counting)
@@ -55,44 +54,6 @@ def split_v7(path):
     return data, len(blob) - data
 
 
-def start_tracecmd(tmp, buffer_kb):
-    instance = "ftraced-bench-tc-%d" % os.getpid()
-    out = os.path.join(tmp, "tc", "trace.dat")
-    os.makedirs(os.path.dirname(out))
-    fake = os.path.join(tmp, "ftrace_enabled")
-    with open(fake, "w") as f:
-        f.write("1\n")
-    script = ("mount --bind %s /proc/sys/kernel/ftrace_enabled && cd %s && exec trace-cmd "
-              "record --file-version 7 --compression zstd -k -B %s -p nop -b %d -o %s"
-              % (fake, os.path.dirname(out), instance, buffer_kb, out))
-    proc = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    on = os.path.join(compare.TRACING, "instances", instance, "tracing_on")
-    compare.wait_for(lambda: os.path.exists(on) and open(on).read().strip() == "1", 20,
-                     "trace-cmd to start")
-    time.sleep(0.5)  # its per-CPU recorders are forked after tracing is on (as compare.py)
-    return proc, instance, out
-
-
-def start_ftraced(tmp, env, buffer_kb, level, subbuf_kb):
-    out = os.path.join(tmp, "ft", "trace.dat")
-    os.makedirs(os.path.dirname(out))
-    client = subprocess.Popen([compare.FTRACECTL, "--json", "record", "--quiet", "-e",
-                               "ftrace:print", "-b", str(buffer_kb), "-o", out,
-                               "--level", str(level)] +
-                              (["--subbuf-kb", str(subbuf_kb)] if subbuf_kb else []), env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    session = {}
-
-    def running():
-        listing = json.loads(subprocess.run([compare.FTRACECTL, "--json", "list"], env=env,
-                                            capture_output=True, text=True).stdout)
-        session.update(listing[0] if listing else {})
-        return session.get("state") == "running"
-    compare.wait_for(running, 20, "the session to start")
-    return client, session["instance"], out
-
-
 def generate(first, second, rate_total, seconds):
     per_cpu = rate_total / len(compare.CPUS) if rate_total else 0
     count = int(per_cpu * seconds) if per_cpu else 10 ** 12
@@ -107,32 +68,24 @@ def generate(first, second, rate_total, seconds):
     return written
 
 
-def stopped(proc):
-    """Waits for a child to exit; its CPU seconds (it and its waited-for children)."""
-    _, status, ru = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return compare.rusage_seconds(ru)
-
-
 def one_run(daemon, env, rate, seconds, args):
     with tempfile.TemporaryDirectory(prefix="ftraced-bench-", dir="/var/tmp") as tmp:
         tc = ft = None
         tc_instance = None
         try:
-            tc, tc_instance, tc_out = start_tracecmd(tmp, args.buffer_kb)
+            tc, tc_instance, tc_out = compare.start_tracecmd(tmp, args.buffer_kb)
+            compare.wait_tracecmd(tc_instance)
             daemon_before = compare.daemon_cpu_s(daemon.pid)
-            ft, ft_instance, ft_out = start_ftraced(tmp, env, args.buffer_kb, args.level,
-                                                     args.subbuf_kb)
-            written = generate(tc_instance, ft_instance, rate, seconds)
+            ft_out = os.path.join(tmp, "ft.dat")
+            ft, session = compare.start_record(env, ft_out, args.buffer_kb, args.level,
+                                               subbuf_kb=args.subbuf_kb)
+            written = generate(tc_instance, session["instance"], rate, seconds)
             for proc in (tc, ft):
                 proc.send_signal(signal.SIGINT)
-            tc_cpu, ft_cpu = stopped(tc), stopped(ft)
+            tc_cpu, ft_cpu = compare.wait_exit(tc), compare.wait_exit(ft)
             if ft.returncode != 0:
                 raise RuntimeError("ftracectl record failed: " + ft.stderr.read())
-            compare.wait_for(lambda: json.loads(subprocess.run(
-                [compare.FTRACECTL, "--json", "list"], env=env, capture_output=True,
-                text=True).stdout) == [], 20, "the session to go")
-            compare.wait_idle(daemon.pid)
+            compare.wait_session_gone(daemon, env)
             ft_cpu += compare.daemon_cpu_s(daemon.pid) - daemon_before
         finally:
             for proc in (tc, ft):
@@ -140,10 +93,7 @@ def one_run(daemon, env, rate, seconds, args):
                     proc.kill()
                     proc.wait()
             if tc_instance:
-                try:
-                    os.rmdir(os.path.join(compare.TRACING, "instances", tc_instance))
-                except OSError:
-                    pass
+                compare.remove_instance(tc_instance)
         row = dict(rate=rate, written=written)
         for name, path, cpu in (("trace-cmd", tc_out, tc_cpu), ("ftraced", ft_out, ft_cpu)):
             row[name] = dict(found=compare.count_markers(path)[0], cpu_s=cpu)
