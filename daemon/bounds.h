@@ -131,6 +131,12 @@
  * instead of 844 KB (measured).
  */
 #define KALLSYMS_ZSTD_WINDOW_LOG  17u
+/*
+ * The cached symbols go in a file in the state directory only while its
+ * file system has this much free: they must never take the room spools
+ * need. With less, they are kept in memory (a memfd).
+ */
+#define KALLSYMS_STORE_FREE_MIN   (UINT64_C(64) << 20)
 
 /* Metadata files read from tracefs and /proc: refuse anything larger. */
 #define METADATA_FILE_MAX         (64u * 1024u * 1024u)

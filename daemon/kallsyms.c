@@ -10,10 +10,17 @@
  * KALLSYMS_CACHE_USEC (symbols of BPF programs loaded since may be missing
  * from a file for that long).
  *
+ * The copy is a compressed section body in an unlinked file of the state
+ * directory (kallsyms_store_in()): written once as the text is read,
+ * copied into each file by the kernel, and otherwise the page cache's to
+ * keep or drop; it costs the daemon no resident memory between files.
+ *
  * One object, owned by the manager (or by offline recovery); nothing is
  * process-wide.
  */
 #include <errno.h>
+#include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -29,12 +36,14 @@
 #include "daemon/kallsyms.h"
 #include "ftraced/macro.h"
 #include "lib/compress.h"
+#include "lib/io-util.h"
 #include "lib/time-util.h"
 #include "lib/v7-format.h"
 #include "lib/v7-writer.h"
 
 struct kallsyms {
 	int fd;                /* /proc/kallsyms, or -EBADF: no symbols */
+	int store_dir_fd;      /* where sealed copies go; -EBADF: memfds */
 	pthread_mutex_t lock;  /* the fd's position and the copy below */
 	struct kallsyms_section *sealed; /* the last read as a zstd KALLSYMS section body */
 	size_t n_text;         /* its text's size; and /proc/modules then: */
@@ -61,6 +70,7 @@ int kallsyms_open(struct kallsyms **ret)
 	if (!k)
 		return -ENOMEM;
 	pthread_mutex_init(&k->lock, NULL);
+	k->store_dir_fd = -EBADF;
 	k->fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
 	if (k->fd < 0)
 		r = negative_errno();
@@ -81,11 +91,51 @@ struct kallsyms *kallsyms_free(struct kallsyms *k)
 	if (k->prefetching)
 		pthread_join(k->prefetch, NULL);
 	safe_close(k->fd);
+	safe_close(k->store_dir_fd);
 	kallsyms_section_unref(k->sealed);
 	free(k->modules);
 	pthread_mutex_destroy(&k->lock);
 	free(k);
 	return NULL;
+}
+
+/**
+ * kallsyms_store_in() - keep the sealed copies in unlinked files of a directory.
+ * @k: kallsyms
+ * @dir_fd: the directory (the state directory), duplicated
+ *
+ * Without one, where its file system has no O_TMPFILE, or while it has less
+ * than KALLSYMS_STORE_FREE_MIN free, copies go in memfds.
+ * Main thread, before any file is written.
+ *
+ * Return: 0 or -errno of the dup.
+ */
+int kallsyms_store_in(struct kallsyms *k, int dir_fd)
+{
+	int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+
+	if (fd < 0)
+		return negative_errno();
+	safe_close(k->store_dir_fd);
+	k->store_dir_fd = fd;
+	return 0;
+}
+
+/*
+ * A new file for one sealed copy: unlinked in the state directory while it
+ * has room to spare (KALLSYMS_STORE_FREE_MIN), else in memory.
+ */
+static int store_open(const struct kallsyms *k, bool in_memory)
+{
+	struct statvfs st;
+	int fd = -EBADF;
+
+	if (!in_memory && k->store_dir_fd >= 0 && fstatvfs(k->store_dir_fd, &st) == 0 &&
+	    (uint64_t)st.f_bavail * st.f_frsize >= KALLSYMS_STORE_FREE_MIN)
+		fd = openat(k->store_dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		fd = memfd_create("ftraced-kallsyms", MFD_CLOEXEC);
+	return fd < 0 ? negative_errno() : fd;
 }
 
 static long read_sysctl(const char *path, long fallback)
@@ -162,7 +212,7 @@ bool kallsyms_has_addresses(const struct kallsyms *k)
 struct kallsyms_section *kallsyms_section_unref(struct kallsyms_section *sec)
 {
 	if (sec && atomic_fetch_sub_explicit(&sec->refs, 1, memory_order_acq_rel) == 1) {
-		free(sec->data);
+		safe_close(sec->body.fd);
 		free(sec);
 	}
 	return NULL;
@@ -237,47 +287,49 @@ static int read_modules(char **ret, size_t *ret_size)
 static int refresh(struct kallsyms *k, uint64_t max_age_usec)
 {
 	_cleanup_(compressor_freep) struct compressor *c = NULL;
-	_cleanup_free_ uint8_t *frame = NULL;
-	char *modules = NULL;
-	size_t n_modules = 0, n_frame, n_text;
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *modules = NULL;
+	size_t n_modules = 0, n_text;
 	uint64_t now = monotonic_usec();
 	struct kallsyms_section *sec;
-	uint8_t *sealed = NULL;
-	size_t n_sealed = 0;
+	struct v7_region body;
 	int r;
 
 	r = read_modules(&modules, &n_modules);
 	if (r == -ENOENT) {
 		modules = strdup(""); /* a kernel without modules: they never change */
 	} else if (r < 0) {
-		free(modules);
-		modules = NULL; /* no way to tell: never reuse */
+		modules = mfree(modules); /* no way to tell: never reuse */
 	}
 	if (k->sealed && modules && k->modules && now - k->read_usec < max_age_usec &&
-	    n_modules == k->n_modules && memcmp(modules, k->modules, n_modules) == 0) {
-		free(modules);
+	    n_modules == k->n_modules && memcmp(modules, k->modules, n_modules) == 0)
 		return 0;
-	}
 	r = compressor_new(&c);
-	if (r >= 0)
-		r = compress_fd(c, KALLSYMS_ZSTD_LEVEL, KALLSYMS_ZSTD_WINDOW_LOG, k->fd,
-				METADATA_FILE_MAX, &frame, &n_frame, &n_text);
-	if (r >= 0)
-		r = v7_seal_kallsyms(c, frame, n_frame, n_text, &sealed, &n_sealed);
-	sec = r >= 0 ? malloc(sizeof(*sec)) : NULL;
-	if (r >= 0 && !sec)
-		r = -ENOMEM;
-	if (r < 0) {
-		free(sealed);
-		free(modules);
+	if (r < 0)
 		return r;
+	for (bool in_memory = false;; in_memory = true) {
+		fd = store_open(k, in_memory);
+		if (fd < 0)
+			return fd;
+		r = v7_seal_kallsyms(c, KALLSYMS_ZSTD_LEVEL, KALLSYMS_ZSTD_WINDOW_LOG, k->fd,
+				     METADATA_FILE_MAX, fd, &body, &n_text);
+		/* The disk filled up meanwhile: memory, rather than files without symbols. */
+		if (r >= 0 || in_memory || (r != -ENOSPC && r != -EDQUOT))
+			break;
+		fd = safe_close(fd);
 	}
-	*sec = (struct kallsyms_section){ .refs = 1, .size = n_sealed, .data = sealed };
+	if (r < 0)
+		return r;
+	sec = malloc(sizeof(*sec));
+	if (!sec)
+		return -ENOMEM;
+	body.fd = TAKE_FD(fd);
+	*sec = (struct kallsyms_section){ .refs = 1, .body = body };
 	kallsyms_section_unref(k->sealed);
 	free(k->modules);
 	k->sealed = sec;
 	k->n_text = n_text;
-	k->modules = modules;
+	k->modules = TAKE_PTR(modules);
 	k->n_modules = n_modules;
 	k->read_usec = now;
 	return 0;
@@ -322,6 +374,8 @@ int kallsyms_read_sealed(struct kallsyms *k, struct kallsyms_section **ret)
  */
 int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size)
 {
+	_cleanup_free_ uint8_t *body = NULL;
+	const struct v7_region *sealed;
 	size_t n = 0;
 	char *text;
 	int r;
@@ -332,13 +386,16 @@ int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size)
 		return 0;
 	pthread_mutex_lock(&k->lock);
 	r = refresh(k, KALLSYMS_CACHE_USEC);
+	sealed = r >= 0 ? &k->sealed->body : NULL;
 	/* The section body decompresses to the u32 size, then the text. */
+	body = r >= 0 ? malloc(sealed->size) : NULL;
 	text = r >= 0 ? malloc(k->n_text + 5) : NULL;
-	if (r >= 0 && !text)
+	if (r >= 0 && (!text || !body))
 		r = -ENOMEM;
 	if (r >= 0)
-		r = decompress_frame(k->sealed->data + V7_BLOCK_HDR_SIZE,
-				     k->sealed->size - V7_BLOCK_HDR_SIZE,
+		r = loop_pread_exact(sealed->fd, body, sealed->size, sealed->offset);
+	if (r >= 0)
+		r = decompress_frame(body + V7_BLOCK_HDR_SIZE, sealed->size - V7_BLOCK_HDR_SIZE,
 				     text, k->n_text + 4, &n);
 	pthread_mutex_unlock(&k->lock);
 	if (r < 0 || n != k->n_text + 4) {

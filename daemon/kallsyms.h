@@ -7,22 +7,26 @@
 #include <stdint.h>
 
 #include "ftraced/macro.h"
+#include "lib/v7-writer.h"
 
 struct kallsyms;
 
 /*
  * The symbols as a zstd file's KALLSYMS section body, immutable and shared
  * by every file being written (and the cache) until the last reference goes.
+ * It is in a file of its own (body.fd, closed with the last reference), an
+ * unlinked one in the state directory, so its pages are the page cache's
+ * to evict, not the daemon's resident memory.
  */
 struct kallsyms_section {
 	_Atomic unsigned refs;
-	size_t size;
-	uint8_t *data;
+	struct v7_region body;
 };
 
 struct kallsyms_section *kallsyms_section_unref(struct kallsyms_section *sec);
 
 int kallsyms_open(struct kallsyms **ret);
+int kallsyms_store_in(struct kallsyms *k, int dir_fd);
 struct kallsyms *kallsyms_free(struct kallsyms *k);
 DEFINE_CLEANUP(struct kallsyms *, kallsyms_free)
 bool kallsyms_has_addresses(const struct kallsyms *k);

@@ -935,6 +935,9 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	r = open_state_dir(m, c->state_dir);
 	if (r < 0)
 		return r;
+	r = kallsyms_store_in(m->kallsyms, m->state_dir_fd);
+	if (r < 0)
+		return log_error_errno(r, "Cannot duplicate the state directory's fd: %m");
 
 	/*
 	 * Spools of captures a crash interrupted become files first (draining

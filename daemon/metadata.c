@@ -192,8 +192,7 @@ void metadata_to_v7(const struct instance_meta *im, const struct global_meta *gm
 	f->systems = gm->systems;
 	f->kallsyms = (struct v7_blob){ gm->kallsyms, gm->n_kallsyms };
 	if (gm->kallsyms_sealed)
-		f->kallsyms_sealed = (struct v7_blob){ gm->kallsyms_sealed->data,
-						       gm->kallsyms_sealed->size };
+		f->kallsyms_sealed = gm->kallsyms_sealed->body;
 	f->printk = (struct v7_blob){ gm->printk, gm->n_printk };
 	f->cmdlines = (struct v7_blob){ gm->cmdlines, gm->n_cmdlines };
 	f->uname = gm->uname;

@@ -819,6 +819,9 @@ int recovery_run_offline(const char *state_dir, bool json)
 	snprintf(prefix, sizeof(prefix), "ftraced-%08" PRIx32 "-", instance_tag(resolved));
 	if (kallsyms_open(&ks) < 0 && !ks)
 		return log_error_errno(-ENOMEM, "Out of memory");
+	r = kallsyms_store_in(ks, dir_fd);
+	if (r < 0)
+		return log_error_errno(r, "Cannot duplicate the state directory's fd: %m");
 	r = recovery_recover_all(dir_fd, prefix, ks, &recovered, &failed);
 	if (r < 0)
 		return log_error_errno(r, "Cannot read '%s/spool': %m", state_dir);

@@ -17,6 +17,10 @@
 
 #include "ftraced/macro.h"
 #include "lib/compress.h"
+#include "lib/io-util.h"
+
+/* compress_fd()'s output buffer: what zstd flushes in one go (ZSTD_CStreamOutSize() is 128 KiB). */
+#define COMPRESS_FD_OUT_BYTES (64u * 1024u)
 
 struct compressor {
 	ZSTD_CCtx *cctx;
@@ -165,87 +169,70 @@ int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, siz
 }
 
 /**
- * compress_fd() - read @fd from its start to its end into one frame, never holding the text.
+ * compress_fd() - compress @in_fd from its start to its end into one frame in @out_fd,
+ *                 never holding the text or the frame.
  * @c: this thread's compressor; a @window_log stays set on it for its later frames,
  *     so give it one of its own (kallsyms.c does)
  * @level: zstd level
  * @window_log: 0, or the log2 of zstd's window: its tables are sized to match,
  *              so the context takes about 5 << @window_log bytes instead of the
  *              level's megabytes (its size is unknown, so zstd cannot size them)
- * @fd: the file (/proc/kallsyms: its size is unknown until read)
+ * @in_fd: the file (/proc/kallsyms: its size is unknown until read)
  * @max: most raw bytes accepted
- * @ret: the frame (free())
- * @ret_size: its size
+ * @out_fd: where the frame goes, from @out_offset on (its file position is not used)
+ * @out_offset: where in @out_fd
+ * @ret_size: the frame's size
  * @ret_raw: bytes read
  *
- * Return: 0, -EFBIG past @max, -EINVAL, -ENOMEM, -EIO, or the read's -errno.
+ * Return: 0, -EFBIG past @max, -EINVAL, -ENOMEM, -EIO, or a read's or write's -errno.
  */
-int compress_fd(struct compressor *c, int level, unsigned window_log, int fd, size_t max,
-		uint8_t **ret, size_t *ret_size, size_t *ret_raw)
+int compress_fd(struct compressor *c, int level, unsigned window_log, int in_fd, size_t max,
+		int out_fd, uint64_t out_offset, size_t *ret_size, size_t *ret_raw)
 {
 	uint8_t in_buf[64 * 1024];
-	size_t cap = 256 * 1024, raw = 0, z = 0;
-	ZSTD_outBuffer out = { .dst = malloc(cap), .size = cap };
+	_cleanup_free_ uint8_t *out_buf = malloc(COMPRESS_FD_OUT_BYTES);
+	size_t raw = 0, written = 0, z = 0;
 	bool eof = false;
-	int r = 0;
+	int r;
 
-	if (!out.dst)
+	if (!out_buf)
 		return -ENOMEM;
-	if (lseek(fd, 0, SEEK_SET) < 0) {
-		r = negative_errno();
-		goto fail;
-	}
+	if (lseek(in_fd, 0, SEEK_SET) < 0)
+		return negative_errno();
 	c->level = level;
 	ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level)) ||
 	    (window_log > 0 &&
 	     (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_windowLog, (int)window_log)) ||
 	      ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_hashLog, (int)window_log - 1)) ||
-	      ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_chainLog, (int)window_log - 1))))) {
-		r = -EINVAL;
-		goto fail;
-	}
+	      ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_chainLog, (int)window_log - 1)))))
+		return -EINVAL;
 	while (!eof) {
-		ssize_t n = read(fd, in_buf, sizeof(in_buf));
+		ssize_t n = read(in_fd, in_buf, sizeof(in_buf));
 		ZSTD_inBuffer in = { .src = in_buf, .size = n > 0 ? (size_t)n : 0 };
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			r = negative_errno();
-			goto fail;
-		}
-		if ((raw += in.size) > max) {
-			r = -EFBIG;
-			goto fail;
-		}
+		if (n < 0)
+			return negative_errno();
+		if ((raw += in.size) > max)
+			return -EFBIG;
 		eof = n == 0;
 		do {
-			if (out.size - out.pos < ZSTD_CStreamOutSize()) {
-				void *p = realloc(out.dst, out.size * 2);
+			ZSTD_outBuffer out = { .dst = out_buf, .size = COMPRESS_FD_OUT_BYTES };
 
-				if (!p) {
-					r = -ENOMEM;
-					goto fail;
-				}
-				out.dst = p;
-				out.size *= 2;
-			}
 			z = ZSTD_compressStream2(c->cctx, &out, &in, eof ? ZSTD_e_end : ZSTD_e_continue);
-			if (ZSTD_isError(z)) {
-				r = -EIO;
-				goto fail;
-			}
+			if (ZSTD_isError(z))
+				return -EIO;
+			r = loop_pwrite(out_fd, out_buf, out.pos, out_offset + written);
+			if (r < 0)
+				return r;
+			written += out.pos;
 		} while (in.pos < in.size || (eof && z > 0));
 	}
-	*ret = out.dst;
-	*ret_size = out.pos;
+	*ret_size = written;
 	*ret_raw = raw;
 	return 0;
-
-fail:
-	free(out.dst);
-	return r;
 }
 
 const char *compress_version(void)

@@ -19,6 +19,6 @@ int compress_frame2(struct compressor *c, int level, const void *head, size_t n_
 		    const void *tail, size_t n_tail, void *dst, size_t n_dst, size_t *ret_size);
 int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, size_t *ret_size);
 
-int compress_fd(struct compressor *c, int level, unsigned window_log, int fd, size_t max,
-		uint8_t **ret, size_t *ret_size, size_t *ret_raw);
+int compress_fd(struct compressor *c, int level, unsigned window_log, int in_fd, size_t max,
+		int out_fd, uint64_t out_offset, size_t *ret_size, size_t *ret_raw);
 const char *compress_version(void);

@@ -168,7 +168,7 @@ static int32_t strings_add(struct strings *s, const char *str)
 /*
  * The bytes after a section's 16-byte header: `body`, then `tail`, a large
  * caller-owned blob (kallsyms, printk formats, cmdlines) that is referenced
- * rather than copied.
+ * rather than copied, or `tail_region`, one already sealed in a file (kallsyms).
  */
 struct section {
 	uint16_t id;
@@ -176,11 +176,12 @@ struct section {
 	int32_t desc;
 	struct buf body;
 	struct v7_blob tail;
+	struct v7_region tail_region;
 };
 
 static uint64_t section_size(const struct section *s)
 {
-	return s->body.n + s->tail.size;
+	return s->body.n + s->tail.size + s->tail_region.size;
 }
 
 static void put_section_header(uint8_t *hdr, const struct section *s)
@@ -517,6 +518,38 @@ static int write_blobs(struct out *o, const struct v7_blob *blobs, size_t n)
 	return 0;
 }
 
+/*
+ * Writes a region of another file: copied in the kernel, or read into the
+ * stage when the output is direct (a copy would pass the staged bytes).
+ */
+static int write_region(struct out *o, const struct v7_region *reg)
+{
+	uint64_t off = reg->offset, n = reg->size;
+	int r;
+
+	while (o->stage && n > 0) {
+		size_t want = (size_t)MIN(n, (uint64_t)(DIRECT_STAGE_BYTES - o->n_stage));
+		ssize_t k = pread(reg->fd, o->stage + o->n_stage, want, (off_t)off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -ENODATA;
+		o->n_stage += (size_t)k;
+		advance(o, (uint64_t)k);
+		off += (uint64_t)k;
+		n -= (uint64_t)k;
+		if (o->n_stage == DIRECT_STAGE_BYTES) {
+			r = direct_flush(o, /* all= */ false);
+			if (r < 0)
+				return r;
+		}
+	}
+	return n > 0 ? copy_region(o, reg->fd, off, n) : 0;
+}
+
 static int write_section(struct out *o, const struct section *s)
 {
 	uint8_t hdr[V7_SECTION_HDR_SIZE];
@@ -528,6 +561,8 @@ static int write_section(struct out *o, const struct section *s)
 		r = write_all(o, s->body.p, s->body.n);
 	if (r >= 0)
 		r = write_all(o, s->tail.data, s->tail.size);
+	if (r >= 0 && s->tail_region.size > 0)
+		r = write_region(o, &s->tail_region);
 	return r;
 }
 
@@ -656,45 +691,57 @@ static int write_in_place(struct out *o, const struct v7_file *f, const struct b
 	return r;
 }
 
+/* Room left before the text's frame for the frame of the u32 size (about 17 bytes). */
+#define SEAL_HEAD_MAX 64u
+
 /**
- * v7_seal_kallsyms() - a compressed KALLSYMS section body from an already compressed text.
- * @c: this thread's compressor
- * @text_frame: /proc/kallsyms as one zstd frame (compress_fd())
- * @n_text_frame: its size
- * @n_text: the text's size
- * @ret: the body for v7_file.kallsyms_sealed (free())
- * @ret_size: its size
+ * v7_seal_kallsyms() - write a compressed KALLSYMS section body, reading the text as it goes.
+ * @c: this thread's compressor (compress_fd() leaves @window_log set on it)
+ * @level: zstd level for the text
+ * @window_log: see compress_fd()
+ * @text_fd: the text (/proc/kallsyms), read from its start; its size is unknown until read
+ * @max: most text bytes accepted
+ * @out_fd: a file of its own for the body, written from offset 0
+ * @ret: where in @out_fd the body is, for v7_file.kallsyms_sealed
+ * @ret_n_text: the text's size
  *
  * The body is one block, u32 csize, u32 usize, then two frames: the u32
  * size that starts the section, and the text. zstd (and every reader)
- * decompresses concatenated frames as one; the text was compressed while
- * it was read, before its size was known.
+ * decompresses concatenated frames as one. The text is compressed as it
+ * is read, after room for the first frame, which is made once its size is
+ * known and written right before it; the body starts where that frame's
+ * block header lands. Neither the text nor its frame is ever in memory.
  *
- * Return: 0, -EFBIG, -ENOMEM or -EIO.
+ * Return: 0, -EFBIG, -EINVAL, -ENOMEM, -EIO, or a read's or write's -errno.
  */
-int v7_seal_kallsyms(struct compressor *c, const void *text_frame, size_t n_text_frame,
-		     size_t n_text, uint8_t **ret, size_t *ret_size)
+int v7_seal_kallsyms(struct compressor *c, int level, unsigned window_log, int text_fd,
+		     size_t max, int out_fd, struct v7_region *ret, size_t *ret_n_text)
 {
-	uint8_t size_le[4], head[64];
-	size_t n_head;
-	uint8_t *p;
+	const uint64_t text_off = V7_BLOCK_HDR_SIZE + SEAL_HEAD_MAX;
+	uint8_t size_le[4], head[V7_BLOCK_HDR_SIZE + SEAL_HEAD_MAX];
+	size_t n_text_frame, n_text, n_head;
 	int r;
 
-	if (n_text > UINT32_MAX - 4 || n_text_frame > UINT32_MAX - sizeof(head))
+	r = compress_fd(c, level, window_log, text_fd, MIN(max, (size_t)UINT32_MAX - 4), out_fd,
+			text_off, &n_text_frame, &n_text);
+	if (r < 0)
+		return r;
+	if (n_text_frame > UINT32_MAX - SEAL_HEAD_MAX)
 		return -EFBIG;
 	put_le32(size_le, (uint32_t)n_text);
-	r = compress_frame(c, 1, size_le, sizeof(size_le), head, sizeof(head), &n_head);
+	r = compress_frame(c, 1, size_le, sizeof(size_le), head + V7_BLOCK_HDR_SIZE,
+			   SEAL_HEAD_MAX, &n_head);
 	if (r < 0)
 		return r == -ENOBUFS ? -EIO : r;
-	p = malloc(V7_BLOCK_HDR_SIZE + n_head + n_text_frame);
-	if (!p)
-		return -ENOMEM;
-	put_le32(p, (uint32_t)(n_head + n_text_frame));
-	put_le32(p + 4, (uint32_t)(sizeof(size_le) + n_text));
-	memcpy(p + V7_BLOCK_HDR_SIZE, head, n_head);
-	memcpy(p + V7_BLOCK_HDR_SIZE + n_head, text_frame, n_text_frame);
-	*ret = p;
-	*ret_size = V7_BLOCK_HDR_SIZE + n_head + n_text_frame;
+	put_le32(head, (uint32_t)(n_head + n_text_frame));
+	put_le32(head + 4, (uint32_t)(sizeof(size_le) + n_text));
+	/* The block header and the first frame, right up against the text's frame. */
+	r = loop_pwrite(out_fd, head, V7_BLOCK_HDR_SIZE + n_head, text_off - V7_BLOCK_HDR_SIZE - n_head);
+	if (r < 0)
+		return r;
+	*ret = (struct v7_region){ .fd = out_fd, .offset = text_off - V7_BLOCK_HDR_SIZE - n_head,
+				   .size = V7_BLOCK_HDR_SIZE + n_head + n_text_frame };
+	*ret_n_text = n_text;
 	return 0;
 }
 
@@ -766,7 +813,7 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 			break;
 		case M_KALLSYMS:
 			if (zstd && f->kallsyms_sealed.size > 0) {
-				meta[i].tail = f->kallsyms_sealed;
+				meta[i].tail_region = f->kallsyms_sealed;
 				meta[i].flags = V7_FLAG_COMPRESSED;
 				continue;
 			}

@@ -16,6 +16,13 @@ struct v7_blob {
 	size_t size;
 };
 
+/* Bytes of another file, read at their offset (the file's position is not used). */
+struct v7_region {
+	int fd;
+	uint64_t offset;
+	uint64_t size;
+};
+
 struct v7_system {
 	const char *name;
 	size_t n_formats;
@@ -52,8 +59,9 @@ struct v7_file {
 	const struct v7_system *systems;
 	struct v7_blob kallsyms;
 	/* With zstd: the KALLSYMS section body made by v7_seal_kallsyms() (then .kallsyms is
-	 * not used), so megabytes of symbols are compressed once, not for every file. */
-	struct v7_blob kallsyms_sealed;
+	 * not used), so megabytes of symbols are compressed once, not for every file, and
+	 * copied into each from a file rather than held in memory. */
+	struct v7_region kallsyms_sealed;
 	struct v7_blob printk;
 	struct v7_blob cmdlines;
 
@@ -93,5 +101,5 @@ struct v7_file {
 #define V7_DIRECT_ALIGN 4096u
 
 int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size);
-int v7_seal_kallsyms(struct compressor *c, const void *text_frame, size_t n_text_frame,
-		     size_t n_text, uint8_t **ret, size_t *ret_size);
+int v7_seal_kallsyms(struct compressor *c, int level, unsigned window_log, int text_fd,
+		     size_t max, int out_fd, struct v7_region *ret, size_t *ret_n_text);

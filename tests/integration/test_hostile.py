@@ -107,8 +107,20 @@ def sanitized(d):
         return "libasan" in f.read()
 
 
+# The daemon's cached symbols: an unlinked file in its state directory (or a memfd),
+# made by the first session and kept; a new one can take over while a file is written.
+SYMBOL_CACHE = re.compile(r"/#\d+ \(deleted\)$|^/memfd:ftraced-kallsyms \(deleted\)$")
+
+
 def fd_count(d):
-    return len(os.listdir("/proc/%d/fd" % d.proc.pid))
+    """The daemon's fds, but for its symbol cache."""
+    n = 0
+    for fd in os.listdir("/proc/%d/fd" % d.proc.pid):
+        try:
+            n += not SYMBOL_CACHE.search(os.readlink("/proc/%d/fd/%s" % (d.proc.pid, fd)))
+        except FileNotFoundError:
+            pass  # closed meanwhile
+    return n
 
 
 def wait_fd_count(d, baseline, timeout=15):

@@ -1025,6 +1025,54 @@ def test_no_capabilities_after_start():
         assert_real_kallsyms(out)
 
 
+def symbol_caches(d):
+    """The daemon's fds to its cached symbols: (path as /proc shows it, bytes)."""
+    found = []
+    for fd in os.listdir("/proc/%d/fd" % d.proc.pid):
+        path = "/proc/%d/fd/%s" % (d.proc.pid, fd)
+        try:
+            link = os.readlink(path)
+            if re.search(r"^%s/#\d+ \(deleted\)$|^/memfd:ftraced-kallsyms \(deleted\)$"
+                         % re.escape(os.path.realpath(d.state)), link):
+                found.append((link, os.stat(path).st_size))
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def test_symbols_cached_in_a_file_not_in_memory():
+    """The compressed symbols are kept in an unlinked file of the state directory, copied
+    into every file from there; a state directory without room to spare (a small tmpfs:
+    spools must not lose their room to them) gets them in memory instead."""
+    for small in (False, True):
+        d = Daemon()
+        if small:
+            d.mount_tmpfs_state("32m")
+        with daemon(d):
+            st = os.statvfs(d.state)
+            on_disk = st.f_bavail * st.f_frsize >= 64 << 20
+            assert on_disk != small, "the test needs 64 MiB free in " + d.state
+            files = []
+            for i in range(2):
+                out = os.path.join(d.dir, "syms%d.dat" % i)
+                rec = d.record_background("-e", "ftrace:print", "-o", out)
+                session = d.wait_running()
+                written = markers(session["instance"], CPUS, 1000)
+                d.ctl("stop", session["name"])
+                _, stderr = rec.communicate(timeout=60)
+                assert rec.returncode == 0, stderr
+                check_markers_file(out, written)
+                assert_real_kallsyms(out)
+                files.append(out)
+            caches = symbol_caches(d)
+            assert len(caches) == 1, caches
+            link, size = caches[0]
+            assert link.startswith("/memfd:") == small, caches
+            assert size > 100 << 10, caches
+            # Both files carry the same symbols, read once.
+            assert kallsyms_addresses(files[0]) == kallsyms_addresses(files[1])
+
+
 def test_recovery_refuses_planted_links():
     """A state directory an attacker wrote into: a recipe whose target goes through a
     symlinked directory, a spool file hard-linked to a file elsewhere, a spool named with
