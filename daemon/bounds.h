@@ -59,15 +59,25 @@
 /* Worker progress notifications per segment size, per CPU (size-based rotation). */
 #define SEGMENT_SIZE_CHECKS       8u
 
-/* Sub-buffers per compressed chunk: a chunk is about CHUNK_TARGET_BYTES raw. */
-#define CHUNK_TARGET_BYTES        (128u * 1024u)
+/*
+ * Sub-buffers per compressed chunk: a chunk is about CHUNK_TARGET_BYTES raw.
+ * zstd's window covers the whole chunk (compressor_for_chunks()), and on
+ * ring-buffer pages the window is what sets the ratio: the same marker
+ * pages at level 3 took 9.16 MB in 128 KiB chunks, 8.77 MB in 512 KiB,
+ * at the same speed (bench/README.md). The cost is the chunk a stream
+ * holds while it fills.
+ */
+#define CHUNK_TARGET_BYTES        (512u * 1024u)
+/* A flight ring holds at least this many chunks per CPU even if nothing compresses. */
+#define CHUNKS_PER_RING_MIN       16u
 /*
  * Raw bytes a stream collects before compressing them, as several chunks in
  * a row while zstd's tables are still in cache. With small ring buffers a
  * wake-up brings only a few sub-buffers, and compressing each chunk with
  * cold tables took 1.5x the CPU (measured, 256 KiB buffers at 1 M events/s).
  * Where each wake-up already brings a batch, it stays in the ring and the
- * stream takes it a chunk at a time (capture_stream_new()).
+ * stream takes it a chunk at a time (capture_stream_new()). A file's chunk
+ * (CHUNK_TARGET_BYTES) is a batch by itself; a flight ring's may be smaller.
  */
 #define CAPTURE_BATCH_BYTES       (512u * 1024u)
 /* A capture worker in one turn for this long (and half the watchdog period) is stuck. */

@@ -48,6 +48,10 @@
 #include "lib/io-util.h"
 #include "lib/rb-page.h"
 
+/* Every chunk (a sub-buffer at least) fits in the window compressor_for_chunks() gives. */
+_Static_assert(CHUNK_TARGET_BYTES <= 1u << COMPRESS_CHUNK_WINDOW_LOG, "chunk past the window");
+_Static_assert(SUBBUF_KB_MAX * 1024u <= 1u << COMPRESS_CHUNK_WINDOW_LOG, "sub-buffer past the window");
+
 /*
  * An in-place spool (see spool.c) is the file readers will get: its
  * writeback is started every so often, and what was started the time
@@ -111,6 +115,20 @@ struct capture_stream {
 };
 
 /**
+ * capture_ring_chunk_target() - the raw bytes a flight ring's chunks aim at.
+ * @budget: the ring's byte budget
+ *
+ * A ring evicts whole chunks, so small rings get small ones: even where
+ * nothing compresses, one is at most 1/CHUNKS_PER_RING_MIN of the history.
+ *
+ * Return: at most CHUNK_TARGET_BYTES (whole sub-buffers, at least one, are taken).
+ */
+size_t capture_ring_chunk_target(uint64_t budget)
+{
+	return (size_t)MIN((uint64_t)CHUNK_TARGET_BYTES, budget / CHUNKS_PER_RING_MIN);
+}
+
+/**
  * capture_stream_new() - prepare one CPU's stream of one session.
  * @c: configuration; @c->trace_fd is taken over even on failure
  * @ret: the stream, not yet reading
@@ -120,6 +138,7 @@ struct capture_stream {
 int capture_stream_new(const struct capture_stream_config *c, struct capture_stream **ret)
 {
 	struct capture_stream *s;
+	size_t chunk_target;
 	int size;
 
 	s = calloc(1, sizeof(*s));
@@ -154,7 +173,9 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 		capture_stream_free(s);
 		return -EINVAL;
 	}
-	s->chunk_bytes = MAX(1u, CHUNK_TARGET_BYTES / c->subbuf_size) * c->subbuf_size;
+	chunk_target = c->ring ? capture_ring_chunk_target(chunk_ring_budget(c->ring)) :
+				 CHUNK_TARGET_BYTES;
+	s->chunk_bytes = MAX(1u, chunk_target / c->subbuf_size) * c->subbuf_size;
 	/*
 	 * Chunks are compressed back to back while zstd's tables are warm
 	 * (CAPTURE_BATCH_BYTES). When every wake-up finds at least a batch in
@@ -733,6 +754,8 @@ int capture_scratch_init(struct capture_scratch *w)
 
 	*w = (struct capture_scratch){};
 	r = compressor_new(&w->zc);
+	if (r >= 0)
+		r = compressor_for_chunks(w->zc);
 	if (r < 0)
 		return r;
 	/* One sub-buffer of the largest size, for the final drain in "none" mode. */

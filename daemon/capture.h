@@ -65,6 +65,7 @@ struct capture_counters {
 	bool finished;
 };
 
+size_t capture_ring_chunk_target(uint64_t budget);
 int capture_stream_new(const struct capture_stream_config *c, struct capture_stream **ret);
 struct capture_stream *capture_stream_free(struct capture_stream *s);
 DEFINE_CLEANUP(struct capture_stream *, capture_stream_free)

@@ -105,6 +105,12 @@ static struct chunk *pop_oldest(struct chunk_ring *r)
 	return c;
 }
 
+/* The byte budget the ring was made with (UINT64_MAX: none); never changes. */
+uint64_t chunk_ring_budget(const struct chunk_ring *r)
+{
+	return r->budget;
+}
+
 void chunk_ring_clear(struct chunk_ring *r)
 {
 	pthread_mutex_lock(&r->lock);

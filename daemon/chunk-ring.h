@@ -54,6 +54,7 @@ struct chunk_ring;
 int chunk_ring_new(uint64_t budget, struct chunk_ring **ret);
 struct chunk_ring *chunk_ring_free(struct chunk_ring *r);
 DEFINE_CLEANUP(struct chunk_ring *, chunk_ring_free)
+uint64_t chunk_ring_budget(const struct chunk_ring *r);
 int chunk_ring_push(struct chunk_ring *r, struct chunk *c);
 int chunk_ring_collect(struct chunk_ring *r, struct chunk_list *ret);
 void chunk_ring_stats(struct chunk_ring *r, struct chunk_ring_stats *ret);

@@ -311,7 +311,7 @@ static void drain_orphan(struct instance *orphan, const struct parsed_recipe *p,
 	_cleanup_(compressor_freep) struct compressor *c = NULL;
 	int r;
 
-	if (compressor_new(&c) >= 0)
+	if (compressor_new(&c) >= 0 && compressor_for_chunks(c) >= 0)
 		for (unsigned cpu = 0; cpu < p->n_cpus; cpu++)
 			if (fds[cpu] >= 0)
 				drain_orphan_cpu(orphan, cpu, fds[cpu], p, c);

@@ -481,6 +481,8 @@ static int prepare_snapshot(struct segment *s, uint32_t page_size)
 		start = MAX(start, complete_from(&s->cpus[cpu]));
 	if (s->trim && start > 0) {
 		r = compressor_new(&zc);
+		if (r >= 0)
+			r = compressor_for_chunks(zc); /* chunks as the capture makes them */
 		if (r < 0)
 			return r;
 		for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++) {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "daemon/bounds.h"
+#include "daemon/capture.h"
 #include "daemon/runner.h"
 #include "daemon/session-config.h"
 #include "ftraced/macro.h"
@@ -121,8 +122,12 @@ static int flight_options(const struct ctl_request *req, unsigned n_cpus, uint64
 	}
 	c->flight_size = ctl_request_has(req, FTRACED_ATTR_FLIGHT_SIZE) ? req->flight_size :
 		FLIGHT_SIZE_DEFAULT;
-	/* A ring must hold several of its largest chunks, or it keeps next to nothing. */
-	chunk_max = MAX(CHUNK_TARGET_BYTES, req->subbuf_kb * 1024u);
+	/*
+	 * A ring must hold several of its largest chunks, or it keeps next to
+	 * nothing: they shrink with it, down to one sub-buffer.
+	 */
+	chunk_max = MAX((uint64_t)capture_ring_chunk_target(c->flight_size / n_cpus),
+			req->subbuf_kb * UINT64_C(1024));
 	if (c->flight_size / n_cpus < 4 * chunk_max || c->flight_size < FLIGHT_SIZE_MIN) {
 		snprintf(error, n_error, "--flight-size must be at least %" PRIu64 " KiB (and 4 "
 			 "chunks of %" PRIu64 " KiB per CPU)", FLIGHT_SIZE_MIN / 1024,

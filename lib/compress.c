@@ -12,6 +12,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/*
+ * For ZSTD_getCParams() only: the parameters zstd would pick for a level
+ * and an input size. The shared library exports it (it has since 1.0);
+ * every parameter set from it is part of the stable API.
+ */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -25,7 +31,30 @@
 struct compressor {
 	ZSTD_CCtx *cctx;
 	int level;
+	bool chunk_tables; /* compressor_for_chunks() */
 };
+
+/* Sets @level, with compressor_for_chunks()'s parameters on top if it was called. */
+static int set_level(struct compressor *c, int level)
+{
+	ZSTD_compressionParameters p;
+
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level)))
+		return -EINVAL;
+	c->level = level;
+	if (!c->chunk_tables)
+		return 0;
+	p = ZSTD_getCParams(level, COMPRESS_CHUNK_TABLES_FOR, 0);
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_windowLog, COMPRESS_CHUNK_WINDOW_LOG)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_hashLog, (int)p.hashLog)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_chainLog, (int)p.chainLog)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_searchLog, (int)p.searchLog)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_minMatch, (int)p.minMatch)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_targetLength, (int)p.targetLength)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_strategy, (int)p.strategy)))
+		return -EINVAL;
+	return 0;
+}
 
 /**
  * compressor_new() - allocate a compression context.
@@ -45,14 +74,36 @@ int compressor_new(struct compressor **ret)
 		free(c);
 		return -ENOMEM;
 	}
-	c->level = ZSTD_CLEVEL_DEFAULT;
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_checksumFlag, 1)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, c->level))) {
+	    set_level(c, ZSTD_CLEVEL_DEFAULT) < 0) {
 		compressor_free(c);
 		return -EINVAL;
 	}
 	*ret = c;
 	return 0;
+}
+
+/**
+ * compressor_for_chunks() - give each frame a window over all of it, and small tables.
+ * @c: a compressor for ring-buffer chunks of up to 1 << COMPRESS_CHUNK_WINDOW_LOG bytes
+ *
+ * zstd sizes its window and tables by the input: for a 512 KiB chunk at
+ * level 3, a 512 KiB window and 768 KiB of tables. On ring-buffer pages the
+ * window is what pays (a marker repeats hundreds of KiB later), the tables
+ * only cost memory and cache misses. So every level gets the tables (and
+ * match finder) zstd picks for a COMPRESS_CHUNK_TABLES_FOR input, and a
+ * window as large as the frame (zstd shrinks it to the input).
+ * Measured on the same 120 MB of marker pages at level 3:
+ * 128 KiB chunks 9.16 MB in 0.166 s; 512 KiB chunks with zstd's own
+ * choice 8.76 MB in 0.172 s with a 1.3 MB context; these 8.77 MB in
+ * 0.168 s with 0.91 MB, the context of 128 KiB chunks.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int compressor_for_chunks(struct compressor *c)
+{
+	c->chunk_tables = true;
+	return set_level(c, c->level);
 }
 
 struct compressor *compressor_free(struct compressor *c)
@@ -62,6 +113,12 @@ struct compressor *compressor_free(struct compressor *c)
 	ZSTD_freeCCtx(c->cctx);
 	free(c);
 	return NULL;
+}
+
+/* The context's memory now (its tables, sized by the last frame's parameters). */
+size_t compressor_memory(const struct compressor *c)
+{
+	return ZSTD_sizeof_CCtx(c->cctx);
 }
 
 size_t compress_bound(size_t n)
@@ -86,11 +143,8 @@ int compress_frame(struct compressor *c, int level, const void *src, size_t n_sr
 {
 	size_t r;
 
-	if (level != c->level) {
-		if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level)))
-			return -EINVAL;
-		c->level = level;
-	}
+	if (level != c->level && set_level(c, level) < 0)
+		return -EINVAL;
 	r = ZSTD_compress2(c->cctx, dst, n_dst, src, n_src);
 	if (ZSTD_isError(r))
 		return ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall ? -ENOBUFS : -EIO;
@@ -119,11 +173,8 @@ int compress_frame2(struct compressor *c, int level, const void *head, size_t n_
 	ZSTD_inBuffer in = { .src = head, .size = n_head };
 	size_t r;
 
-	if (level != c->level) {
-		if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level)))
-			return -EINVAL;
-		c->level = level;
-	}
+	if (level != c->level && set_level(c, level) < 0)
+		return -EINVAL;
 	ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
 	/* The known size lets zstd size its window to the input, and records it in the frame. */
 	if (ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(c->cctx, n_head + n_tail)))

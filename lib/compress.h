@@ -8,7 +8,14 @@
 
 struct compressor;
 
+/* compressor_for_chunks(): the window covers chunks of up to 512 KiB (the capture's)... */
+#define COMPRESS_CHUNK_WINDOW_LOG 19
+/* ... and the tables are those zstd picks for inputs of this size. */
+#define COMPRESS_CHUNK_TABLES_FOR (128u * 1024u)
+
 int compressor_new(struct compressor **ret);
+int compressor_for_chunks(struct compressor *c);
+size_t compressor_memory(const struct compressor *c);
 struct compressor *compressor_free(struct compressor *c);
 DEFINE_CLEANUP(struct compressor *, compressor_free)
 

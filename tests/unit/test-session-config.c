@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "daemon/bounds.h"
+#include "daemon/capture.h"
 #include "daemon/session-config.h"
 #include "lib/ctl-proto.h"
 
@@ -198,10 +199,21 @@ static void test_flight(void)
 	assert(c.n_triggers == 2 && strcmp(c.triggers[1], "signal=SIGSEGV,post=2s") == 0);
 	session_config_done(&c);
 
-	/* Four chunks per CPU at least, and at most 25% of memory. */
-	req.flight_size = 4 * CPUS * CHUNK_TARGET_BYTES - 1;
+	/*
+	 * FLIGHT_SIZE_MIN and four chunks per CPU at least: chunks shrink with
+	 * the ring, but not below a sub-buffer. At most 25% of memory.
+	 */
+	req.flight_size = FLIGHT_SIZE_MIN - 1;
 	set(&req, FTRACED_ATTR_FLIGHT_SIZE);
 	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "--flight-size must be at least");
+	req.flight_size = FLIGHT_SIZE_MIN;
+	assert(build(&req, 0, PLENTY_KB, &c) == 0);
+	session_config_done(&c);
+	assert(capture_ring_chunk_target(FLIGHT_SIZE_MIN / CPUS) * 4 <= FLIGHT_SIZE_MIN / CPUS);
+	assert(capture_ring_chunk_target(FLIGHT_SIZE_DEFAULT / CPUS) == CHUNK_TARGET_BYTES);
+	req.subbuf_kb = FLIGHT_SIZE_MIN / CPUS / 4 / 1024 * 2;
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "4 chunks of 128 KiB per CPU");
+	req.subbuf_kb = 0;
 	req.flight_size = 256 << 20;
 	expect_refused(&req, 0, 512 * 1024, -ENOMEM, "of available memory");
 	assert(build(&req, 0, 0, &c) == 0); /* MemAvailable unknown: not checked */
