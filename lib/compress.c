@@ -89,14 +89,21 @@ int compressor_new(struct compressor **ret)
  *
  * zstd sizes its window and tables by the input: for a 512 KiB chunk at
  * level 3, a 512 KiB window and 768 KiB of tables. On ring-buffer pages the
- * window is what pays (a marker repeats hundreds of KiB later), the tables
- * only cost memory and cache misses. So every level gets the tables (and
- * match finder) zstd picks for a COMPRESS_CHUNK_TABLES_FOR input, and a
- * window as large as the frame (zstd shrinks it to the input).
- * Measured on the same 120 MB of marker pages at level 3:
- * 128 KiB chunks 9.16 MB in 0.166 s; 512 KiB chunks with zstd's own
- * choice 8.76 MB in 0.172 s with a 1.3 MB context; these 8.77 MB in
- * 0.168 s with 0.91 MB, the context of 128 KiB chunks.
+ * window is what pays (a marker repeats hundreds of KiB later); large
+ * tables only cost memory and cache misses, which the capture pays in full
+ * (between two chunks, the traced programs have run on that CPU). So every
+ * level gets the tables (and match finder) zstd picks for a
+ * COMPRESS_CHUNK_TABLES_FOR input, and a window as large as the frame
+ * (zstd shrinks it to the input). The same 120 MB of marker pages, in
+ * 512 KiB chunks (bench/README.md):
+ *
+ *   level 3, zstd's own parameters   8.76 MB  context 1.30 MB
+ *   level 3, tables for 128 KiB      8.77 MB           0.91 MB
+ *   level 3, tables for 16 KiB       8.80 MB           0.71 MB, 4-5% less CPU in the daemon
+ *   level 1, tables for 128 KiB      8.72 MB           0.55 MB
+ *   level 1, tables for 16 KiB       8.53 MB           0.65 MB
+ *
+ * against 9.16 MB in 128 KiB chunks at level 3.
  *
  * Return: 0 or -EINVAL.
  */

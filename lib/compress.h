@@ -11,7 +11,7 @@ struct compressor;
 /* compressor_for_chunks(): the window covers chunks of up to 512 KiB (the capture's)... */
 #define COMPRESS_CHUNK_WINDOW_LOG 19
 /* ... and the tables are those zstd picks for inputs of this size. */
-#define COMPRESS_CHUNK_TABLES_FOR (128u * 1024u)
+#define COMPRESS_CHUNK_TABLES_FOR (16u * 1024u)
 
 int compressor_new(struct compressor **ret);
 int compressor_for_chunks(struct compressor *c);
