@@ -90,9 +90,13 @@
 #define FLIGHT_SIZE_MIN           (UINT64_C(1) << 20)
 #define FLIGHT_SIZE_DEFAULT       (UINT64_C(64) << 20)
 #define FLIGHT_MEM_PERCENT_MAX    25u    /* of MemAvailable */
-/* A flight ring's worker tells the session every this many bytes stored (compressed), on
- * which the symbols are kept fresh for a snapshot; an idle recorder is never woken. */
-#define FLIGHT_NOTIFY_BYTES       (UINT64_C(1) << 20)
+/*
+ * A record's or flight recorder's worker tells the session every this many
+ * bytes stored (compressed) per CPU, on which the symbols are kept fresh for
+ * the stop or a snapshot (a continuous session's segment checks do the
+ * same); a session whose events do not fire is never woken.
+ */
+#define PROGRESS_NOTIFY_BYTES     (UINT64_C(1) << 20)
 /* Snapshots waiting for the workers' flush or the kernel drain, per session. */
 #define SNAPSHOTS_PENDING_MAX     8u
 

@@ -572,9 +572,6 @@ void flight_progress(struct session *s)
 	}
 	if (s->flight->n_jobs > 0)
 		serve_jobs(s);
-	/* The history grows: a snapshot may come any time, with the symbols ready. */
-	if (s->state == SESSION_RUNNING)
-		kallsyms_prefetch(s->env.kallsyms, KALLSYMS_CACHE_USEC / 2);
 }
 
 /**
@@ -655,7 +652,7 @@ static int queue_snapshot(struct session *s, void *waiter, int out_fd, bool trim
 	}
 	f->jobs[f->n_jobs++] = job;
 	/* Symbols too old for the file are read while the data is drained, not after. */
-	kallsyms_prefetch(s->env.kallsyms, KALLSYMS_CACHE_USEC);
+	kallsyms_prefetch(s->env.kallsyms, 1);
 	session_wake(s);
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -34,6 +35,7 @@
 
 #include "daemon/bounds.h"
 #include "daemon/kallsyms.h"
+#include "daemon/log.h"
 #include "ftraced/macro.h"
 #include "lib/compress.h"
 #include "lib/io-util.h"
@@ -50,6 +52,7 @@ struct kallsyms {
 	char *modules;
 	size_t n_modules;
 	_Atomic uint64_t read_usec; /* when the copy was read (the main thread peeks unlocked) */
+	uint64_t lifetime;     /* how long a copy is used (KALLSYMS_CACHE_USEC) */
 	pthread_t prefetch;    /* a refresh ahead of the files that need it */
 	uint64_t prefetch_max_age; /* what it refreshes: a copy older than this */
 	bool prefetching;      /* prefetch is to be joined (main thread only) */
@@ -71,6 +74,7 @@ int kallsyms_open(struct kallsyms **ret)
 		return -ENOMEM;
 	pthread_mutex_init(&k->lock, NULL);
 	k->store_dir_fd = -EBADF;
+	k->lifetime = KALLSYMS_CACHE_USEC;
 	k->fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
 	if (k->fd < 0)
 		r = negative_errno();
@@ -136,6 +140,17 @@ static int store_open(const struct kallsyms *k, bool in_memory)
 	if (fd < 0)
 		fd = memfd_create("ftraced-kallsyms", MFD_CLOEXEC);
 	return fd < 0 ? negative_errno() : fd;
+}
+
+/**
+ * kallsyms_set_lifetime() - how long a copy is used (tests shorten it).
+ * @k: kallsyms
+ * @usec: the lifetime; 0 keeps KALLSYMS_CACHE_USEC
+ */
+void kallsyms_set_lifetime(struct kallsyms *k, uint64_t usec)
+{
+	if (usec > 0)
+		k->lifetime = usec;
 }
 
 static long read_sysctl(const char *path, long fallback)
@@ -282,9 +297,9 @@ static int read_modules(char **ret, size_t *ret_size)
  * Makes the cached section current: reused while /proc/modules is unchanged
  * and the copy is younger than @max_age_usec; otherwise /proc/kallsyms is
  * read again, compressed as it is read (the text is never held whole).
- * Called with the lock held.
+ * Called with the lock held; @ahead: from a prefetch, not for a file.
  */
-static int refresh(struct kallsyms *k, uint64_t max_age_usec)
+static int refresh(struct kallsyms *k, uint64_t max_age_usec, bool ahead)
 {
 	_cleanup_(compressor_freep) struct compressor *c = NULL;
 	_cleanup_close_ int fd = -EBADF;
@@ -308,7 +323,13 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec)
 	if (r < 0)
 		return r;
 	for (bool in_memory = false;; in_memory = true) {
-		fd = store_open(k, in_memory);
+		/* Tests look for these: a file that waits for a read, or not. */
+	if (ahead)
+		log_debug("Reading the kernel's symbols ahead of the files");
+	else
+		log_debug("Reading the kernel's symbols for a file (the copy was %" PRIu64 " ms old)",
+			  k->sealed ? (now - k->read_usec) / 1000 : 0);
+	fd = store_open(k, in_memory);
 		if (fd < 0)
 			return fd;
 		r = v7_seal_kallsyms(c, KALLSYMS_ZSTD_LEVEL, KALLSYMS_ZSTD_WINDOW_LOG, k->fd,
@@ -355,7 +376,7 @@ int kallsyms_read_sealed(struct kallsyms *k, struct kallsyms_section **ret)
 	if (!k || k->fd < 0)
 		return 0;
 	pthread_mutex_lock(&k->lock);
-	r = refresh(k, KALLSYMS_CACHE_USEC);
+	r = refresh(k, k->lifetime, /* ahead= */ false);
 	if (r >= 0) {
 		atomic_fetch_add_explicit(&k->sealed->refs, 1, memory_order_relaxed);
 		*ret = k->sealed;
@@ -385,7 +406,7 @@ int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size)
 	if (!k || k->fd < 0)
 		return 0;
 	pthread_mutex_lock(&k->lock);
-	r = refresh(k, KALLSYMS_CACHE_USEC);
+	r = refresh(k, k->lifetime, /* ahead= */ false);
 	sealed = r >= 0 ? &k->sealed->body : NULL;
 	/* The section body decompresses to the u32 size, then the text. */
 	body = r >= 0 ? malloc(sealed->size) : NULL;
@@ -415,7 +436,7 @@ static void *prefetch_main(void *userdata)
 
 	/* A failure is the file writer's to see: it refreshes again. */
 	pthread_mutex_lock(&k->lock);
-	(void)refresh(k, k->prefetch_max_age);
+	(void)refresh(k, k->prefetch_max_age, /* ahead= */ true);
 	pthread_mutex_unlock(&k->lock);
 	return NULL;
 }
@@ -423,20 +444,24 @@ static void *prefetch_main(void *userdata)
 /**
  * kallsyms_prefetch() - refresh the cached section on a thread if it is too old.
  * @k: kallsyms, or NULL
- * @max_age_usec: how old the copy may be
+ * @part: refresh a copy older than this part of its lifetime (1: the whole)
  *
  * The kernel takes ~80 ms to generate the symbols, and compressing them
  * as long again; called ahead of the files that need them, no file waits.
- * A session calls this when it starts (with the cache's lifetime, for the
- * file after its stop); a flight recorder as its history grows (with half
- * of it, so a snapshot at any time finds a copy ready) and when a snapshot
- * is asked for (the read then overlaps the drain). No timer of its own.
+ * A session calls this when it starts (1, for the file after a short
+ * capture) and as its data grows (2, so its stop, a snapshot or a segment
+ * at any time finds a copy ready); a flight recorder also when a snapshot
+ * is asked for (1: the read then overlaps the drain). No timer of its own:
+ * a session whose events do not fire reads them at its stop.
  * Main thread; a prefetch still running is left to finish.
  */
-void kallsyms_prefetch(struct kallsyms *k, uint64_t max_age_usec)
+void kallsyms_prefetch(struct kallsyms *k, unsigned part)
 {
+	uint64_t max_age_usec;
+
 	if (!k || k->fd < 0)
 		return;
+	max_age_usec = k->lifetime / MAX(part, 1u);
 	if (monotonic_usec() - atomic_load(&k->read_usec) < max_age_usec)
 		return;
 	if (k->prefetching) {

@@ -16,6 +16,7 @@ struct manager_config {
 	const char *sessions_dir; /* *.conf files of sessions to start, or NULL */
 	const struct daemon_config *settings; /* ftraced.conf */
 	bool test_hooks;          /* FTRACED_TEST_HOOKS=1: SIGUSR2 blocks a capture worker */
+	uint64_t test_symbols_lifetime_usec; /* and FTRACED_TEST_SYMBOLS_LIFETIME_MS; 0: normal */
 };
 
 int manager_new(const struct manager_config *c, struct manager **ret);

@@ -71,6 +71,7 @@ class Daemon:
         self.log_path = os.path.join(self.dir, "ftraced.log")
         self.extra_args = list(extra_args)
         self.wrapper = []  # a command that execs the daemon, e.g. prlimit's
+        self.daemon_env = None  # the daemon's environment, if not ours
         self.proc = None
 
     def with_session_files(self, files):
@@ -95,7 +96,7 @@ class Daemon:
             args = args + ["--config", conf]
         self.proc = subprocess.Popen(
             self.wrapper + [FTRACED, "--socket", self.socket, "--state-dir", self.state,
-             "--log-level", "debug"] + args, stdout=log, stderr=log)
+             "--log-level", "debug"] + args, stdout=log, stderr=log, env=self.daemon_env)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -19,7 +19,8 @@ from harness import (CPUS, daemon, FTRACECTL, FTRACED, LOADGEN, Daemon,  # noqa:
                      assert_complete_sequences,
                      assert_real_kallsyms, kallsyms_addresses,
                      check_events, event_lines, first_section_id, loadgen, loadgen_result,
-                     markers, our_instances, parse_markers, report, run, TRACING,
+                     markers, our_instances, parse_markers, report, run, start_markers,
+                     stop_loadgens, TRACING,
                      V7_SECTION_BUFFER, wait_until)
 
 
@@ -1071,6 +1072,40 @@ def test_symbols_cached_in_a_file_not_in_memory():
             assert size > 100 << 10, caches
             # Both files carry the same symbols, read once.
             assert kallsyms_addresses(files[0]) == kallsyms_addresses(files[1])
+
+
+def test_symbols_refreshed_while_capturing_not_at_the_stop():
+    """A session whose data grows refreshes the symbols on a thread once half their
+    lifetime has passed (on its workers' progress, no timer), so its stop never waits
+    for /proc/kallsyms. The lifetime is cut to 3 s by a test hook."""
+    ahead = "Reading the kernel's symbols ahead of the files"
+    for_file = "Reading the kernel's symbols for a file"
+    d = Daemon()
+    d.daemon_env = dict(os.environ, FTRACED_TEST_HOOKS="1", FTRACED_TEST_SYMBOLS_LIFETIME_MS="3000")
+    with daemon(d):
+        out = os.path.join(d.dir, "fresh.dat")
+        rec = d.record_background("-e", "ftrace:print", "-o", out)
+        session = d.wait_running()
+        start_markers(session["instance"], CPUS, 10 ** 8, rate=200000)
+        # One read when the session started, one more as its data grew.
+        deadline = time.monotonic() + 60
+        while d.log().count(ahead) < 2:
+            assert time.monotonic() < deadline, d.log()[-3000:]
+            time.sleep(0.05)
+        d.ctl("stop", session["name"])
+        stop_loadgens()
+        _, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 0, stderr
+        assert for_file not in d.log(), d.log()[-3000:]
+        # The writers held the instance busy: the daemon removes it once they are gone.
+        deadline = time.monotonic() + 30
+        while session["instance"] in our_instances():
+            assert time.monotonic() < deadline, "the instance was never removed"
+            time.sleep(0.05)
+        check_events(out)
+        assert_real_kallsyms(out)
+        seen = parse_markers(report(out))
+        assert all(seen.get(cpu) for cpu in CPUS), {cpu: len(seen.get(cpu, [])) for cpu in CPUS}
 
 
 def test_recovery_refuses_planted_links():
