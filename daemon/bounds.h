@@ -83,6 +83,9 @@
 /* A capture worker in one turn for this long (and half the watchdog period) is stuck. */
 #define CAPTURE_STALL_USEC        (UINT64_C(2) * 1000 * 1000)
 
+/* Allocations this large get their own mapping, returned when freed (main()). */
+#define MALLOC_MMAP_THRESHOLD     (128 * 1024)
+
 /* Bytes one splice() may move: the pipe is grown to this when the kernel lets us. */
 #define CAPTURE_PIPE_BYTES        (1024u * 1024u)
 
