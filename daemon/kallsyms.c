@@ -19,8 +19,6 @@
  * process-wide.
  */
 #include <errno.h>
-#include <sys/mman.h>
-#include <sys/statvfs.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -30,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
