@@ -319,17 +319,19 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec, bool ahead)
 	if (k->sealed && modules && k->modules && now - k->read_usec < max_age_usec &&
 	    n_modules == k->n_modules && memcmp(modules, k->modules, n_modules) == 0)
 		return 0;
+	/* Tests look for these: whether a file waited for the read. */
+	if (ahead)
+		log_debug("Reading the kernel's symbols ahead of the files");
+	else if (k->sealed)
+		log_debug("Reading the kernel's symbols for a file (the copy was %" PRIu64 " ms old)",
+			  (now - k->read_usec) / 1000);
+	else
+		log_debug("Reading the kernel's symbols for a file (no copy yet)");
 	r = compressor_new(&c);
 	if (r < 0)
 		return r;
 	for (bool in_memory = false;; in_memory = true) {
-		/* Tests look for these: a file that waits for a read, or not. */
-	if (ahead)
-		log_debug("Reading the kernel's symbols ahead of the files");
-	else
-		log_debug("Reading the kernel's symbols for a file (the copy was %" PRIu64 " ms old)",
-			  k->sealed ? (now - k->read_usec) / 1000 : 0);
-	fd = store_open(k, in_memory);
+		fd = store_open(k, in_memory);
 		if (fd < 0)
 			return fd;
 		r = v7_seal_kallsyms(c, KALLSYMS_ZSTD_LEVEL, KALLSYMS_ZSTD_WINDOW_LOG, k->fd,

@@ -334,6 +334,25 @@ def assert_complete_sequences(seen, written):
                                                      missing[:5], dups, got == sorted(got)))
 
 
+def daemon_fds(d):
+    """The daemon's open fds: {fd path under /proc: what it points at}."""
+    fds = {}
+    for fd in os.listdir("/proc/%d/fd" % d.proc.pid):
+        path = "/proc/%d/fd/%s" % (d.proc.pid, fd)
+        try:
+            fds[path] = os.readlink(path)
+        except FileNotFoundError:
+            pass  # closed meanwhile
+    return fds
+
+
+def is_symbol_cache(d, link):
+    """Is LINK the daemon's cached symbols: an unlinked file of its state directory, or a
+    memfd (a new one can take over while a file is being written)?"""
+    return bool(re.search(r"^%s/#\d+ \(deleted\)$|^/memfd:ftraced-kallsyms \(deleted\)$"
+                          % re.escape(os.path.realpath(d.state)), link))
+
+
 def kallsyms_addresses(path):
     """The addresses of the symbols in a file's kallsyms section."""
     dump = subprocess.run(["trace-cmd", "dump", "--kallsyms", path], capture_output=True,

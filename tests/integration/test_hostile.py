@@ -20,7 +20,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (CPUS, Daemon, assert_complete_sequences, check_events,  # noqa: E402
-                     fifo_reader, markers, parse_markers, proto_constants, report, run)
+                     daemon_fds, fifo_reader, is_symbol_cache, markers, parse_markers,
+                     proto_constants, report, run)
 
 
 # The wire format as include/ftraced/proto.h defines it, so the two cannot drift apart.
@@ -107,20 +108,9 @@ def sanitized(d):
         return "libasan" in f.read()
 
 
-# The daemon's cached symbols: an unlinked file in its state directory (or a memfd),
-# made by the first session and kept; a new one can take over while a file is written.
-SYMBOL_CACHE = re.compile(r"/#\d+ \(deleted\)$|^/memfd:ftraced-kallsyms \(deleted\)$")
-
-
 def fd_count(d):
-    """The daemon's fds, but for its symbol cache."""
-    n = 0
-    for fd in os.listdir("/proc/%d/fd" % d.proc.pid):
-        try:
-            n += not SYMBOL_CACHE.search(os.readlink("/proc/%d/fd/%s" % (d.proc.pid, fd)))
-        except FileNotFoundError:
-            pass  # closed meanwhile
-    return n
+    """The daemon's fds, but for its symbol cache (made by the first session, and kept)."""
+    return sum(not is_symbol_cache(d, link) for link in daemon_fds(d).values())
 
 
 def wait_fd_count(d, baseline, timeout=15):
@@ -130,8 +120,7 @@ def wait_fd_count(d, baseline, timeout=15):
             return
         time.sleep(0.1)
     raise AssertionError("daemon holds %d fds, %d before:\n%s" % (
-        fd_count(d), baseline, "\n".join(os.readlink("/proc/%d/fd/%s" % (d.proc.pid, f))
-                                         for f in os.listdir("/proc/%d/fd" % d.proc.pid))))
+        fd_count(d), baseline, "\n".join(daemon_fds(d).values())))
 
 
 HOLDER = r"""
