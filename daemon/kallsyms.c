@@ -8,7 +8,8 @@
  * snapshot's latency, so the last copy is kept and reused while
  * /proc/modules is unchanged and the copy is younger than
  * KALLSYMS_CACHE_USEC (symbols of BPF programs loaded since may be missing
- * from a file for that long).
+ * from a file for that long). An older copy is checked against the text
+ * and kept if it still matches, which spares compressing it again.
  *
  * The copy is a compressed section body in an unlinked file of the state
  * directory (kallsyms_store_in()): written once as the text is read,
@@ -51,7 +52,8 @@ struct kallsyms {
 	size_t n_text;         /* its text's size; and /proc/modules then: */
 	char *modules;
 	size_t n_modules;
-	_Atomic uint64_t read_usec; /* when the copy was read (the main thread peeks unlocked) */
+	_Atomic uint64_t read_usec; /* when the copy was last read or found to match (the main
+				     * thread peeks unlocked) */
 	uint64_t lifetime;     /* how long a copy is used (KALLSYMS_CACHE_USEC) */
 	pthread_t prefetch;    /* a refresh ahead of the files that need it */
 	uint64_t prefetch_max_age; /* what it refreshes: a copy older than this */
@@ -308,6 +310,7 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec, bool ahead)
 	uint64_t now = monotonic_usec();
 	struct kallsyms_section *sec;
 	struct v7_region body;
+	bool same_modules;
 	int r;
 
 	r = read_modules(&modules, &n_modules);
@@ -316,8 +319,9 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec, bool ahead)
 	} else if (r < 0) {
 		modules = mfree(modules); /* no way to tell: never reuse */
 	}
-	if (k->sealed && modules && k->modules && now - k->read_usec < max_age_usec &&
-	    n_modules == k->n_modules && memcmp(modules, k->modules, n_modules) == 0)
+	same_modules = k->sealed && modules && k->modules && n_modules == k->n_modules &&
+		       memcmp(modules, k->modules, n_modules) == 0;
+	if (same_modules && now - k->read_usec < max_age_usec)
 		return 0;
 	/* Tests look for these: whether a file waited for the read. */
 	if (ahead)
@@ -327,6 +331,23 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec, bool ahead)
 			  (now - k->read_usec) / 1000);
 	else
 		log_debug("Reading the kernel's symbols for a file (no copy yet)");
+	/*
+	 * Mostly they have not changed (BPF programs come and go, modules
+	 * rarely): the text is then only compared with the copy, which spares
+	 * its compression, as long again as the kernel's read (~60 ms each).
+	 * A change costs a second read.
+	 */
+	if (same_modules) {
+		r = frames_equal_fd(k->sealed->body.fd, k->sealed->body.offset + V7_BLOCK_HDR_SIZE,
+				    k->sealed->body.size - V7_BLOCK_HDR_SIZE, sizeof(uint32_t), k->fd);
+		if (r > 0) {
+			log_debug("The kernel's symbols are unchanged: the copy is kept");
+			k->read_usec = now;
+			return 0;
+		}
+		if (r < 0)
+			log_debug_errno(r, "Cannot compare the kernel's symbols with the copy: %m");
+	}
 	r = compressor_new(&c);
 	if (r < 0)
 		return r;

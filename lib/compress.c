@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /*
@@ -291,6 +292,80 @@ int compress_fd(struct compressor *c, int level, unsigned window_log, int in_fd,
 	*ret_size = written;
 	*ret_raw = raw;
 	return 0;
+}
+
+DEFINE_CLEANUP(ZSTD_DCtx *, ZSTD_freeDCtx)
+
+/**
+ * frames_equal_fd() - do zstd frames in a file decompress to what another file reads?
+ * @frames_fd: the frames, one or more back to back, read with pread()
+ * @offset: where they start in @frames_fd
+ * @size: their total size
+ * @skip: decompressed bytes at the start that are not compared (at most one buffer)
+ * @in_fd: read from its start to its end (/proc/kallsyms)
+ *
+ * Both are streamed COMPRESS_FD_OUT_BYTES at a time, neither is held
+ * whole: telling that a text is what was compressed before costs its read
+ * and a decompression, not a compression (kallsyms.c).
+ *
+ * Return: 1 if equal, 0 if not, -EBADMSG for damaged or truncated frames,
+ * -EINVAL, -ENOMEM, or a read's -errno.
+ */
+int frames_equal_fd(int frames_fd, uint64_t offset, uint64_t size, size_t skip, int in_fd)
+{
+	_cleanup_(ZSTD_freeDCtxp) ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	_cleanup_free_ uint8_t *buf = malloc(3 * COMPRESS_FD_OUT_BYTES);
+	uint8_t *zin = buf, *zout = buf + COMPRESS_FD_OUT_BYTES;
+	uint8_t *text = buf + 2 * COMPRESS_FD_OUT_BYTES;
+	ZSTD_inBuffer in = { .src = zin };
+	uint64_t read_so_far = 0;
+	size_t hint = 1;
+	bool out_full = false;
+	ssize_t k;
+
+	if (!dctx || !buf)
+		return -ENOMEM;
+	if (skip > COMPRESS_FD_OUT_BYTES)
+		return -EINVAL;
+	if (lseek(in_fd, 0, SEEK_SET) < 0)
+		return negative_errno();
+	for (;;) {
+		ZSTD_outBuffer out = { .dst = zout, .size = COMPRESS_FD_OUT_BYTES };
+
+		if (in.pos == in.size && read_so_far < size) {
+			size_t want = (size_t)MIN((uint64_t)COMPRESS_FD_OUT_BYTES, size - read_so_far);
+			int r = loop_pread_exact(frames_fd, zin, want, offset + read_so_far);
+
+			if (r < 0)
+				return r;
+			in = (ZSTD_inBuffer){ .src = zin, .size = want };
+			read_so_far += want;
+		} else if (in.pos == in.size && (!out_full || hint == 0)) {
+			break; /* every frame read, and zstd has nothing more to give */
+		}
+		hint = ZSTD_decompressStream(dctx, &out, &in);
+		if (ZSTD_isError(hint))
+			return -EBADMSG;
+		out_full = out.pos == out.size;
+		if (skip > 0) {
+			size_t n = MIN(skip, out.pos);
+
+			memmove(zout, zout + n, out.pos - n);
+			out.pos -= n;
+			skip -= n;
+		}
+		if (out.pos == 0)
+			continue;
+		k = loop_read(in_fd, text, out.pos);
+		if (k < 0)
+			return (int)k;
+		if ((size_t)k != out.pos || memcmp(text, zout, out.pos) != 0)
+			return 0;
+	}
+	if (hint != 0)
+		return -EBADMSG; /* the last frame ends early */
+	k = loop_read(in_fd, text, 1);
+	return k < 0 ? (int)k : k == 0;
 }
 
 const char *compress_version(void)

@@ -28,4 +28,5 @@ int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, siz
 
 int compress_fd(struct compressor *c, int level, unsigned window_log, int in_fd, size_t max,
 		int out_fd, uint64_t out_offset, size_t *ret_size, size_t *ret_raw);
+int frames_equal_fd(int frames_fd, uint64_t offset, uint64_t size, size_t skip, int in_fd);
 const char *compress_version(void);

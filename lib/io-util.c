@@ -97,6 +97,33 @@ int loop_write(int fd, const void *buf, size_t n)
 }
 
 /**
+ * loop_read() - read up to @n bytes at @fd's position: fewer only at its end.
+ * @fd: source
+ * @buf: destination
+ * @n: how many
+ *
+ * Return: bytes read, or -errno.
+ */
+ssize_t loop_read(int fd, void *buf, size_t n)
+{
+	uint8_t *p = buf;
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = read(fd, p + got, n - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	return (ssize_t)got;
+}
+
+/**
  * loop_read_exact() - read exactly @n bytes.
  * @fd: source
  * @buf: destination
@@ -106,22 +133,9 @@ int loop_write(int fd, const void *buf, size_t n)
  */
 int loop_read_exact(int fd, void *buf, size_t n)
 {
-	uint8_t *p = buf;
+	ssize_t k = loop_read(fd, buf, n);
 
-	while (n > 0) {
-		ssize_t k = read(fd, p, n);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			return -EIO;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	return k < 0 ? (int)k : (size_t)k == n ? 0 : -EIO;
 }
 
 /**

@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct iovec;
 
@@ -17,6 +18,7 @@ struct iovec;
 int wait_writable(int fd);
 int loop_write(int fd, const void *buf, size_t n);
 int loop_writev(int fd, struct iovec *iov, size_t n);
+ssize_t loop_read(int fd, void *buf, size_t n);
 int loop_read_exact(int fd, void *buf, size_t n);
 int loop_pread_exact(int fd, void *buf, size_t n, uint64_t offset);
 int loop_pwrite(int fd, const void *buf, size_t n, uint64_t offset);

@@ -1072,6 +1072,9 @@ def test_symbols_refreshed_while_capturing_not_at_the_stop():
     for /proc/kallsyms. The lifetime is cut to 3 s by a test hook."""
     ahead = "Reading the kernel's symbols ahead of the files"
     for_file = "Reading the kernel's symbols for a file"
+    kept = "The kernel's symbols are unchanged: the copy is kept"
+    with open("/proc/kallsyms", "rb") as f:
+        symbols_before = f.read()
     d = Daemon()
     d.daemon_env = dict(os.environ, FTRACED_TEST_HOOKS="1", FTRACED_TEST_SYMBOLS_LIFETIME_MS="3000")
     with daemon(d):
@@ -1089,6 +1092,14 @@ def test_symbols_refreshed_while_capturing_not_at_the_stop():
         _, stderr = rec.communicate(timeout=60)
         assert rec.returncode == 0, stderr
         assert for_file not in d.log(), d.log()[-3000:]
+        # Unchanged symbols are compared with the copy, not compressed again: the
+        # second read keeps it (unless the kernel's really changed meanwhile).
+        with open("/proc/kallsyms", "rb") as f:
+            if f.read() == symbols_before:
+                deadline = time.monotonic() + 60
+                while kept not in d.log():
+                    assert time.monotonic() < deadline, d.log()[-3000:]
+                    time.sleep(0.05)
         # The writers held the instance busy: the daemon removes it once they are gone.
         deadline = time.monotonic() + 30
         while session["instance"] in our_instances():

@@ -26,6 +26,7 @@
 #include "ftraced/macro.h"
 #include "lib/compress.h"
 #include "lib/rb-page.h"
+#include "lib/v7-format.h"
 #include "lib/v7-reader.h"
 #include "lib/v7-writer.h"
 #include "tests/unit/v7-fixture.h"
@@ -549,6 +550,69 @@ static void test_sealed_kallsyms(void)
 	printf("ok: kallsyms sealed once, in two frames, read back by libtracecmd\n");
 }
 
+/* @text in a memfd of its own, read from its start by frames_equal_fd(). */
+static int text_fd(const char *text, size_t n)
+{
+	int fd = memfd_create("text", MFD_CLOEXEC);
+
+	assert(fd >= 0 && write(fd, text, n) == (ssize_t)n);
+	return fd;
+}
+
+/*
+ * The daemon keeps its symbol copy when /proc/kallsyms still reads the
+ * same: frames_equal_fd() streams the sealed body (two frames, the u32
+ * size skipped) against the text. Any change, a longer or shorter text
+ * and a damaged copy all say "not the same" or an error, never "same".
+ */
+static void test_sealed_compared(void)
+{
+	const size_t n = 3u << 20; /* many of its 64 KiB buffers, as /proc/kallsyms */
+	char *text = malloc(n), *other = malloc(n + 1);
+	struct v7_region body;
+	uint64_t frames, size;
+	uint8_t byte;
+	int fd;
+
+	assert(text && other);
+	for (size_t i = 0, line = 0; i < n; line++)
+		i += (size_t)snprintf(text + i, n - i, "ffffffff%08zx T symbol_%zu\n", line * 16, line);
+	body = seal_text(text, n);
+	frames = body.offset + V7_BLOCK_HDR_SIZE;
+	size = body.size - V7_BLOCK_HDR_SIZE;
+	fd = text_fd(text, n);
+	assert(frames_equal_fd(body.fd, frames, size, 4, fd) == 1);
+	/* Read from the start again, whatever the fd's position. */
+	assert(frames_equal_fd(body.fd, frames, size, 4, fd) == 1);
+	close(fd);
+	memcpy(other, text, n);
+	other[n / 2] ^= 1;
+	fd = text_fd(other, n);
+	assert(frames_equal_fd(body.fd, frames, size, 4, fd) == 0);
+	close(fd);
+	other[n / 2] ^= 1;
+	other[n] = 'x';
+	fd = text_fd(other, n + 1);
+	assert(frames_equal_fd(body.fd, frames, size, 4, fd) == 0);
+	close(fd);
+	fd = text_fd(text, n - 1);
+	assert(frames_equal_fd(body.fd, frames, size, 4, fd) == 0);
+	close(fd);
+	/* Frames cut short or damaged (the content checksum catches what zstd does not). */
+	fd = text_fd(text, n);
+	assert(frames_equal_fd(body.fd, frames, size - 1, 4, fd) < 0);
+	assert(pread(body.fd, &byte, 1, (off_t)(frames + size / 2)) == 1);
+	byte ^= 0x40;
+	assert(pwrite(body.fd, &byte, 1, (off_t)(frames + size / 2)) == 1);
+	assert(frames_equal_fd(body.fd, frames, size, 4, fd) != 1);
+	assert(frames_equal_fd(body.fd, frames, size, 64u * 1024u + 1, fd) == -EINVAL);
+	close(fd);
+	close(body.fd);
+	free(text);
+	free(other);
+	printf("ok: a sealed copy compared with its text: same, changed, longer, shorter, damaged\n");
+}
+
 int main(void)
 {
 	static const uint32_t page_sizes[] = { 4096, 8192, 16384 };
@@ -560,6 +624,7 @@ int main(void)
 		test_in_place(page_sizes[i]);
 	}
 	test_sealed_kallsyms();
+	test_sealed_compared();
 	printf("v7-writer: all tests passed\n");
 	return 0;
 }
