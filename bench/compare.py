@@ -53,6 +53,7 @@ FTRACED = os.path.join(BUILD, "daemon", "ftraced")
 FTRACECTL = os.path.join(BUILD, "client", "ftracectl")
 LOADGEN = os.path.join(BUILD, "bench", "ftraced-loadgen")
 COUNTER = os.path.join(BUILD, "bench", "ftraced-count")
+PHYSICAL = os.path.join(BUILD, "bench", "ftraced-physical")
 TRACING = "/sys/kernel/tracing"
 CPUS = list(range(os.cpu_count()))
 
@@ -224,6 +225,66 @@ def run_tracecmd(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
 WARM = None  # (daemon, env) of the one long-running daemon with --warm
 
 
+def ftraced_subbuf_kb(buffer_kb):
+    """The sub-buffer size ftraced picks for a ring when none is asked for
+    (session-config.c: 32 KiB, halved until the ring holds 32 of them)."""
+    kb = 32
+    while kb > 4 and kb * 32 > buffer_kb:
+        kb //= 2
+    return kb
+
+
+def ftraced_wake_percent(buffer_kb):
+    """buffer_percent as ftraced sets it: a 512 KiB batch, rounded up, 1-50."""
+    return min(50, max(1, -(-512 * 100 // buffer_kb)))
+
+
+def run_physical(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
+    """The floor: bench/ftraced-physical (splice, zstd at LEVEL, write) on an
+    instance set up as ftraced sets its own. No file format: found = the
+    events the kernel handed to it."""
+    instance = "ftraced-bench-phys-%d" % os.getpid()
+    path = os.path.join(TRACING, "instances", instance)
+    out_dir = os.path.join(tmp, "phys")
+    os.makedirs(out_dir)
+    os.mkdir(path)
+    proc = sampler = None
+    try:
+        settings = [("buffer_subbuf_size_kb", subbuf_kb or ftraced_subbuf_kb(buffer_kb)),
+                    ("buffer_size_kb", buffer_kb),
+                    ("buffer_percent", ftraced_wake_percent(buffer_kb))]
+        for name, value in settings:
+            if name == "buffer_subbuf_size_kb" and not os.path.exists(os.path.join(path, name)):
+                continue
+            with open(os.path.join(path, name), "w") as f:
+                f.write("%d\n" % value)
+        proc = subprocess.Popen([PHYSICAL, path, str(level), os.path.join(out_dir, "raw")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("ftraced-physical failed: " + proc.stderr.read())
+        sampler = Sampler(proc.pid, out_dir, None)
+        sampler.start()
+        written, failed = run_generators(instance, rate, seconds)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        cpu_s = wait_exit(proc)
+        stop_s = time.monotonic() - t0
+        sampler.finish()
+        if proc.returncode != 0:
+            raise RuntimeError("ftraced-physical failed: " + proc.stderr.read())
+        fields = dict(kv.split("=") for kv in proc.stdout.read().split())
+    finally:
+        if sampler and sampler.is_alive():
+            sampler.finish()
+        if proc and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.rmdir(path)
+    out = int(fields["out"]) / 2 ** 20
+    return dict(generated=written, refused=failed, found=int(fields["events"]), cpu_s=cpu_s,
+                rss_mib=sampler.peak_kib / 1024, out_mib=out, written_mib=out, stop_s=stop_s)
+
+
 def daemon_cpu_s(pid):
     """CPU seconds (user+sys) a live process has used so far, all threads, dead ones too."""
     with open("/proc/%d/stat" % pid) as f:
@@ -335,7 +396,7 @@ def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
                 kernel_lost=summary["lost_events"])
 
 
-RECORDERS = {"trace-cmd": run_tracecmd, "ftraced": run_ftraced}
+RECORDERS = {"trace-cmd": run_tracecmd, "ftraced": run_ftraced, "physical": run_physical}
 METRICS = ["generated", "found", "lost", "cpu_s", "cpu_ns_per_event", "rss_mib", "out_mib",
            "written_mib", "stop_s"]
 
@@ -356,11 +417,17 @@ def main():
                     help="ftraced's sub-buffer size (trace-cmd 3.1.6 has no such option)")
     ap.add_argument("--warm", action="store_true",
                     help="one ftraced daemon for all runs, as it runs on a server (see above)")
+    ap.add_argument("--recorders", default="trace-cmd,ftraced",
+                    help="which recorders run: trace-cmd, ftraced, physical (the floor: "
+                         "bench/ftraced-physical, splice and zstd at --level only)")
     ap.add_argument("--json", help="also write all raw results here")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench/compare.py needs root")
-    for path in (FTRACED, FTRACECTL, LOADGEN, COUNTER):
+    args.recorders = args.recorders.split(",")
+    if not set(args.recorders) <= set(RECORDERS) or "ftraced" not in args.recorders:
+        sys.exit("--recorders: ftraced and any of %s" % ", ".join(RECORDERS))
+    for path in (FTRACED, FTRACECTL, LOADGEN, COUNTER, PHYSICAL):
         if not os.path.exists(path):
             sys.exit("missing %s: build first (meson setup build && ninja -C build)" % path)
 
@@ -386,7 +453,7 @@ def run_all(args):
     rates = [int(r) for r in args.rates.split(",")]
     for rate in rates:
         for run in range(args.runs):
-            order = list(RECORDERS) if run % 2 == 0 else list(reversed(list(RECORDERS)))
+            order = args.recorders if run % 2 == 0 else list(reversed(args.recorders))
             for name in order:
                 with tempfile.TemporaryDirectory(prefix="ftraced-bench-", dir="/var/tmp") as tmp:
                     r = RECORDERS[name](tmp, rate, args.seconds, args.buffer_kb, args.rt,
@@ -421,7 +488,7 @@ def report(args, results):
     print("|" + "---|" * (len(METRICS) + 2))
     for rate in rates:
         med = {}
-        for name in RECORDERS:
+        for name in args.recorders:
             rows = [r for r in results if r["rate"] == rate and r["recorder"] == name]
             med[name] = {m: statistics.median(r[m] for r in rows) for m in METRICS}
             cells = []
@@ -429,11 +496,16 @@ def report(args, results):
                 v = med[name][m]
                 cells.append("%d" % v if m in ("generated", "found", "lost") else "%.3f" % v)
             print("| %s | %s | %s |" % (rate or "flat out", name, " | ".join(cells)))
-        ratio = []
-        for m in METRICS:
-            a, b = med["ftraced"][m], med["trace-cmd"][m]
-            ratio.append("%.2f" % (a / b) if b and m not in ("generated", "found", "lost") else "")
-        print("| %s | ftraced/trace-cmd | %s |" % (rate or "flat out", " | ".join(ratio)))
+        for a_name, b_name in (("ftraced", "trace-cmd"), ("ftraced", "physical"),
+                               ("physical", "trace-cmd")):
+            if a_name not in med or b_name not in med:
+                continue
+            ratio = []
+            for m in METRICS:
+                a, b = med[a_name][m], med[b_name][m]
+                ratio.append("%.2f" % (a / b) if b and m not in ("generated", "found", "lost")
+                             else "")
+            print("| %s | %s/%s | %s |" % (rate or "flat out", a_name, b_name, " | ".join(ratio)))
 
 
 if __name__ == "__main__":
