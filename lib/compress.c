@@ -38,7 +38,7 @@ struct compressor {
 /* Sets @level, with compressor_for_chunks()'s parameters on top if it was called. */
 static int set_level(struct compressor *c, int level)
 {
-	ZSTD_compressionParameters p;
+	ZSTD_compressionParameters p, whole;
 
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level)))
 		return -EINVAL;
@@ -46,6 +46,10 @@ static int set_level(struct compressor *c, int level)
 	if (!c->chunk_tables)
 		return 0;
 	p = ZSTD_getCParams(level, COMPRESS_CHUNK_TABLES_FOR, 0);
+	/* Never larger than zstd's own for a whole chunk: at level 1 those are smaller. */
+	whole = ZSTD_getCParams(level, 1u << COMPRESS_CHUNK_WINDOW_LOG, 0);
+	p.hashLog = MIN(p.hashLog, whole.hashLog);
+	p.chainLog = MIN(p.chainLog, whole.chainLog);
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_windowLog, COMPRESS_CHUNK_WINDOW_LOG)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_hashLog, (int)p.hashLog)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_chainLog, (int)p.chainLog)) ||
@@ -104,7 +108,10 @@ int compressor_new(struct compressor **ret)
  *   level 1, tables for 128 KiB      8.72 MB           0.55 MB
  *   level 1, tables for 16 KiB       8.53 MB           0.65 MB
  *
- * against 9.16 MB in 128 KiB chunks at level 3.
+ * against 9.16 MB in 128 KiB chunks at level 3. Only at level 1 does zstd
+ * pick smaller tables for the whole chunk (a 2^14 hash table, not 2^15);
+ * those are kept, with the 16 KiB input's match length: 7-8% less CPU in
+ * the daemon for the same size.
  *
  * Return: 0 or -EINVAL.
  */
