@@ -427,7 +427,8 @@ def main():
     args.recorders = args.recorders.split(",")
     if not set(args.recorders) <= set(RECORDERS) or "ftraced" not in args.recorders:
         sys.exit("--recorders: ftraced and any of %s" % ", ".join(RECORDERS))
-    for path in (FTRACED, FTRACECTL, LOADGEN, COUNTER, PHYSICAL):
+    for path in (FTRACED, FTRACECTL, LOADGEN, COUNTER) + \
+            ((PHYSICAL,) if "physical" in args.recorders else ()):
         if not os.path.exists(path):
             sys.exit("missing %s: build first (meson setup build && ninja -C build)" % path)
 
