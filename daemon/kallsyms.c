@@ -376,12 +376,16 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec, bool ahead)
 	k->modules = TAKE_PTR(modules);
 	k->n_modules = n_modules;
 	k->read_usec = now;
+	log_debug("The kernel's symbols are read: %zu bytes, %" PRIu64 " compressed, in %" PRIu64
+		  " ms", n_text, body.size, (monotonic_usec() - now) / 1000);
 	return 0;
 }
 
 /**
  * kallsyms_read_sealed() - the symbols as a zstd file's KALLSYMS section body.
  * @k: kallsyms, or NULL (no symbols)
+ * @any_age: a copy of any age will do, while /proc/modules is unchanged: for
+ *           a file without events, which refers to no address
  * @ret: a reference to the section for v7_file.kallsyms_sealed, for the
  *       caller to drop with kallsyms_section_unref(); NULL when there are no symbols
  *
@@ -391,7 +395,7 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec, bool ahead)
  *
  * Return: 0 (also without symbols) or -errno.
  */
-int kallsyms_read_sealed(struct kallsyms *k, struct kallsyms_section **ret)
+int kallsyms_read_sealed(struct kallsyms *k, bool any_age, struct kallsyms_section **ret)
 {
 	int r;
 
@@ -399,7 +403,7 @@ int kallsyms_read_sealed(struct kallsyms *k, struct kallsyms_section **ret)
 	if (!k || k->fd < 0)
 		return 0;
 	pthread_mutex_lock(&k->lock);
-	r = refresh(k, k->lifetime, /* ahead= */ false);
+	r = refresh(k, any_age ? UINT64_MAX : k->lifetime, /* ahead= */ false);
 	if (r >= 0) {
 		atomic_fetch_add_explicit(&k->sealed->refs, 1, memory_order_relaxed);
 		*ret = k->sealed;
@@ -411,12 +415,13 @@ int kallsyms_read_sealed(struct kallsyms *k, struct kallsyms_section **ret)
 /**
  * kallsyms_read() - the symbols as text, for uncompressed files.
  * @k: kallsyms, or NULL (no symbols)
+ * @any_age: see kallsyms_read_sealed()
  * @ret: the text, NUL-terminated, for the caller to free; NULL when there is none
  * @ret_size: its length
  *
  * Thread-safe. Return: 0 (also without symbols) or -errno.
  */
-int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size)
+int kallsyms_read(struct kallsyms *k, bool any_age, char **ret, size_t *ret_size)
 {
 	_cleanup_free_ uint8_t *body = NULL;
 	const struct v7_region *sealed;
@@ -429,7 +434,7 @@ int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size)
 	if (!k || k->fd < 0)
 		return 0;
 	pthread_mutex_lock(&k->lock);
-	r = refresh(k, k->lifetime, /* ahead= */ false);
+	r = refresh(k, any_age ? UINT64_MAX : k->lifetime, /* ahead= */ false);
 	sealed = r >= 0 ? &k->sealed->body : NULL;
 	/* The section body decompresses to the u32 size, then the text. */
 	body = r >= 0 ? malloc(sealed->size) : NULL;

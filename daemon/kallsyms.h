@@ -31,7 +31,7 @@ struct kallsyms *kallsyms_free(struct kallsyms *k);
 DEFINE_CLEANUP(struct kallsyms *, kallsyms_free)
 bool kallsyms_has_addresses(const struct kallsyms *k);
 bool kallsyms_shown_to_users(void);
-int kallsyms_read(struct kallsyms *k, char **ret, size_t *ret_size);
-int kallsyms_read_sealed(struct kallsyms *k, struct kallsyms_section **ret);
+int kallsyms_read(struct kallsyms *k, bool any_age, char **ret, size_t *ret_size);
+int kallsyms_read_sealed(struct kallsyms *k, bool any_age, struct kallsyms_section **ret);
 void kallsyms_prefetch(struct kallsyms *k, unsigned part);
 void kallsyms_set_lifetime(struct kallsyms *k, uint64_t usec);

@@ -109,12 +109,15 @@ static int add_format(struct v7_blob **blobs, size_t *n, const char *system, con
  * @events: the session's events (sorted by system), which must outlive @m
  * @ks: where symbols come from (NULL: none)
  * @zstd: for a compressed file: symbols as their compressed section
+ * @no_events: the file holds no event, so no address: the symbols' cached
+ *             copy will do however old it is (a session whose events never
+ *             fired is not kept waiting at its stop for /proc/kallsyms)
  *
  * Return: 0 or -errno. A missing kallsyms or printk_formats is not an
  * error (both sections may be empty).
  */
 int global_meta_read(struct global_meta *m, const struct event_list *events,
-		     struct kallsyms *ks, bool zstd)
+		     struct kallsyms *ks, bool zstd, bool no_events)
 {
 	struct utsname u;
 	char **ftrace;
@@ -154,8 +157,8 @@ int global_meta_read(struct global_meta *m, const struct event_list *events,
 		k++;
 	}
 
-	r = zstd ? kallsyms_read_sealed(ks, &m->kallsyms_sealed) :
-		   kallsyms_read(ks, &m->kallsyms, &m->n_kallsyms);
+	r = zstd ? kallsyms_read_sealed(ks, no_events, &m->kallsyms_sealed) :
+		   kallsyms_read(ks, no_events, &m->kallsyms, &m->n_kallsyms);
 	if (r < 0)
 		log_warning_errno(r, "Reading /proc/kallsyms failed, writing no symbols: %m");
 	r = read_top("printk_formats", &m->printk, &m->n_printk);

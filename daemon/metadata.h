@@ -48,7 +48,7 @@ struct global_meta {
 int instance_meta_read(struct instance_meta *m, struct instance *i);
 void instance_meta_done(struct instance_meta *m);
 int global_meta_read(struct global_meta *m, const struct event_list *events,
-		     struct kallsyms *ks, bool zstd);
+		     struct kallsyms *ks, bool zstd, bool no_events);
 void global_meta_done(struct global_meta *m);
 void metadata_to_v7(const struct instance_meta *im, const struct global_meta *gm,
 		    struct v7_file *f);

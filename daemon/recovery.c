@@ -392,7 +392,8 @@ static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, cons
 		return dir_fd;
 	snprintf(tmp, sizeof(tmp), ".%.200s.tmp", name);
 	fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
-	r = fd < 0 ? negative_errno() : global_meta_read(&gm, &p->events, ks, p->zstd);
+	r = fd < 0 ? negative_errno() :
+		     global_meta_read(&gm, &p->events, ks, p->zstd, /* no_events= */ false);
 	if (r >= 0) {
 		f = (struct v7_file){
 			.compression = p->zstd ? V7_COMPRESSION_ZSTD : V7_COMPRESSION_NONE,

@@ -606,6 +606,16 @@ static int finish_mirror(struct segment *s, struct v7_file *f, struct v7_cpu_dat
 	return v7_write(s->out_fd, f, &s->file_bytes);
 }
 
+/* What the segment holds, all CPUs together: 0 when no event was captured. */
+static uint64_t segment_bytes(const struct segment *s)
+{
+	uint64_t bytes = 0;
+
+	for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++)
+		bytes += s->cpus[cpu].bytes;
+	return bytes;
+}
+
 static void *assembler_main(void *userdata)
 {
 	struct segment *s = userdata;
@@ -624,7 +634,8 @@ static void *assembler_main(void *userdata)
 	if (r >= 0 && s->memory)
 		r = prepare_snapshot(s, s->env.imeta->subbuf_size);
 	if (r >= 0)
-		r = global_meta_read(&gm, s->env.events, s->env.kallsyms, s->env.zstd);
+		r = global_meta_read(&gm, s->env.events, s->env.kallsyms, s->env.zstd,
+				     segment_bytes(s) == 0);
 	t_meta = monotonic_usec();
 	if (r >= 0) {
 		metadata_to_v7(s->env.imeta, &gm, &f);

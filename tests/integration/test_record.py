@@ -1115,6 +1115,46 @@ def test_symbols_refreshed_while_capturing_not_at_the_stop():
                 "CPU %d: %d markers, not a gap-free prefix" % (cpu, len(numbers))
 
 
+def test_symbols_of_any_age_for_a_file_without_events():
+    """A session whose events never fire has no progress to refresh the symbols on (and
+    no timer, target 6): stopped once they are past their lifetime (3 s, a test hook),
+    its file refers to no address, so the cached copy goes in as it is and the stop does
+    not read /proc/kallsyms. A session with events, stopped as late, reads them."""
+    for_file = "Reading the kernel's symbols for a file"
+    done = ("The kernel's symbols are read:", "The kernel's symbols are unchanged")
+    d = Daemon()
+    d.daemon_env = dict(os.environ, FTRACED_TEST_HOOKS="1", FTRACED_TEST_SYMBOLS_LIFETIME_MS="3000")
+    with daemon(d):
+        for with_events in (False, True):
+            out = os.path.join(d.dir, "idle%d.dat" % with_events)
+            rec = d.record_background("-e", "ftrace:print", "-o", out)
+            session = d.wait_running()
+            # Every read begun (the start refreshes a copy past its lifetime) is over...
+            deadline = time.monotonic() + 60
+            while d.log().count("Reading the kernel's symbols") > \
+                    sum(d.log().count(line) for line in done):
+                assert time.monotonic() < deadline, d.log()[-3000:]
+                time.sleep(0.05)
+            # ... and the copy is past its lifetime by the stop.
+            read_at = time.monotonic()
+            written = markers(session["instance"], CPUS, 10) if with_events else {}
+            while time.monotonic() < read_at + 3.5:
+                time.sleep(0.1)
+            log_before_stop = len(d.log())
+            d.ctl("stop", session["name"])
+            _, stderr = rec.communicate(timeout=60)
+            assert rec.returncode == 0, stderr
+            stop_log = d.log()[log_before_stop:]
+            if with_events:
+                check_markers_file(out, written)
+                assert for_file in stop_log, stop_log[-3000:]
+            else:
+                check_events(out)
+                assert event_lines(report(out)) == []
+                assert for_file not in stop_log, stop_log[-3000:]
+            assert_real_kallsyms(out)
+
+
 def test_recovery_refuses_planted_links():
     """A state directory an attacker wrote into: a recipe whose target goes through a
     symlinked directory, a spool file hard-linked to a file elsewhere, a spool named with
