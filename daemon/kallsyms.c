@@ -9,7 +9,8 @@
  * /proc/modules is unchanged and the copy is younger than
  * KALLSYMS_CACHE_USEC (symbols of BPF programs loaded since may be missing
  * from a file for that long). An older copy is checked against the text
- * and kept if it still matches, which spares compressing it again.
+ * and kept if it still matches, which spares compressing it again. A file
+ * without events refers to no address: it takes the copy at any age.
  *
  * The copy is a compressed section body in an unlinked file of the state
  * directory (kallsyms_store_in()): written once as the text is read,
