@@ -242,7 +242,7 @@ def ftraced_wake_percent(buffer_kb):
 def run_physical(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
     """The floor: bench/ftraced-physical (splice, zstd at LEVEL, write) on an
     instance set up as ftraced sets its own. No file format: found = the
-    events the kernel handed to it."""
+    events the kernel handed to it. RT is not used: the floor runs unprioritised."""
     instance = "ftraced-bench-phys-%d" % os.getpid()
     path = os.path.join(TRACING, "instances", instance)
     out_dir = os.path.join(tmp, "phys")

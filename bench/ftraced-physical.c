@@ -26,7 +26,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +33,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 #include <zstd.h>
+
+#include "lib/io-util.h"
 
 #define BATCH_BYTES (512u * 1024u) /* ftraced's chunk (CHUNK_TARGET_BYTES) */
 #define PIPE_BYTES (1u << 20)
@@ -71,21 +72,16 @@ static void on_signal(int sig)
 static int flush_batch(struct reader *r)
 {
 	size_t n;
+	int e;
 
 	if (r->n_batch == 0)
 		return 0;
 	n = ZSTD_compressCCtx(r->cctx, r->dst, r->dst_cap, r->batch, r->n_batch, r->level);
 	if (ZSTD_isError(n))
 		return -EIO;
-	for (size_t off = 0; off < n;) {
-		ssize_t k = write(r->out_fd, (uint8_t *)r->dst + off, n - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		off += (size_t)k;
-	}
+	e = loop_write(r->out_fd, r->dst, n);
+	if (e < 0)
+		return e;
 	r->raw += r->n_batch;
 	r->out += n;
 	r->n_batch = 0;
@@ -97,17 +93,14 @@ static int take_from_pipe(struct reader *r, size_t n)
 {
 	while (n > 0) {
 		size_t want = BATCH_BYTES - r->n_batch < n ? BATCH_BYTES - r->n_batch : n;
-		ssize_t k = read(r->pipe_fd[0], r->batch + r->n_batch, want);
+		int e = loop_read_exact(r->pipe_fd[0], r->batch + r->n_batch, want);
 
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		r->n_batch += (size_t)k;
-		n -= (size_t)k;
+		if (e < 0)
+			return e;
+		r->n_batch += want;
+		n -= want;
 		if (r->n_batch == BATCH_BYTES) {
-			int e = flush_batch(r);
-
+			e = flush_batch(r);
 			if (e < 0)
 				return e;
 		}

@@ -481,7 +481,7 @@ static void *prefetch_main(void *userdata)
  * capture) and as its data grows (2, so its stop, a snapshot or a segment
  * at any time finds a copy ready); a flight recorder also when a snapshot
  * is asked for (1: the read then overlaps the drain). No timer of its own:
- * a session whose events do not fire reads them at its stop.
+ * a session whose events do not fire needs none (its file takes any copy).
  * Main thread; a prefetch still running is left to finish.
  */
 void kallsyms_prefetch(struct kallsyms *k, unsigned part)

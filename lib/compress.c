@@ -326,7 +326,7 @@ int frames_equal_fd(int frames_fd, uint64_t offset, uint64_t size, size_t skip, 
 	uint8_t *text = buf + 2 * COMPRESS_FD_OUT_BYTES;
 	ZSTD_inBuffer in = { .src = zin };
 	uint64_t read_so_far = 0;
-	size_t hint = 1;
+	size_t hint = 1, from;
 	bool out_full = false;
 	ssize_t k;
 
@@ -354,19 +354,14 @@ int frames_equal_fd(int frames_fd, uint64_t offset, uint64_t size, size_t skip, 
 		if (ZSTD_isError(hint))
 			return -EBADMSG;
 		out_full = out.pos == out.size;
-		if (skip > 0) {
-			size_t n = MIN(skip, out.pos);
-
-			memmove(zout, zout + n, out.pos - n);
-			out.pos -= n;
-			skip -= n;
-		}
-		if (out.pos == 0)
+		from = MIN(skip, out.pos);
+		skip -= from;
+		if (out.pos == from)
 			continue;
-		k = loop_read(in_fd, text, out.pos);
+		k = loop_read(in_fd, text, out.pos - from);
 		if (k < 0)
 			return (int)k;
-		if ((size_t)k != out.pos || memcmp(text, zout, out.pos) != 0)
+		if ((size_t)k != out.pos - from || memcmp(text, zout + from, out.pos - from) != 0)
 			return 0;
 	}
 	if (hint != 0)
