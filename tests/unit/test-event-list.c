@@ -1,16 +1,86 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Event specifications as typed by users, split without a kernel. */
+/*
+ * Event specifications as typed by users, split without a kernel, and
+ * expanded against a tracing directory made here: the kernel's listing is
+ * what decides, so a fake one shows what is refused.
+ */
 #undef NDEBUG
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "daemon/event-list.h"
 
 static int split(const char *spec, char *sys, char *ev)
 {
 	return event_spec_split(spec, sys, FTRACED_NAME_MAX + 1, ev, FTRACED_EVENT_SPEC_MAX + 1);
+}
+
+static void make(const char *root, const char *rel, bool dir)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (dir) {
+		assert(mkdir(path, 0755) == 0);
+		return;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert(fd >= 0);
+	close(fd);
+}
+
+static int expand(const char *root, struct event_list *l, const char *spec)
+{
+	static const char *const deliverable[] = { "print", NULL };
+	static const struct ftrace_offer ftrace = { .events = deliverable };
+
+	return event_list_expand(l, root, spec, NULL, &ftrace, 16);
+}
+
+/* events/ holds systems (directories) and files that are not systems. */
+static void test_expand_against_a_listing(void)
+{
+	char root[] = "/tmp/ftraced-test-events-XXXXXX", cmd[PATH_MAX + 16];
+	struct event_list l = {};
+
+	assert(mkdtemp(root));
+	make(root, "events", true);
+	make(root, "events/enable", false);
+	make(root, "events/header_page", false);
+	make(root, "events/sched", true);
+	make(root, "events/sched/enable", false);
+	make(root, "events/sched/sched_switch", true);
+	make(root, "events/sched/sched_wakeup", true);
+	make(root, "events/ftrace", true); /* no enable file, as in the kernel */
+	make(root, "events/ftrace/print", true);
+	make(root, "events/ftrace/function", true);
+
+	assert(expand(root, &l, "sched:sched_switch") == 0 && l.n == 1);
+	assert(expand(root, &l, "sched") == 0 && l.n == 2);
+	assert(strcmp(l.events[1].event, "sched_wakeup") == 0);
+	assert(expand(root, &l, "ftrace:print") == 0 && l.n == 3);
+	assert(expand(root, &l, "ftrace:function") == -EOPNOTSUPP);
+	assert(expand(root, &l, "sched:nosuch") == -ENOENT);
+	assert(expand(root, &l, "nosuch") == -ENOENT);
+	/* Files in events/ and the directory's own entries are not systems. */
+	assert(expand(root, &l, "enable") == -ENOENT);
+	assert(expand(root, &l, "header_page:x") == -ENOENT);
+	assert(expand(root, &l, "..") == -ENOENT);
+	assert(expand(root, &l, ".:sched") == -ENOENT);
+	assert(l.n == 3);
+	event_list_done(&l);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert(system(cmd) == 0);
 }
 
 int main(void)
@@ -32,6 +102,7 @@ int main(void)
 	long_sys[sizeof(long_sys) - 1] = '\0';
 	assert(split(long_sys, sys, ev) == -EINVAL);
 
+	test_expand_against_a_listing();
 	printf("event-list: all tests passed\n");
 	return 0;
 }
