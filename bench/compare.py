@@ -25,7 +25,8 @@ With --warm, ftraced is one daemon started before the first run (and warmed
 by one short capture), as on a server where it runs all the time: its
 cpu_s is then what the daemon spent from the record request until it is
 idle again, the session's instance removed and the next one prepared
-(/proc/PID/stat, 10 ms ticks), plus ftracectl's, and its
+(its ftraced_cpu_seconds_total metric, to the microsecond; /proc/PID/stat's
+10 ms ticks from a daemon without it), plus ftracectl's, and its
 symbols come from the daemon's cache when the previous capture read them
 less than a minute before. Without it, every run starts a fresh daemon and
 counts all of its CPU, start-up and a cold symbol read included.
@@ -286,10 +287,21 @@ def run_physical(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
 
 
 def daemon_cpu_s(pid):
-    """CPU seconds (user+sys) a live process has used so far, all threads, dead ones too."""
+    """CPU seconds (user+sys) a live process has used so far, all threads, dead ones too,
+    in 10 ms clock ticks."""
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ftraced_cpu_s(daemon, env):
+    """The daemon's CPU seconds to the microsecond (its ftraced_cpu_seconds_total
+    metric); /proc's clock ticks from a daemon too old to report it."""
+    out = subprocess.run([FTRACECTL, "metrics"], env=env, capture_output=True, text=True)
+    for line in out.stdout.splitlines():
+        if line.startswith("ftraced_cpu_seconds_total "):
+            return float(line.split()[1])
+    return daemon_cpu_s(daemon.pid)
 
 
 def wait_idle(pid):
@@ -356,7 +368,7 @@ def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
     os.makedirs(out_dir)
     out = os.path.join(out_dir, "trace.dat")
     daemon, env = WARM or start_daemon(tmp, rt)
-    cpu_before = daemon_cpu_s(daemon.pid) if WARM else 0
+    cpu_before = ftraced_cpu_s(daemon, env) if WARM else 0
     sampler = None
     try:
         sampler = Sampler(daemon.pid, tmp, "trace.dat")
@@ -376,7 +388,7 @@ def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
             # The session's instance goes after the answer, and the next one is
             # prepared: count that too.
             wait_session_gone(daemon, env)
-            daemon_s = daemon_cpu_s(daemon.pid) - cpu_before
+            daemon_s = ftraced_cpu_s(daemon, env) - cpu_before
         else:
             daemon.send_signal(signal.SIGTERM)
             daemon_s = wait_exit(daemon)

@@ -75,7 +75,7 @@ def one_run(daemon, env, rate, seconds, args):
         try:
             tc, tc_instance, tc_out = compare.start_tracecmd(tmp, args.buffer_kb)
             compare.wait_tracecmd(tc_instance)
-            daemon_before = compare.daemon_cpu_s(daemon.pid)
+            daemon_before = compare.ftraced_cpu_s(daemon, env)
             ft_out = os.path.join(tmp, "ft.dat")
             ft, session = compare.start_record(env, ft_out, args.buffer_kb, args.level,
                                                subbuf_kb=args.subbuf_kb)
@@ -86,7 +86,7 @@ def one_run(daemon, env, rate, seconds, args):
             if ft.returncode != 0:
                 raise RuntimeError("ftracectl record failed: " + ft.stderr.read())
             compare.wait_session_gone(daemon, env)
-            ft_cpu += compare.daemon_cpu_s(daemon.pid) - daemon_before
+            ft_cpu += compare.ftraced_cpu_s(daemon, env) - daemon_before
         finally:
             for proc in (tc, ft):
                 if proc and proc.poll() is None:

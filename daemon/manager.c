@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -599,6 +600,7 @@ static void describe_daemon(struct manager *m, struct ctl_builder *b)
 	const struct ctl_server_counters *sc = ctl_server_counters(m->server);
 	uint64_t now = 0;
 	struct ftraced_daemon_counters d;
+	struct timespec cpu;
 
 	sd_event_now(m->event, CLOCK_MONOTONIC, &now);
 	d = (struct ftraced_daemon_counters){
@@ -611,6 +613,10 @@ static void describe_daemon(struct manager *m, struct ctl_builder *b)
 	};
 	runner_counts(m->runner, &d.hooks_run, &d.hooks_failed);
 	ctl_put_daemon_counters(b, &d);
+	/* Every thread's, those that ended too, to the nanosecond (/proc's are clock ticks). */
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0)
+		ctl_put_u64(b, FTRACED_ATTR_DAEMON_CPU,
+			    (uint64_t)cpu.tv_sec * 1000000 + (uint64_t)cpu.tv_nsec / 1000);
 }
 
 /* A SESSIONS reply: the daemon, then every session or only the one named @only. */

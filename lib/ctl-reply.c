@@ -262,6 +262,14 @@ int ctl_reply_decode(const void *buf, size_t n, struct reply *ret)
 			ret->has_daemon = true;
 			continue;
 		}
+		if (a.type == FTRACED_ATTR_DAEMON_CPU) {
+			if (ctl_attr_u64(&a, &ret->daemon_cpu_usec) < 0) {
+				reply_done(ret);
+				return -EBADMSG;
+			}
+			ret->has_daemon_cpu = true;
+			continue;
+		}
 		if (a.type != FTRACED_ATTR_PENDING_INSTANCE ||
 		    ctl_attr_string(&a, FTRACED_MESSAGE_MAX, line) < 0)
 			continue;

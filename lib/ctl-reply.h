@@ -81,6 +81,8 @@ struct reply {
 	/* LIST, STATUS: the daemon's own counters */
 	bool has_daemon;
 	struct ftraced_daemon_counters daemon;
+	bool has_daemon_cpu;
+	uint64_t daemon_cpu_usec; /* DAEMON_CPU */
 };
 
 int ctl_reply_decode(const void *buf, size_t n, struct reply *ret);

@@ -206,6 +206,11 @@ static void write_daemon(FILE *f, const struct reply *rep)
 
 	family(f, "ftraced_uptime_seconds", "gauge", "Time since the daemon started.");
 	fprintf(f, "ftraced_uptime_seconds %.3f\n", (double)d->uptime_ms / 1000);
+	if (rep->has_daemon_cpu) {
+		family(f, "ftraced_cpu_seconds_total", "counter",
+		       "CPU time the daemon has used, user and system, all its threads.");
+		fprintf(f, "ftraced_cpu_seconds_total %.6f\n", (double)rep->daemon_cpu_usec / 1e6);
+	}
 	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
 		family(f, rows[k].name, rows[k].type, rows[k].help);
 		fprintf(f, "%s %llu\n", rows[k].name, (unsigned long long)rows[k].value);

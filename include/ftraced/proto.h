@@ -152,6 +152,7 @@ enum ftraced_attr {
 	/* Replies only, from 64 on. */
 	FTRACED_ATTR_SESSION_COUNTERS = 64, /* struct ftraced_session_counters */
 	FTRACED_ATTR_DAEMON_COUNTERS,       /* struct ftraced_daemon_counters, before the sessions */
+	FTRACED_ATTR_DAEMON_CPU,            /* u64: CPU the daemon has used (user + system, every thread), us */
 	_FTRACED_ATTR_MAX,
 };
 static_assert(_FTRACED_REQUEST_ATTR_MAX <= 64, "request attribute bits fit in a u64");

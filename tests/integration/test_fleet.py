@@ -324,5 +324,49 @@ def test_fleet_session_files_start_on_this_kernel():
         d.cleanup()
 
 
+def metric(text, name):
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError("no %s in:\n%s" % (name, text))
+
+
+def proc_cpu_s(pid):
+    """A process's user + system CPU from /proc, in clock ticks: every thread, ended ones too."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_metrics_count_the_daemons_own_cpu():
+    """ftraced_cpu_seconds_total is the daemon's CPU to the microsecond: it grows
+    with a capture, and agrees with /proc's tick-grained figure read around it."""
+    tick = 1 / os.sysconf("SC_CLK_TCK")
+    d = Daemon()
+    try:
+        d.start()
+        pid = d.proc.pid
+        before = metric(d.ctl("metrics").stdout, "ftraced_cpu_seconds_total")
+        d.ctl("create", "cpu", "-e", "ftrace:print")
+        d.ctl("start", "cpu")
+        instance = d.ctl_json("status", "cpu")["instance"]
+        written, failed, _ = loadgen_result(loadgen("--instance", instance, "--cpu", "0",
+                                                    "--count", "300000", "--tag", "c"))
+        assert written == 300000 and failed == 0
+        d.ctl("stop", "cpu")
+        d.ctl("destroy", "cpu")
+        low = proc_cpu_s(pid)
+        after = metric(d.ctl("metrics").stdout, "ftraced_cpu_seconds_total")
+        high = proc_cpu_s(pid)
+        assert after > before, (before, after)
+        # /proc truncates to whole ticks; the metric falls between the two reads.
+        assert low - tick <= after <= high + tick, (low, after, high)
+        # Microseconds, as the protocol carries them, not whole ticks (a 1 in 10000 chance).
+        assert after != round(after, 2), after
+        d.stop()
+    finally:
+        d.cleanup()
+
+
 if __name__ == "__main__":
     sys.exit(run())

@@ -350,6 +350,7 @@ static void test_counters_decode(void)
 
 	ctl_builder_init(&b, FTRACED_MSG_SESSIONS);
 	ctl_put_daemon_counters(&b, &dc);
+	ctl_put_u64(&b, FTRACED_ATTR_DAEMON_CPU, 4321);
 	ctl_put_string(&b, FTRACED_ATTR_PENDING_INSTANCE, "ftraced-x");
 	ctl_put(&b, FTRACED_ATTR_SESSION_BEGIN, NULL, 0);
 	ctl_put_string(&b, FTRACED_ATTR_SESSION, "a");
@@ -357,6 +358,7 @@ static void test_counters_decode(void)
 	n = finish();
 	assert(ctl_reply_decode(b.buf, n, &rep) == 0);
 	assert(rep.has_daemon && memcmp(&rep.daemon, &dc, sizeof(dc)) == 0);
+	assert(rep.has_daemon_cpu && rep.daemon_cpu_usec == 4321);
 	assert(rep.n_pending == 1 && strcmp(rep.pending[0], "ftraced-x") == 0);
 	assert(rep.sessions.n == 1 && strcmp(rep.sessions.items[0].name, "a") == 0);
 	assert(memcmp(&rep.sessions.items[0].counters, &sc, sizeof(sc)) == 0);
@@ -365,6 +367,11 @@ static void test_counters_decode(void)
 	/* a short counters attribute fails the reply */
 	ctl_builder_init(&b, FTRACED_MSG_SESSIONS);
 	ctl_put_u64(&b, FTRACED_ATTR_DAEMON_COUNTERS, 1);
+	n = finish();
+	assert(ctl_reply_decode(b.buf, n, &rep) == -EBADMSG);
+	/* so does a CPU time that is not a u64 */
+	ctl_builder_init(&b, FTRACED_MSG_SESSIONS);
+	ctl_put_u32(&b, FTRACED_ATTR_DAEMON_CPU, 1);
 	n = finish();
 	assert(ctl_reply_decode(b.buf, n, &rep) == -EBADMSG);
 

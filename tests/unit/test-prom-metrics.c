@@ -52,10 +52,14 @@ int main(void)
 		.sessions = { .n = 2, .items = s },
 		.has_daemon = true,
 		.daemon = { .uptime_ms = 2500, .connections = 7, .hooks_failed = 1 },
+		.has_daemon_cpu = true,
+		.daemon_cpu_usec = 1234567,
 	};
 	char *text = format(&rep);
 
 	assert(strstr(text, "ftraced_uptime_seconds 2.500\n"));
+	assert(strstr(text, "# TYPE ftraced_cpu_seconds_total counter\n"));
+	assert(strstr(text, "ftraced_cpu_seconds_total 1.234567\n"));
 	assert(strstr(text, "ftraced_connections_total 7\n"));
 	assert(strstr(text, "ftraced_hook_failures_total 1\n"));
 	assert(strstr(text, "ftraced_sessions 2\n"));
@@ -84,8 +88,10 @@ int main(void)
 
 	/* no daemon record (an older daemon): sessions alone */
 	rep.has_daemon = false;
+	rep.has_daemon_cpu = false;
 	text = format(&rep);
 	assert(!strstr(text, "ftraced_uptime_seconds"));
+	assert(!strstr(text, "ftraced_cpu_seconds_total"));
 	assert(strstr(text, "ftraced_session_info{session=\"cont\",mode=\"continuous\",state=\"running\"} 1\n"));
 	free(text);
 	printf("prom-metrics: all tests passed\n");
