@@ -64,6 +64,9 @@ static int system_listed(const char *tracing_dir, const char *system)
 	int found = 0;
 	DIR *d;
 
+	/* The directory's own entries are directories too. */
+	if (strcmp(system, ".") == 0 || strcmp(system, "..") == 0)
+		return 0;
 	if (!tracing_dir)
 		tracing_dir = tracefs_tracing_dir();
 	if (!tracing_dir)
@@ -76,8 +79,7 @@ static int system_listed(const char *tracing_dir, const char *system)
 	while (!found && (de = readdir(d))) {
 		struct stat st;
 
-		if (strcmp(de->d_name, system) != 0 || strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
+		if (strcmp(de->d_name, system) != 0)
 			continue;
 		/* enable, header_page and header_event are files, not systems. */
 		if (de->d_type == DT_UNKNOWN)
