@@ -32,12 +32,15 @@
 #define CLOCK_ANCHOR_BUFFER_KB 4u
 /* Readings taken; the one with the narrowest wall-clock window wins. */
 #define CLOCK_ANCHOR_TRIES 3
+/* Each marker's text: this prefix and a number no earlier marker had. */
 #define CLOCK_ANCHOR_STAMP "ftraced-clock-anchor"
+#define CLOCK_ANCHOR_STAMP_MAX (sizeof(CLOCK_ANCHOR_STAMP) + 21)
 
 struct clock_anchor {
 	uint32_t tag;
 	struct instance *instance; /* created on first use */
 	char clock[32];            /* the instance's clock now */
+	uint64_t stamps;           /* markers written so far */
 };
 
 int clock_anchor_new(uint32_t tag, struct clock_anchor **ret)
@@ -85,10 +88,10 @@ static clockid_t posix_clock(const char *clock)
 /**
  * clock_anchor_parse_trace() - the timestamp of a marker in an instance's `trace` text.
  * @text: the text ("  task-1  [001] .....  1234.567890: tracing_mark_write: STAMP")
- * @stamp: the marker's text
+ * @stamp: the marker's whole text
  * @ret_us: its timestamp in microseconds
  *
- * Return: 0, or -ENOENT if no line has @stamp with a timestamp.
+ * Return: 0, or -ENOENT if no line's marker is @stamp with a timestamp.
  */
 int clock_anchor_parse_trace(const char *text, const char *stamp, uint64_t *ret_us)
 {
@@ -98,7 +101,11 @@ int clock_anchor_parse_trace(const char *text, const char *stamp, uint64_t *ret_
 		const char *p, *dot;
 		unsigned long long sec, usec;
 
-		if (!mark || mark > end || !strstr(mark, stamp) || strstr(mark, stamp) > end)
+		/* The whole marker: "stamp 1" must not be found in "stamp 10". */
+		if (!mark || mark > end)
+			continue;
+		p = mark + strlen(": tracing_mark_write: ");
+		if ((size_t)(end - p) != strlen(stamp) || strncmp(p, stamp, strlen(stamp)) != 0)
 			continue;
 		/* Back from ": tracing_mark_write" over the "SECONDS.MICROS" token. */
 		for (p = mark; p > line && p[-1] != ' '; p--)
@@ -140,7 +147,11 @@ static int calibration_instance(struct clock_anchor *a, const char *clock)
 	return 0;
 }
 
-/* A marker between two wall-clock readings: wall minus trace time, in µs. */
+/*
+ * A marker between two wall-clock readings: wall minus trace time, in µs.
+ * Each marker has a number of its own, so the ring is never cleared
+ * between readings: a clear waits for an RCU grace period, 15 ms each.
+ */
 static int measure_by_marker(struct clock_anchor *a, const char *clock, int64_t *ret)
 {
 	uint64_t best_window = UINT64_MAX;
@@ -151,20 +162,19 @@ static int measure_by_marker(struct clock_anchor *a, const char *clock, int64_t 
 		return r;
 	for (int k = 0; k < CLOCK_ANCHOR_TRIES; k++) {
 		_cleanup_free_ char *text = NULL;
+		char stamp[CLOCK_ANCHOR_STAMP_MAX];
 		uint64_t before, after, ts_us;
 
-		r = instance_clear(a->instance);
-		if (r < 0)
-			return r;
+		snprintf(stamp, sizeof(stamp), CLOCK_ANCHOR_STAMP " %" PRIu64, ++a->stamps);
 		before = now_ns(CLOCK_REALTIME);
-		r = instance_write_marker(a->instance, CLOCK_ANCHOR_STAMP);
+		r = instance_write_marker(a->instance, stamp);
 		after = now_ns(CLOCK_REALTIME);
 		if (r < 0)
 			return r;
 		r = instance_read(a->instance, "trace", &text, NULL);
 		if (r < 0)
 			return r;
-		if (clock_anchor_parse_trace(text, CLOCK_ANCHOR_STAMP, &ts_us) < 0)
+		if (clock_anchor_parse_trace(text, stamp, &ts_us) < 0)
 			continue;
 		if (after - before < best_window) {
 			best_window = after - before;

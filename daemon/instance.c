@@ -841,12 +841,6 @@ int instance_configure(struct instance *i, const struct instance_setup *p, char 
 	return instance_set_tracer(i, p, error, n_error);
 }
 
-/* Empties the instance's ring (opening `trace` for writing with O_TRUNC does). */
-int instance_clear(struct instance *i)
-{
-	return instance_write_file(i, "trace", "");
-}
-
 /* One trace_marker write: an ftrace:print event in this instance's ring. */
 int instance_write_marker(struct instance *i, const char *text)
 {

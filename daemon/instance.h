@@ -76,7 +76,6 @@ int instance_open_cpu_snapshot_raw(struct instance *i, unsigned cpu, int *ret_fd
 bool instance_has_snapshot(struct instance *i);
 int instance_snapshot_swap(struct instance *i);
 int instance_snapshot_clear(struct instance *i);
-int instance_clear(struct instance *i);
 int instance_write_marker(struct instance *i, const char *text);
 int instance_open_cpu_stats(struct instance *i, unsigned cpu, int *ret_fd);
 int instance_read_cpu_stats(struct instance *i, unsigned cpu, struct cpu_counters *ret,

@@ -26,6 +26,13 @@ int main(void)
 	assert(clock_anchor_parse_trace("  x-1 [000] 12345: tracing_mark_write: STAMP\n", "STAMP",
 					&us) == -ENOENT); /* a counter clock's raw number */
 	assert(clock_anchor_parse_trace("", "STAMP", &us) == -ENOENT);
+	/* The whole marker only: stamps are numbered and never cleared away. */
+	assert(clock_anchor_parse_trace("  x-1 [000] ..... 7.000010: tracing_mark_write: S 10\n"
+					"  x-1 [000] ..... 8.000001: tracing_mark_write: S 1\n",
+					"S 1", &us) == 0);
+	assert(us == UINT64_C(8000001));
+	assert(clock_anchor_parse_trace("  x-1 [000] ..... 7.000010: tracing_mark_write: S 10",
+					"S 1", &us) == -ENOENT);
 
 	assert(clock_anchor_date_valid("0x66a1b2c3d4e5f") && clock_anchor_date_valid("-0x10"));
 	assert(!clock_anchor_date_valid("0x") && !clock_anchor_date_valid("12"));
