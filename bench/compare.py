@@ -314,9 +314,10 @@ def wait_idle(pid):
             last, quiet_since = now, time.monotonic()
 
 
-def start_daemon(tmp, rt=0):
+def start_daemon(tmp, rt=0, log=None):
     """A private ftraced with its socket and state in TMP, ready for requests; returns
-    the process and the environment that points ftracectl at it."""
+    the process and the environment that points ftracectl at it. LOG: a file that gets
+    its debug log (else it logs nowhere)."""
     sock = os.path.join(tmp, "control")
     env = dict(os.environ, FTRACED_SOCKET=sock)
     conf = os.path.join(tmp, "ftraced.conf")
@@ -324,8 +325,9 @@ def start_daemon(tmp, rt=0):
         # The machine's saved_cmdlines_size is left alone, as trace-cmd leaves it.
         f.write("saved-cmdlines = 0\nrt-priority-max = %d\n" % rt)
     daemon = subprocess.Popen([FTRACED, "--socket", sock, "--state-dir",
-                               os.path.join(tmp, "state"), "--group", "", "--config", conf],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               os.path.join(tmp, "state"), "--group", "", "--config", conf] +
+                              (["--log-level", "debug"] if log else []),
+                              stdout=log or subprocess.DEVNULL, stderr=log or subprocess.DEVNULL)
     try:
         wait_for(lambda: subprocess.run([FTRACECTL, "list"], env=env,
                                         capture_output=True).returncode == 0, 20, "ftraced")
