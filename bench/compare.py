@@ -21,15 +21,22 @@ Per run and recorder it measures:
   stop_s      time from the stop request (SIGINT to the recorder, as Ctrl-C) to its
               exit with the complete file
 
+The floor (--recorders ...,physical) gets its instance made, sized and
+removed by this script, whose CPU for that the report gives separately,
+with ftraced's ratio to the floor and its instance together.
+
 With --warm, ftraced is one daemon started before the first run (and warmed
 by one short capture), as on a server where it runs all the time: its
 cpu_s is then what the daemon spent from the record request until it is
 idle again, the session's instance removed and the next one prepared
 (its ftraced_cpu_seconds_total metric, to the microsecond; /proc/PID/stat's
-10 ms ticks from a daemon without it), plus ftracectl's, and its
-symbols come from the daemon's cache when the previous capture read them
-less than a minute before. Without it, every run starts a fresh daemon and
-counts all of its CPU, start-up and a cold symbol read included.
+10 ms ticks from a daemon without it), plus ftracectl's. Its files share
+its copy of the kernel's symbols, read again when a session starts with a
+copy over a minute old or captures while it is over half a minute old;
+its debug log says which runs did (about 50 ms of CPU each, see
+bench/symbols.py), and the report counts them and gives the others'
+median. Without it, every run starts a fresh daemon and counts all of its
+CPU, start-up and a cold symbol read included.
 
 trace-cmd 3.1.6 on this kernel needs -k and an instance (-B), -p nop for a
 markers-only capture, and a private mount namespace in which
@@ -224,6 +231,15 @@ def run_tracecmd(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
 
 
 WARM = None  # (daemon, env) of the one long-running daemon with --warm
+WARM_LOG = None  # its debug log, where it says when it reads the kernel's symbols
+SYMBOL_READ_LINE = "Reading the kernel's symbols"
+
+
+def symbol_reads_since(offset):
+    """How many times the warm daemon began reading /proc/kallsyms since OFFSET of its log."""
+    with open(WARM_LOG) as f:
+        f.seek(offset)
+        return f.read().count(SYMBOL_READ_LINE)
 
 
 def ftraced_subbuf_kb(buffer_kb):
@@ -248,6 +264,9 @@ def run_physical(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
     path = os.path.join(TRACING, "instances", instance)
     out_dir = os.path.join(tmp, "phys")
     os.makedirs(out_dir)
+    # What making, sizing and removing the instance costs (the kernel works in
+    # this thread's context): ftraced pays it, the floor's cpu_s does not.
+    instance_cpu_s = -time.thread_time()
     os.mkdir(path)
     proc = sampler = None
     try:
@@ -259,6 +278,7 @@ def run_physical(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
                 continue
             with open(os.path.join(path, name), "w") as f:
                 f.write("%d\n" % value)
+        instance_cpu_s += time.thread_time()
         proc = subprocess.Popen([PHYSICAL, path, str(level), os.path.join(out_dir, "raw")],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if proc.stdout.readline().strip() != "ready":
@@ -280,10 +300,13 @@ def run_physical(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
         if proc and proc.poll() is None:
             proc.kill()
             proc.wait()
+        rmdir_cpu_s = -time.thread_time()
         os.rmdir(path)
+        rmdir_cpu_s += time.thread_time()
     out = int(fields["out"]) / 2 ** 20
     return dict(generated=written, refused=failed, found=int(fields["events"]), cpu_s=cpu_s,
-                rss_mib=sampler.peak_kib / 1024, out_mib=out, written_mib=out, stop_s=stop_s)
+                rss_mib=sampler.peak_kib / 1024, out_mib=out, written_mib=out, stop_s=stop_s,
+                instance_cpu_s=instance_cpu_s + rmdir_cpu_s)
 
 
 def daemon_cpu_s(pid):
@@ -371,6 +394,7 @@ def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
     out = os.path.join(out_dir, "trace.dat")
     daemon, env = WARM or start_daemon(tmp, rt)
     cpu_before = ftraced_cpu_s(daemon, env) if WARM else 0
+    log_before = os.path.getsize(WARM_LOG) if WARM and WARM_LOG else None
     sampler = None
     try:
         sampler = Sampler(daemon.pid, tmp, "trace.dat")
@@ -407,7 +431,8 @@ def run_ftraced(tmp, rate, seconds, buffer_kb, rt=0, subbuf_kb=0, level=3):
                 cpu_s=daemon_s + client_s,
                 rss_mib=sampler.peak_kib / 1024, out_mib=size / 2 ** 20,
                 written_mib=(size + spooled) / 2 ** 20, stop_s=stop_s,
-                kernel_lost=summary["lost_events"])
+                kernel_lost=summary["lost_events"],
+                symbol_reads=None if log_before is None else symbol_reads_since(log_before))
 
 
 RECORDERS = {"trace-cmd": run_tracecmd, "ftraced": run_ftraced, "physical": run_physical}
@@ -446,11 +471,13 @@ def main():
         if not os.path.exists(path):
             sys.exit("missing %s: build first (meson setup build && ninja -C build)" % path)
 
-    global WARM
+    global WARM, WARM_LOG
     warm_dir = None
     if args.warm:
         warm_dir = tempfile.TemporaryDirectory(prefix="ftraced-bench-warm-", dir="/var/tmp")
-        WARM = start_daemon(warm_dir.name, args.rt)
+        WARM_LOG = os.path.join(warm_dir.name, "daemon.log")
+        with open(WARM_LOG, "w") as log:
+            WARM = start_daemon(warm_dir.name, args.rt, log=log)
         with tempfile.TemporaryDirectory(prefix="ftraced-bench-", dir="/var/tmp") as tmp:
             run_ftraced(tmp, 1000, 0.5, args.buffer_kb, args.rt, args.subbuf_kb, args.level)
     try:
@@ -478,9 +505,11 @@ def run_all(args):
                 r.update(recorder=name, rate=rate, run=run)
                 results.append(r)
                 print("rate %-9s run %d %-9s generated %9d found %9d lost %8d cpu %6.3f s "
-                      "rss %6.1f MiB out %7.1f MiB written %7.1f MiB stop %6.3f s"
+                      "rss %6.1f MiB out %7.1f MiB written %7.1f MiB stop %6.3f s%s"
                       % (rate or "max", run, name, r["generated"], r["found"], r["lost"],
-                         r["cpu_s"], r["rss_mib"], r["out_mib"], r["written_mib"], r["stop_s"]),
+                         r["cpu_s"], r["rss_mib"], r["out_mib"], r["written_mib"], r["stop_s"],
+                         "" if r.get("symbol_reads") is None else
+                         " symbol reads %d" % r["symbol_reads"]),
                       flush=True)
     if args.json:
         with open(args.json, "w") as f:
@@ -521,6 +550,52 @@ def report(args, results):
                 ratio.append("%.2f" % (a / b) if b and m not in ("generated", "found", "lost")
                              else "")
             print("| %s | %s/%s | %s |" % (rate or "flat out", a_name, b_name, " | ".join(ratio)))
+    report_symbol_reads(args, results, rates)
+    report_floor_instance(results, rates)
+
+
+def report_floor_instance(results, rates):
+    """What the floor's instance cost this harness, outside the floor's cpu_s."""
+    lines = []
+    for rate in rates:
+        rows = [r for r in results if r["rate"] == rate and r["recorder"] == "physical"]
+        if not rows:
+            continue
+        instance = statistics.median(r["instance_cpu_s"] for r in rows)
+        floor = statistics.median(r["cpu_s"] for r in rows)
+        ftraced = statistics.median(r["cpu_s"] for r in results
+                                    if r["rate"] == rate and r["recorder"] == "ftraced")
+        lines.append("- %s: %.1f ms; ftraced / (floor + its instance) %.2f" % (
+            rate or "flat out", instance * 1000, ftraced / (floor + instance)))
+    if lines:
+        print("\nThe floor's instance, made, sized and removed by this harness (not in its "
+              "cpu_s; ftraced's includes its own):")
+        print("\n".join(lines))
+
+
+def report_symbol_reads(args, results, rates):
+    """With --warm: which ftraced runs read the kernel's symbols (about 50 ms of CPU
+    each, bench/symbols.py), and the medians without them."""
+    lines = []
+    for rate in rates:
+        rows = [r for r in results if r["rate"] == rate and r["recorder"] == "ftraced"]
+        reading = [r for r in rows if r.get("symbol_reads")]
+        if any(r.get("symbol_reads") is None for r in rows) or not reading:
+            continue
+        line = "- %s: %d of %d ftraced runs read the kernel's symbols" % (
+            rate or "flat out", len(reading), len(rows))
+        rest = [r for r in rows if not r["symbol_reads"]]
+        if rest:
+            cpu = statistics.median(r["cpu_s"] for r in rest)
+            line += "; the others' median cpu_s %.3f" % cpu
+            floor = [r["cpu_s"] for r in results if r["rate"] == rate and
+                     r["recorder"] == "physical"]
+            if floor:
+                line += " (%.2f× the floor)" % (cpu / statistics.median(floor))
+        lines.append(line)
+    if lines:
+        print("\nSymbol reads (the warm daemon's debug log; each costs about 50 ms of CPU):")
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -30,8 +30,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
 
-READ_LINE = "Reading the kernel's symbols"
-
 
 def kallsyms_read_cpu_s():
     """CPU seconds one whole read of /proc/kallsyms costs (the kernel generates it)."""
@@ -62,9 +60,10 @@ def main():
             sys.exit("missing %s: build first (meson setup build && ninja -C build)" % path)
 
     runs = {"ftraced, no symbol read": [], "ftraced, one symbol read": [], "physical": []}
-    with tempfile.TemporaryDirectory(prefix="ftraced-bench-symbols-", dir="/var/tmp") as tmp, \
-            open(os.path.join(tmp, "daemon.log"), "w+") as log:
-        compare.WARM = compare.start_daemon(os.path.join(tmp), log=log)
+    with tempfile.TemporaryDirectory(prefix="ftraced-bench-symbols-", dir="/var/tmp") as tmp:
+        compare.WARM_LOG = os.path.join(tmp, "daemon.log")
+        with open(compare.WARM_LOG, "w") as log:
+            compare.WARM = compare.start_daemon(tmp, log=log)
         daemon = compare.WARM[0]
         try:
             compare.run_ftraced(os.path.join(tmp, "warm"), 1000, 0.5, args.buffer_kb,
@@ -72,12 +71,9 @@ def main():
             for k in range(args.rounds):
                 for pause in (0, args.pause):
                     time.sleep(pause)
-                    start = os.path.getsize(log.name)
                     r = compare.run_ftraced(os.path.join(tmp, "f%d-%d" % (k, pause)), args.rate,
                                             args.seconds, args.buffer_kb, level=args.level)
-                    with open(log.name) as f:
-                        f.seek(start)
-                        reads = f.read().count(READ_LINE)
+                    reads = r["symbol_reads"]
                     if reads > 1 or r["found"] != r["generated"]:
                         sys.exit("round %d: %d symbol reads, %d of %d markers found" %
                                  (k, reads, r["found"], r["generated"]))
