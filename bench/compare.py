@@ -550,7 +550,7 @@ def report(args, results):
                 ratio.append("%.2f" % (a / b) if b and m not in ("generated", "found", "lost")
                              else "")
             print("| %s | %s/%s | %s |" % (rate or "flat out", a_name, b_name, " | ".join(ratio)))
-    report_symbol_reads(args, results, rates)
+    report_symbol_reads(results, rates)
     report_floor_instance(results, rates)
 
 
@@ -573,7 +573,7 @@ def report_floor_instance(results, rates):
         print("\n".join(lines))
 
 
-def report_symbol_reads(args, results, rates):
+def report_symbol_reads(results, rates):
     """With --warm: which ftraced runs read the kernel's symbols (about 50 ms of CPU
     each, bench/symbols.py), and the medians without them."""
     lines = []

@@ -28,10 +28,11 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "daemon/bounds.h"
 #include "lib/compress.h"
 #include "lib/io-util.h"
 
-#define CHUNK_BYTES (512u * 1024u) /* the capture's chunk (CHUNK_TARGET_BYTES) */
+#define CHUNK_BYTES CHUNK_TARGET_BYTES /* the capture's chunk */
 #define INPUT_MAX (UINT64_C(1) << 32)
 #define PASSES_MAX 100
 #define MARKER_BYTES 40.0 /* a marker event in the ring, header included, roughly */

@@ -34,9 +34,10 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "daemon/bounds.h"
 #include "lib/io-util.h"
 
-#define BATCH_BYTES (512u * 1024u) /* ftraced's chunk (CHUNK_TARGET_BYTES) */
+#define BATCH_BYTES CHUNK_TARGET_BYTES /* ftraced's chunk */
 #define PIPE_BYTES (1u << 20)
 #define CPUS_MAX 1024
 #define PATH_BYTES 4096
