@@ -94,10 +94,11 @@
 #define FLIGHT_SIZE_DEFAULT       (UINT64_C(64) << 20)
 #define FLIGHT_MEM_PERCENT_MAX    25u    /* of MemAvailable */
 /*
- * A record's or flight recorder's worker tells the session every this many
- * bytes stored (compressed) per CPU, on which the symbols are kept fresh for
- * the stop or a snapshot (a continuous session's segment checks do the
- * same); a session whose events do not fire is never woken.
+ * A record's or flight recorder's worker tells the session when it first
+ * stores bytes and then every this many bytes stored (compressed) per CPU,
+ * on which the symbols are kept fresh for the stop or a snapshot (a
+ * continuous session's segment checks do the same; session-symbols.c); a
+ * session whose events do not fire is not woken by its workers.
  */
 #define PROGRESS_NOTIFY_BYTES     (UINT64_C(1) << 20)
 /* Snapshots waiting for the workers' flush or the kernel drain, per session. */
@@ -135,6 +136,8 @@
 
 /* How long a copy of /proc/kallsyms is reused while /proc/modules is unchanged. */
 #define KALLSYMS_CACHE_USEC       (UINT64_C(60) * 1000 * 1000)
+/* A prefetch still running (or one that could not start) is looked at again this soon. */
+#define KALLSYMS_PREFETCH_RETRY_USEC (UINT64_C(1000) * 1000)
 /*
  * The symbols are compressed once per read and reused by every file: a
  * higher level than the data's pays. 5.4 MB here: level 3 gives 1012 KB,

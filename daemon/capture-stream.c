@@ -164,7 +164,7 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 		.rt_priority = MIN(c->rt_priority, (unsigned)FTRACED_RT_PRIORITY_MAX),
 		.region_bytes = c->spool_region_bytes,
 		.mirror = c->mirror,
-		.next_notify = c->notify_bytes,
+		.next_notify = 1, /* the first stored bytes: the session learns that events fire */
 	};
 	/* Only a record's spool is mirrored, and only with zstd; a zeroed config has none. */
 	if (!c->zstd || c->ring || !c->mirror.broken)
@@ -277,7 +277,7 @@ static void count_discarded(struct capture_stream *s, const uint8_t *pages, size
 		atomic_fetch_add_explicit(&s->discarded, (uint64_t)events, memory_order_relaxed);
 }
 
-/* Counts bytes and chunks that reached the spool; tells the session every notify_bytes. */
+/* Counts bytes and chunks that reached the spool; tells the session of the first, then every notify_bytes. */
 static void account_stored(struct capture_stream *s, uint64_t bytes, uint64_t chunks)
 {
 	uint64_t total;

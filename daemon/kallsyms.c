@@ -459,6 +459,37 @@ int kallsyms_read(struct kallsyms *k, bool any_age, char **ret, size_t *ret_size
 	return 0;
 }
 
+/* Is a prefetch thread still at work? One that is done is joined. Main thread. */
+static bool prefetch_running(struct kallsyms *k)
+{
+	if (k->prefetching && pthread_tryjoin_np(k->prefetch, NULL) == 0)
+		k->prefetching = false;
+	return k->prefetching;
+}
+
+/**
+ * kallsyms_stale_at() - when the copy becomes older than a part of its lifetime.
+ * @k: kallsyms, or NULL
+ * @part: 1: the whole lifetime (a file then reads the symbols again), 2: half, ...
+ *
+ * A prefetch begun for a copy that old stamps it anew in a moment: counted
+ * as done now. Main thread (the copy's time is read unlocked).
+ *
+ * Return: CLOCK_MONOTONIC usec; 0 when there is no copy and none is being
+ * read (the last read failed); UINT64_MAX without symbols.
+ */
+uint64_t kallsyms_stale_at(struct kallsyms *k, unsigned part)
+{
+	uint64_t read_usec, now = monotonic_usec();
+
+	if (!k || k->fd < 0)
+		return UINT64_MAX;
+	read_usec = atomic_load(&k->read_usec);
+	if (prefetch_running(k) && (read_usec == 0 || now - read_usec >= k->prefetch_max_age))
+		read_usec = now;
+	return read_usec == 0 ? 0 : read_usec + k->lifetime / MAX(part, 1u);
+}
+
 static void *prefetch_main(void *userdata)
 {
 	struct kallsyms *k = userdata;
@@ -475,29 +506,38 @@ static void *prefetch_main(void *userdata)
  * @k: kallsyms, or NULL
  * @part: refresh a copy older than this part of its lifetime (1: the whole)
  *
- * The kernel takes ~80 ms to generate the symbols, and compressing them
- * as long again; called ahead of the files that need them, no file waits.
- * A session calls this when it starts (1, for the file after a short
- * capture) and as its data grows (2, so its stop, a snapshot or a segment
- * at any time finds a copy ready); a flight recorder also when a snapshot
- * is asked for (1: the read then overlaps the drain). No timer of its own:
- * a session whose events do not fire needs none (its file takes any copy).
+ * The kernel takes ~50 ms of CPU to generate the symbols (more, and as
+ * long again to compress them, when they changed); called ahead of the
+ * files that need them, no file waits. A session calls this when it starts
+ * (1, for the file after a short capture) and, while it has captured
+ * anything, as its data grows and at the time this returns (2, so its
+ * stop, a snapshot or a segment at any time finds a copy ready:
+ * session-symbols.c); a flight recorder also when a snapshot is asked for
+ * (1: the read then overlaps the drain).
  * Main thread; a prefetch still running is left to finish.
+ *
+ * Return: when (CLOCK_MONOTONIC, usec) the copy will be older than
+ * @part of its lifetime, for the caller's next call; UINT64_MAX without
+ * symbols.
  */
-void kallsyms_prefetch(struct kallsyms *k, unsigned part)
+uint64_t kallsyms_prefetch(struct kallsyms *k, unsigned part)
 {
-	uint64_t max_age_usec;
+	uint64_t max_age_usec, now = monotonic_usec(), read_usec;
 
 	if (!k || k->fd < 0)
-		return;
+		return UINT64_MAX;
 	max_age_usec = k->lifetime / MAX(part, 1u);
-	if (monotonic_usec() - atomic_load(&k->read_usec) < max_age_usec)
-		return;
-	if (k->prefetching) {
-		if (pthread_tryjoin_np(k->prefetch, NULL) != 0)
-			return; /* still at it */
-		k->prefetching = false;
-	}
+	read_usec = atomic_load(&k->read_usec);
+	if (read_usec != 0 && now - read_usec < max_age_usec)
+		return read_usec + max_age_usec;
+	/* Still at it: look again once it has surely set the copy's time. */
+	if (prefetch_running(k))
+		return now + KALLSYMS_PREFETCH_RETRY_USEC;
 	k->prefetch_max_age = max_age_usec; /* read by the thread, which starts after this */
 	k->prefetching = pthread_create(&k->prefetch, NULL, prefetch_main, k) == 0;
+	/*
+	 * The refresh stamps the copy with the time it takes the lock (soon
+	 * after now), read or found unchanged: past max_age after that.
+	 */
+	return now + KALLSYMS_PREFETCH_RETRY_USEC + (k->prefetching ? max_age_usec : 0);
 }

@@ -33,5 +33,6 @@ bool kallsyms_has_addresses(const struct kallsyms *k);
 bool kallsyms_shown_to_users(void);
 int kallsyms_read(struct kallsyms *k, bool any_age, char **ret, size_t *ret_size);
 int kallsyms_read_sealed(struct kallsyms *k, bool any_age, struct kallsyms_section **ret);
-void kallsyms_prefetch(struct kallsyms *k, unsigned part);
+uint64_t kallsyms_prefetch(struct kallsyms *k, unsigned part);
+uint64_t kallsyms_stale_at(struct kallsyms *k, unsigned part);
 void kallsyms_set_lifetime(struct kallsyms *k, uint64_t usec);

@@ -61,6 +61,7 @@ struct session {
 	sd_event_source *segment_timer;
 	sd_event_source *check_timer;   /* interference checks while running, if not watched */
 	sd_event_source *check_watch;   /* inotify on the instance's files: checks when written */
+	sd_event_source *symbols_look;  /* while running: when the symbols' copy needs a refresh */
 
 	uint64_t start_usec;
 	uint64_t stop_usec;
@@ -82,6 +83,8 @@ void session_stream_params(const struct session *s, struct stream_params *ret);
 int session_begin_running(struct session *s);
 void session_arm_check(struct session *s);
 void session_disarm_check(struct session *s);
+void session_keep_symbols(struct session *s, bool starting);
+void session_forget_symbols(struct session *s);
 int session_create_probes(struct session *s, char *error, size_t n_error);
 int session_expand_events(struct session *s, char *error, size_t n_error);
 int session_configure_instance(struct session *s, char *error, size_t n_error);

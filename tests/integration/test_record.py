@@ -1066,17 +1066,39 @@ def test_symbols_cached_in_a_file_not_in_memory():
             assert kallsyms_addresses(files[0]) == kallsyms_addresses(files[1])
 
 
+def short_symbols_lifetime_daemon():
+    """A daemon whose copy of the kernel's symbols lives 3 s (a test hook), not 60."""
+    d = Daemon()
+    d.daemon_env = dict(os.environ, FTRACED_TEST_HOOKS="1", FTRACED_TEST_SYMBOLS_LIFETIME_MS="3000")
+    return d
+
+
+def sleep_past_symbols_lifetime(read_at):
+    """Until a copy of the symbols read at READ_AT (monotonic) is past its 3 s."""
+    while time.monotonic() < read_at + 3.5:
+        time.sleep(0.1)
+
+
+def wait_symbol_reads_over(d):
+    """Until every read of the kernel's symbols the daemon began has ended."""
+    done = ("The kernel's symbols are read:", "The kernel's symbols are unchanged")
+    deadline = time.monotonic() + 60
+    while d.log().count("Reading the kernel's symbols") > \
+            sum(d.log().count(line) for line in done):
+        assert time.monotonic() < deadline, d.log()[-3000:]
+        time.sleep(0.05)
+
+
 def test_symbols_refreshed_while_capturing_not_at_the_stop():
     """A session whose data grows refreshes the symbols on a thread once half their
-    lifetime has passed (on its workers' progress, no timer), so its stop never waits
+    lifetime has passed (on its workers' progress), so its stop never waits
     for /proc/kallsyms. The lifetime is cut to 3 s by a test hook."""
     ahead = "Reading the kernel's symbols ahead of the files"
     for_file = "Reading the kernel's symbols for a file"
     kept = "The kernel's symbols are unchanged: the copy is kept"
     with open("/proc/kallsyms", "rb") as f:
         symbols_before = f.read()
-    d = Daemon()
-    d.daemon_env = dict(os.environ, FTRACED_TEST_HOOKS="1", FTRACED_TEST_SYMBOLS_LIFETIME_MS="3000")
+    d = short_symbols_lifetime_daemon()
     with daemon(d):
         out = os.path.join(d.dir, "fresh.dat")
         rec = d.record_background("-e", "ftrace:print", "-o", out)
@@ -1116,43 +1138,62 @@ def test_symbols_refreshed_while_capturing_not_at_the_stop():
 
 
 def test_symbols_of_any_age_for_a_file_without_events():
-    """A session whose events never fire has no progress to refresh the symbols on (and
-    no timer, target 6): stopped once they are past their lifetime (3 s, a test hook),
-    its file refers to no address, so the cached copy goes in as it is and the stop does
-    not read /proc/kallsyms. A session with events, stopped as late, reads them."""
-    for_file = "Reading the kernel's symbols for a file"
-    done = ("The kernel's symbols are read:", "The kernel's symbols are unchanged")
-    d = Daemon()
-    d.daemon_env = dict(os.environ, FTRACED_TEST_HOOKS="1", FTRACED_TEST_SYMBOLS_LIFETIME_MS="3000")
+    """A session whose events never fire looks at its instance at most twice (at half
+    and three quarters of the symbols' lifetime, 3 s by a test hook), finds nothing and
+    reads nothing: stopped once the symbols are past their lifetime, its file refers to
+    no address, so the cached copy goes in as it is and the stop does not read
+    /proc/kallsyms either."""
+    d = short_symbols_lifetime_daemon()
     with daemon(d):
-        for with_events in (False, True):
-            out = os.path.join(d.dir, "idle%d.dat" % with_events)
-            rec = d.record_background("-e", "ftrace:print", "-o", out)
-            session = d.wait_running()
-            # Every read begun (the start refreshes a copy past its lifetime) is over...
-            deadline = time.monotonic() + 60
-            while d.log().count("Reading the kernel's symbols") > \
-                    sum(d.log().count(line) for line in done):
-                assert time.monotonic() < deadline, d.log()[-3000:]
-                time.sleep(0.05)
-            # ... and the copy is past its lifetime by the stop.
-            read_at = time.monotonic()
-            written = markers(session["instance"], CPUS, 10) if with_events else {}
-            while time.monotonic() < read_at + 3.5:
-                time.sleep(0.1)
-            log_before_stop = len(d.log())
-            d.ctl("stop", session["name"])
-            _, stderr = rec.communicate(timeout=60)
-            assert rec.returncode == 0, stderr
-            stop_log = d.log()[log_before_stop:]
-            if with_events:
-                check_markers_file(out, written)
-                assert for_file in stop_log, stop_log[-3000:]
-            else:
-                check_events(out)
-                assert event_lines(report(out)) == []
-                assert for_file not in stop_log, stop_log[-3000:]
-            assert_real_kallsyms(out)
+        out = os.path.join(d.dir, "idle.dat")
+        rec = d.record_background("-e", "ftrace:print", "-o", out)
+        session = d.wait_running()
+        # Every read begun (the start refreshes a copy past its lifetime) is over...
+        wait_symbol_reads_over(d)
+        log_after_start = len(d.log())
+        # ... and the copy is past its lifetime by the stop.
+        read_at = time.monotonic()
+        sleep_past_symbols_lifetime(read_at)
+        d.ctl("stop", session["name"])
+        _, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 0, stderr
+        assert "Reading the kernel's symbols" not in d.log()[log_after_start:], \
+            d.log()[log_after_start:][-3000:]
+        check_events(out)
+        assert event_lines(report(out)) == []
+        assert_real_kallsyms(out)
+
+
+def test_slow_session_symbols_refreshed_ahead_of_its_stop():
+    """A session whose few events never wake its workers (ten markers: no progress to
+    go by) still has the symbols refreshed ahead, by a look at half their lifetime (3 s,
+    a test hook) that finds events captured: stopped past the lifetime, its stop does not
+    read /proc/kallsyms, and the file has every marker and real symbols."""
+    ahead = "Reading the kernel's symbols ahead of the files"
+    d = short_symbols_lifetime_daemon()
+    with daemon(d):
+        out = os.path.join(d.dir, "slow.dat")
+        rec = d.record_background("-e", "ftrace:print", "-o", out)
+        session = d.wait_running()
+        wait_symbol_reads_over(d)
+        read_at = time.monotonic()
+        aheads = d.log().count(ahead)
+        written = markers(session["instance"], CPUS, 10)
+        # The look reads ahead within the copy's lifetime; none of it waits for the stop.
+        deadline = time.monotonic() + 60
+        while d.log().count(ahead) == aheads:
+            assert time.monotonic() < deadline, d.log()[-3000:]
+            time.sleep(0.05)
+        wait_symbol_reads_over(d)
+        sleep_past_symbols_lifetime(read_at)
+        log_before_stop = len(d.log())
+        d.ctl("stop", session["name"])
+        _, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 0, stderr
+        stop_log = d.log()[log_before_stop:]
+        assert "Reading the kernel's symbols for a file" not in stop_log, stop_log[-3000:]
+        check_markers_file(out, written)
+        assert_real_kallsyms(out)
 
 
 def test_recovery_refuses_planted_links():
