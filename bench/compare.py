@@ -32,7 +32,7 @@ idle again, the session's instance removed and the next one prepared
 (its ftraced_cpu_seconds_total metric, to the microsecond; /proc/PID/stat's
 10 ms ticks from a daemon without it), plus ftracectl's. Its files share
 its copy of the kernel's symbols, read again when a session starts with a
-copy over a minute old or captures while it is over half a minute old;
+copy over a minute old or captures while it is over 50 s old;
 its debug log says which runs did (about 50 ms of CPU each, see
 bench/symbols.py), and the report counts them and gives the others'
 median. Without it, every run starts a fresh daemon and counts all of its

@@ -4,20 +4,20 @@
 
 Every file carries /proc/kallsyms, and the kernel takes tens of milliseconds
 of CPU to generate it. ftraced keeps a copy for a minute and, while a
-session's data grows, reads the text again once the copy is half that old
+session captures, reads the text again ten seconds before the copy expires
 (compared with the copy, compressed again only if it changed), so a stop
 never waits for it. Whether a run pays for such a read depends on how long
 ago the last one was: in compare.py --warm some runs do, some do not. This
 benchmark makes it deterministic: one daemon (debug log on), and rounds of
   - an ftraced run right after the previous one (the copy is fresh),
-  - an ftraced run after --pause seconds (the copy is past half its lifetime),
+  - an ftraced run after --pause seconds (the copy is then due for a refresh),
   - the floor (bench/ftraced-physical: splice and zstd, no metadata at all),
 each run recording --rate markers per second for --seconds at zstd --level.
 The daemon's log says how many symbol reads each run made. Also measured:
 the CPU this process spends reading /proc/kallsyms once (the kernel's share).
 
 Needs root, tracefs and a built tree (FTRACED_BUILD, default build/):
-  sudo bench/symbols.py [--rate 200000] [--seconds 10] [--rounds 3] [--pause 35]
+  sudo bench/symbols.py [--rate 200000] [--seconds 10] [--rounds 3] [--pause 52]
 """
 
 import argparse
@@ -46,9 +46,9 @@ def main():
     ap.add_argument("--rate", type=int, default=200000, help="markers per second, all CPUs")
     ap.add_argument("--seconds", type=float, default=10.0, help="load per run")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--pause", type=float, default=35.0,
-                    help="seconds before the second ftraced run of a round (default 35: "
-                         "past half the copy's 60 s lifetime)")
+    ap.add_argument("--pause", type=float, default=52.0,
+                    help="seconds before the second ftraced run of a round (default 52: "
+                         "past the 50 s at which a capture refreshes the 60 s copy)")
     ap.add_argument("--level", type=int, default=1, help="zstd level (ftraced's default 1)")
     ap.add_argument("--buffer-kb", type=int, default=4096, help="ring buffer per CPU")
     args = ap.parse_args()

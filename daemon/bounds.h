@@ -136,6 +136,12 @@
 
 /* How long a copy of /proc/kallsyms is reused while /proc/modules is unchanged. */
 #define KALLSYMS_CACHE_USEC       (UINT64_C(60) * 1000 * 1000)
+/*
+ * While a session captures, the copy is refreshed ahead this long before it
+ * expires (half its lifetime at most): a read takes 50-200 ms, and each
+ * one costs ~50 ms of CPU, so the later the fewer.
+ */
+#define KALLSYMS_REFRESH_LEAD_USEC (UINT64_C(10) * 1000 * 1000)
 /* A prefetch still running (or one that could not start) is looked at again this soon. */
 #define KALLSYMS_PREFETCH_RETRY_USEC (UINT64_C(1000) * 1000)
 /*

@@ -652,7 +652,7 @@ static int queue_snapshot(struct session *s, void *waiter, int out_fd, bool trim
 	}
 	f->jobs[f->n_jobs++] = job;
 	/* Symbols too old for the file are read while the data is drained, not after. */
-	kallsyms_prefetch(s->env.kallsyms, 1);
+	kallsyms_prefetch(s->env.kallsyms, KALLSYMS_EXPIRED);
 	session_wake(s);
 	return 0;
 }

@@ -467,10 +467,19 @@ static bool prefetch_running(struct kallsyms *k)
 	return k->prefetching;
 }
 
+/* The age past which @age counts a copy as due. */
+static uint64_t max_age(const struct kallsyms *k, enum kallsyms_age age)
+{
+	if (age == KALLSYMS_EXPIRED)
+		return k->lifetime;
+	return k->lifetime - MIN(KALLSYMS_REFRESH_LEAD_USEC, k->lifetime / 2);
+}
+
 /**
- * kallsyms_stale_at() - when the copy becomes older than a part of its lifetime.
+ * kallsyms_stale_at() - when the copy reaches an age.
  * @k: kallsyms, or NULL
- * @part: 1: the whole lifetime (a file then reads the symbols again), 2: half, ...
+ * @age: KALLSYMS_EXPIRED: a file would read the symbols again; EXPIRING: a
+ *       prefetch would
  *
  * A prefetch begun for a copy that old stamps it anew in a moment: counted
  * as done now. Main thread (the copy's time is read unlocked).
@@ -478,7 +487,7 @@ static bool prefetch_running(struct kallsyms *k)
  * Return: CLOCK_MONOTONIC usec; 0 when there is no copy and none is being
  * read (the last read failed); UINT64_MAX without symbols.
  */
-uint64_t kallsyms_stale_at(struct kallsyms *k, unsigned part)
+uint64_t kallsyms_stale_at(struct kallsyms *k, enum kallsyms_age age)
 {
 	uint64_t read_usec, now = monotonic_usec();
 
@@ -487,7 +496,7 @@ uint64_t kallsyms_stale_at(struct kallsyms *k, unsigned part)
 	read_usec = atomic_load(&k->read_usec);
 	if (prefetch_running(k) && (read_usec == 0 || now - read_usec >= k->prefetch_max_age))
 		read_usec = now;
-	return read_usec == 0 ? 0 : read_usec + k->lifetime / MAX(part, 1u);
+	return read_usec == 0 ? 0 : read_usec + max_age(k, age);
 }
 
 static void *prefetch_main(void *userdata)
@@ -502,31 +511,30 @@ static void *prefetch_main(void *userdata)
 }
 
 /**
- * kallsyms_prefetch() - refresh the cached section on a thread if it is too old.
+ * kallsyms_prefetch() - refresh the cached section on a thread if it is old enough.
  * @k: kallsyms, or NULL
- * @part: refresh a copy older than this part of its lifetime (1: the whole)
+ * @age: refresh a copy this old (see kallsyms_stale_at())
  *
  * The kernel takes ~50 ms of CPU to generate the symbols (more, and as
  * long again to compress them, when they changed); called ahead of the
  * files that need them, no file waits. A session calls this when it starts
- * (1, for the file after a short capture) and, while it has captured
- * anything, as its data grows and at the time this returns (2, so its
- * stop, a snapshot or a segment at any time finds a copy ready:
+ * (EXPIRED, for the file after a short capture) and, while it has captured
+ * anything, as its data grows and at the time this returns (EXPIRING, so
+ * its stop, a snapshot or a segment at any time finds a copy ready:
  * session-symbols.c); a flight recorder also when a snapshot is asked for
- * (1: the read then overlaps the drain).
+ * (EXPIRED: the read then overlaps the drain).
  * Main thread; a prefetch still running is left to finish.
  *
- * Return: when (CLOCK_MONOTONIC, usec) the copy will be older than
- * @part of its lifetime, for the caller's next call; UINT64_MAX without
- * symbols.
+ * Return: when (CLOCK_MONOTONIC, usec) the copy will be @age, for the
+ * caller's next call; UINT64_MAX without symbols.
  */
-uint64_t kallsyms_prefetch(struct kallsyms *k, unsigned part)
+uint64_t kallsyms_prefetch(struct kallsyms *k, enum kallsyms_age age)
 {
 	uint64_t max_age_usec, now = monotonic_usec(), read_usec;
 
 	if (!k || k->fd < 0)
 		return UINT64_MAX;
-	max_age_usec = k->lifetime / MAX(part, 1u);
+	max_age_usec = max_age(k, age);
 	read_usec = atomic_load(&k->read_usec);
 	if (read_usec != 0 && now - read_usec < max_age_usec)
 		return read_usec + max_age_usec;

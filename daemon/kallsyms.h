@@ -33,6 +33,13 @@ bool kallsyms_has_addresses(const struct kallsyms *k);
 bool kallsyms_shown_to_users(void);
 int kallsyms_read(struct kallsyms *k, bool any_age, char **ret, size_t *ret_size);
 int kallsyms_read_sealed(struct kallsyms *k, bool any_age, struct kallsyms_section **ret);
-uint64_t kallsyms_prefetch(struct kallsyms *k, unsigned part);
-uint64_t kallsyms_stale_at(struct kallsyms *k, unsigned part);
+
+/* How old a copy is that kallsyms_prefetch() refreshes. */
+enum kallsyms_age {
+	KALLSYMS_EXPIRED,  /* past its lifetime: a file would read the symbols itself */
+	KALLSYMS_EXPIRING, /* within KALLSYMS_REFRESH_LEAD_USEC of that */
+};
+
+uint64_t kallsyms_prefetch(struct kallsyms *k, enum kallsyms_age age);
+uint64_t kallsyms_stale_at(struct kallsyms *k, enum kallsyms_age age);
 void kallsyms_set_lifetime(struct kallsyms *k, uint64_t usec);

@@ -5,15 +5,15 @@
  * older one, the file's writer reads the symbols itself: ~50 ms of CPU on
  * the stop's path (30 ms target), a snapshot's or a segment's. So while a
  * session has captured anything, the copy is refreshed ahead, on a thread,
- * once it is half its lifetime old.
+ * KALLSYMS_REFRESH_LEAD_USEC before it expires.
  *
  * The workers' reports (their first stored chunk, then every
- * PROGRESS_NOTIFY_BYTES) are one occasion; a one-shot timer at the copy's
- * half-life is the other, for a slow session whose workers wake only once a
- * CPU has a batch. A look that finds nothing captured yet (the file would
- * take a copy of any age) looks once more, at three quarters of the copy's
- * lifetime, then waits for the workers: a session whose events never fire
- * wakes the daemon at most twice.
+ * PROGRESS_NOTIFY_BYTES) are one occasion; a one-shot timer at that time
+ * is the other, for a slow session whose workers wake only once a CPU has
+ * a batch, and it is what makes a lead of seconds enough. A look that
+ * finds nothing captured yet (the file would take a copy of any age) looks
+ * once more, halfway to the expiry, then waits for the workers: a session
+ * whose events never fire wakes the daemon at most twice.
  *
  * Main thread only.
  */
@@ -26,7 +26,7 @@
 #include "ftraced/macro.h"
 #include "lib/time-util.h"
 
-/* A look may come this much late: neighbouring wake-ups merge, the copy keeps half its life. */
+/* A look may come this much late (neighbouring wake-ups merge): well within the lead. */
 #define SYMBOLS_LOOK_ACCURACY_USEC (UINT64_C(1000) * 1000)
 
 static int on_symbols_look(sd_event_source *source, uint64_t usec, void *userdata);
@@ -71,16 +71,16 @@ static void arm_look(struct session *s, uint64_t at)
 static int on_symbols_look(sd_event_source *source, uint64_t usec, void *userdata)
 {
 	struct session *s = userdata;
-	uint64_t half = kallsyms_stale_at(s->env.kallsyms, 2), last_look;
+	uint64_t expiring = kallsyms_stale_at(s->env.kallsyms, KALLSYMS_EXPIRING), last_look;
 
 	if (s->state != SESSION_RUNNING)
 		return 0;
 	if (captured_any(s)) {
-		arm_look(s, kallsyms_prefetch(s->env.kallsyms, 2));
+		arm_look(s, kallsyms_prefetch(s->env.kallsyms, KALLSYMS_EXPIRING));
 		return 0;
 	}
-	/* Three quarters of the copy's lifetime (0 without a copy: no more looks). */
-	last_look = half + (kallsyms_stale_at(s->env.kallsyms, 1) - half) / 2;
+	/* Halfway from there to its expiry (0 without a copy: no more looks). */
+	last_look = expiring + (kallsyms_stale_at(s->env.kallsyms, KALLSYMS_EXPIRED) - expiring) / 2;
 	if (last_look > usec + SYMBOLS_LOOK_ACCURACY_USEC)
 		arm_look(s, last_look);
 	return 0;
@@ -99,12 +99,12 @@ void session_keep_symbols(struct session *s, bool starting)
 	if (s->state != SESSION_RUNNING)
 		return;
 	if (starting) {
-		/* A copy past half its life gets a look once events have had a moment. */
-		kallsyms_prefetch(s->env.kallsyms, 1);
-		arm_look(s, MAX(kallsyms_stale_at(s->env.kallsyms, 2),
+		/* A copy already due gets a look once events have had a moment. */
+		kallsyms_prefetch(s->env.kallsyms, KALLSYMS_EXPIRED);
+		arm_look(s, MAX(kallsyms_stale_at(s->env.kallsyms, KALLSYMS_EXPIRING),
 				monotonic_usec() + KALLSYMS_PREFETCH_RETRY_USEC));
 	} else {
-		arm_look(s, kallsyms_prefetch(s->env.kallsyms, 2));
+		arm_look(s, kallsyms_prefetch(s->env.kallsyms, KALLSYMS_EXPIRING));
 	}
 }
 

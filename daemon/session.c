@@ -904,8 +904,8 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
 	    stream_set_segment_bytes(&s->cpus) >= session_segment_limit(s))
 		rotate(s);
 	/*
-	 * Data comes in: the symbols are refreshed on a thread once half their
-	 * lifetime has passed, so the stop (or a snapshot, or a segment) finds
+	 * Data comes in: the symbols are refreshed on a thread ahead of their
+	 * expiry, so the stop (or a snapshot, or a segment) finds
 	 * them ready instead of reading them (~50 ms) on its own path.
 	 */
 	session_keep_symbols(s, /* starting= */ false);

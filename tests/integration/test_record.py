@@ -1090,8 +1090,8 @@ def wait_symbol_reads_over(d):
 
 
 def test_symbols_refreshed_while_capturing_not_at_the_stop():
-    """A session whose data grows refreshes the symbols on a thread once half their
-    lifetime has passed (on its workers' progress), so its stop never waits
+    """A session whose data grows refreshes the symbols on a thread ahead of their expiry
+    (on its workers' progress: half their lifetime here), so its stop never waits
     for /proc/kallsyms. The lifetime is cut to 3 s by a test hook."""
     ahead = "Reading the kernel's symbols ahead of the files"
     for_file = "Reading the kernel's symbols for a file"
@@ -1139,7 +1139,8 @@ def test_symbols_refreshed_while_capturing_not_at_the_stop():
 
 def test_symbols_of_any_age_for_a_file_without_events():
     """A session whose events never fire looks at its instance at most twice (at half
-    and three quarters of the symbols' lifetime, 3 s by a test hook), finds nothing and
+    and three quarters of the symbols' lifetime, 3 s by a test hook: the refresh lead is
+    capped at half of it), finds nothing and
     reads nothing: stopped once the symbols are past their lifetime, its file refers to
     no address, so the cached copy goes in as it is and the stop does not read
     /proc/kallsyms either."""
