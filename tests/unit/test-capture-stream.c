@@ -8,6 +8,7 @@
  */
 #undef NDEBUG
 #include <assert.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +38,12 @@ struct rig {
 	struct capture_stream *stream;
 };
 
-/* @wake_bytes: what the kernel would hold at each wake-up (0: unknown). */
-static void rig_init_woken(struct rig *g, bool zstd, struct chunk_ring *ring, uint64_t wake_bytes)
+/*
+ * @wake_bytes: what the kernel would hold at each wake-up (0: unknown);
+ * @notify_bytes: progress notifications every this many bytes stored (0: none).
+ */
+static void rig_init_full(struct rig *g, bool zstd, struct chunk_ring *ring, uint64_t wake_bytes,
+			  uint64_t notify_bytes)
 {
 	struct capture_stream_config c;
 
@@ -59,6 +64,7 @@ static void rig_init_woken(struct rig *g, bool zstd, struct chunk_ring *ring, ui
 		.level = 3,
 		.progress = &g->progress,
 		.wake_bytes = wake_bytes,
+		.notify_bytes = notify_bytes,
 	};
 	assert(capture_scratch_init(&g->scratch) == 0);
 	assert(capture_stream_new(&c, &g->stream) == 0);
@@ -67,7 +73,7 @@ static void rig_init_woken(struct rig *g, bool zstd, struct chunk_ring *ring, ui
 
 static void rig_init(struct rig *g, bool zstd, struct chunk_ring *ring)
 {
-	rig_init_woken(g, zstd, ring, 0);
+	rig_init_full(g, zstd, ring, 0, 0);
 }
 
 /* Feeds @n_pages pages of @c, from @first, draining as a worker would. */
@@ -136,7 +142,7 @@ static void test_ring_chunk_at_a_time(void)
 	assert(capture_ring_chunk_target(UINT64_MAX) == CHUNK_TARGET_BYTES);
 	assert(chunk_ring_new(budget, &ring) == 0);
 	make_pages(&c, 0, 24000, PAGE);
-	rig_init_woken(&g, true, ring, CAPTURE_BATCH_BYTES);
+	rig_init_full(&g, true, ring, CAPTURE_BATCH_BYTES, 0);
 	feed(&g, &c, 0, c.n_pages);
 	capture_stream_counters(g.stream, &n);
 	/* Every whole chunk is stored already; a batch at a time would leave up to 3 more. */
@@ -256,6 +262,42 @@ static void test_failure_is_reported(void)
 	free(c.pages);
 }
 
+/* Notifications pending on the rig's eventfd (0 if none), cleared. */
+static uint64_t notifications(struct rig *g)
+{
+	uint64_t v = 0;
+
+	if (read(g->notify_fd, &v, sizeof(v)) != sizeof(v))
+		assert(errno == EAGAIN);
+	return v;
+}
+
+/*
+ * The session hears of the first stored bytes (it keeps the symbols fresh
+ * once events fire, session-symbols.c), then every notify_bytes.
+ */
+static void test_progress_notifications(void)
+{
+	const uint64_t every = 16 * PAGE;
+	struct cpu_pages c = {};
+	struct rig g;
+
+	make_pages(&c, 0, 5000, PAGE);
+	assert(c.n_pages >= 20);
+	rig_init_full(&g, false, NULL, 0, every);
+	assert(notifications(&g) == 0);
+	feed(&g, &c, 0, 1);
+	assert(notifications(&g) == 1);
+	feed(&g, &c, 1, 15);
+	assert(notifications(&g) == 0);
+	feed(&g, &c, 16, 1); /* 17 pages stored: the first page plus 16 */
+	assert(notifications(&g) == 1);
+	feed(&g, &c, 17, 3);
+	assert(notifications(&g) == 0);
+	rig_done(&g);
+	free(c.pages);
+}
+
 int main(void)
 {
 	test_spool(true);
@@ -264,5 +306,6 @@ int main(void)
 	test_rotation();
 	test_ring();
 	test_failure_is_reported();
+	test_progress_notifications();
 	return 0;
 }
