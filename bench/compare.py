@@ -32,7 +32,9 @@ idle again, the session's instance removed and the next one prepared
 (its ftraced_cpu_seconds_total metric, to the microsecond; /proc/PID/stat's
 10 ms ticks from a daemon without it), plus ftracectl's. Its files share
 its copy of the kernel's symbols, read again when a session starts with a
-copy over a minute old or captures while it is over 50 s old;
+copy past its validity or captures within 10 s of that (a minute after the
+symbols changed, twice as long after each read that found them unchanged,
+up to 8 minutes);
 its debug log says which runs did (about 50 ms of CPU each, see
 bench/symbols.py), and the report counts them and gives the others'
 median. Without it, every run starts a fresh daemon and counts all of its
@@ -337,10 +339,10 @@ def wait_idle(pid):
             last, quiet_since = now, time.monotonic()
 
 
-def start_daemon(tmp, rt=0, log=None):
+def start_daemon(tmp, rt=0, log=None, daemon_env=None):
     """A private ftraced with its socket and state in TMP, ready for requests; returns
     the process and the environment that points ftracectl at it. LOG: a file that gets
-    its debug log (else it logs nowhere)."""
+    its debug log (else it logs nowhere); DAEMON_ENV: more of its environment."""
     sock = os.path.join(tmp, "control")
     env = dict(os.environ, FTRACED_SOCKET=sock)
     conf = os.path.join(tmp, "ftraced.conf")
@@ -350,7 +352,8 @@ def start_daemon(tmp, rt=0, log=None):
     daemon = subprocess.Popen([FTRACED, "--socket", sock, "--state-dir",
                                os.path.join(tmp, "state"), "--group", "", "--config", conf] +
                               (["--log-level", "debug"] if log else []),
-                              stdout=log or subprocess.DEVNULL, stderr=log or subprocess.DEVNULL)
+                              stdout=log or subprocess.DEVNULL, stderr=log or subprocess.DEVNULL,
+                              env=dict(os.environ, **(daemon_env or {})))
     try:
         wait_for(lambda: subprocess.run([FTRACECTL, "list"], env=env,
                                         capture_output=True).returncode == 0, 20, "ftraced")

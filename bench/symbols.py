@@ -3,12 +3,14 @@
 """What the kernel's symbols cost a warm daemon's capture.
 
 Every file carries /proc/kallsyms, and the kernel takes tens of milliseconds
-of CPU to generate it. ftraced keeps a copy for a minute and, while a
-session captures, reads the text again ten seconds before the copy expires
-(compared with the copy, compressed again only if it changed), so a stop
-never waits for it. Whether a run pays for such a read depends on how long
-ago the last one was: in compare.py --warm some runs do, some do not. This
-benchmark makes it deterministic: one daemon (debug log on), and rounds of
+of CPU to generate it. ftraced keeps a copy for a minute after the symbols
+changed (twice as long after each read that found them unchanged, up to 8
+minutes) and, while a session captures, reads the text again ten seconds
+before the copy expires (compared with the copy, compressed again only if it
+changed), so a stop never waits for it. Whether a run pays for such a read
+depends on how long ago the last one was: in compare.py --warm some runs do,
+some do not. This benchmark makes it deterministic: one daemon (debug log
+on, its copy's lifetime held at a minute by a test hook), and rounds of
   - an ftraced run right after the previous one (the copy is fresh),
   - an ftraced run after --pause seconds (the copy is then due for a refresh),
   - the floor (bench/ftraced-physical: splice and zstd, no metadata at all),
@@ -63,7 +65,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ftraced-bench-symbols-", dir="/var/tmp") as tmp:
         compare.WARM_LOG = os.path.join(tmp, "daemon.log")
         with open(compare.WARM_LOG, "w") as log:
-            compare.WARM = compare.start_daemon(tmp, log=log)
+            compare.WARM = compare.start_daemon(tmp, log=log, daemon_env={
+                "FTRACED_TEST_HOOKS": "1", "FTRACED_TEST_SYMBOLS_GROWTH_MAX": "1"})
         daemon = compare.WARM[0]
         try:
             compare.run_ftraced(os.path.join(tmp, "warm"), 1000, 0.5, args.buffer_kb,

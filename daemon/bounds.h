@@ -134,8 +134,18 @@
 #define STOP_EXTEND_USEC          (UINT64_C(10) * 1000 * 1000)
 #define STOP_EXTEND_INTERVAL_USEC (UINT64_C(2) * 1000 * 1000)
 
-/* How long a copy of /proc/kallsyms is reused while /proc/modules is unchanged. */
+/*
+ * How long a copy of /proc/kallsyms is reused while /proc/modules is
+ * unchanged; each read that finds the text unchanged doubles that for the
+ * next, up to KALLSYMS_CACHE_GROWTH_MAX times (8 minutes), and a change
+ * brings it back. Each read costs ~50 ms of CPU: at a minute, that was most
+ * of what a slow always-on session cost, and more than trace-cmd spends on a
+ * long low-rate capture (bench/README.md). What can change without
+ * /proc/modules changing (BPF programs, probes' and ftrace's trampolines)
+ * shows up in stack traces only.
+ */
 #define KALLSYMS_CACHE_USEC       (UINT64_C(60) * 1000 * 1000)
+#define KALLSYMS_CACHE_GROWTH_MAX 8u
 /*
  * While a session captures, the copy is refreshed ahead this long before it
  * expires (half its lifetime at most): a read takes 50-200 ms, and each

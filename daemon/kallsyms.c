@@ -4,13 +4,15 @@
  * read through one fd opened at start-up while the daemon still held
  * CAP_SYSLOG (the kernel decides at open() whether addresses are shown).
  * It is read from several assembler threads, hence the lock around its
- * file position. The kernel takes ~80 ms to generate it, most of a
+ * file position. The kernel takes ~50 ms of CPU to generate it, most of a
  * snapshot's latency, so the last copy is kept and reused while
- * /proc/modules is unchanged and the copy is younger than
- * KALLSYMS_CACHE_USEC (symbols of BPF programs loaded since may be missing
- * from a file for that long). An older copy is checked against the text
- * and kept if it still matches, which spares compressing it again. A file
- * without events refers to no address: it takes the copy at any age.
+ * /proc/modules is unchanged and the copy is younger than its validity:
+ * KALLSYMS_CACHE_USEC after a change, doubled by every read that finds the
+ * text unchanged, up to KALLSYMS_CACHE_GROWTH_MAX times (symbols of BPF
+ * programs or trampolines made since may be missing from a file for that
+ * long). An older copy is checked against the text and kept if it still
+ * matches, which spares compressing it again. A file without events refers
+ * to no address: it takes the copy at any age.
  *
  * The copy is a compressed section body in an unlinked file of the state
  * directory (kallsyms_store_in()): written once as the text is read,
@@ -55,7 +57,11 @@ struct kallsyms {
 	size_t n_modules;
 	_Atomic uint64_t read_usec; /* when the copy was last read or found to match (the main
 				     * thread peeks unlocked) */
-	uint64_t lifetime;     /* how long a copy is used (KALLSYMS_CACHE_USEC) */
+	uint64_t lifetime;     /* how long a copy is used after a change (KALLSYMS_CACHE_USEC) */
+	_Atomic uint64_t valid_usec; /* how long this copy is used: lifetime, doubled by each read
+				      * that found it unchanged (up to KALLSYMS_CACHE_GROWTH_MAX
+				      * times); the main thread peeks unlocked */
+	unsigned growth_max;   /* KALLSYMS_CACHE_GROWTH_MAX */
 	pthread_t prefetch;    /* a refresh ahead of the files that need it */
 	uint64_t prefetch_max_age; /* what it refreshes: a copy older than this */
 	bool prefetching;      /* prefetch is to be joined (main thread only) */
@@ -78,6 +84,8 @@ int kallsyms_open(struct kallsyms **ret)
 	pthread_mutex_init(&k->lock, NULL);
 	k->store_dir_fd = -EBADF;
 	k->lifetime = KALLSYMS_CACHE_USEC;
+	k->valid_usec = KALLSYMS_CACHE_USEC;
+	k->growth_max = KALLSYMS_CACHE_GROWTH_MAX;
 	k->fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
 	if (k->fd < 0)
 		r = negative_errno();
@@ -146,14 +154,20 @@ static int store_open(const struct kallsyms *k, bool in_memory)
 }
 
 /**
- * kallsyms_set_lifetime() - how long a copy is used (tests shorten it).
+ * kallsyms_set_lifetime() - how long a copy is used after a change (tests shorten it).
  * @k: kallsyms
  * @usec: the lifetime; 0 keeps KALLSYMS_CACHE_USEC
+ * @growth_max: how many times that unchanged reads make it at most (1: fixed);
+ *              0 keeps KALLSYMS_CACHE_GROWTH_MAX
  */
-void kallsyms_set_lifetime(struct kallsyms *k, uint64_t usec)
+void kallsyms_set_lifetime(struct kallsyms *k, uint64_t usec, unsigned growth_max)
 {
-	if (usec > 0)
+	if (usec > 0) {
 		k->lifetime = usec;
+		k->valid_usec = usec;
+	}
+	if (growth_max > 0)
+		k->growth_max = growth_max;
 }
 
 static long read_sysctl(const char *path, long fallback)
@@ -342,7 +356,12 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec, bool ahead)
 		r = frames_equal_fd(k->sealed->body.fd, k->sealed->body.offset + V7_BLOCK_HDR_SIZE,
 				    k->sealed->body.size - V7_BLOCK_HDR_SIZE, sizeof(uint32_t), k->fd);
 		if (r > 0) {
-			log_debug("The kernel's symbols are unchanged: the copy is kept");
+			uint64_t valid = MIN(k->valid_usec * 2, k->lifetime * k->growth_max);
+
+			/* Tests look for this line and its figure. */
+			log_debug("The kernel's symbols are unchanged: the copy is kept (for %" PRIu64
+				  " s)", valid / 1000000);
+			k->valid_usec = valid;
 			k->read_usec = now;
 			return 0;
 		}
@@ -376,6 +395,7 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec, bool ahead)
 	k->n_text = n_text;
 	k->modules = TAKE_PTR(modules);
 	k->n_modules = n_modules;
+	k->valid_usec = k->lifetime;
 	k->read_usec = now;
 	log_debug("The kernel's symbols are read: %zu bytes, %" PRIu64 " compressed, in %" PRIu64
 		  " ms", n_text, body.size, (monotonic_usec() - now) / 1000);
@@ -404,7 +424,7 @@ int kallsyms_read_sealed(struct kallsyms *k, bool any_age, struct kallsyms_secti
 	if (!k || k->fd < 0)
 		return 0;
 	pthread_mutex_lock(&k->lock);
-	r = refresh(k, any_age ? UINT64_MAX : k->lifetime, /* ahead= */ false);
+	r = refresh(k, any_age ? UINT64_MAX : k->valid_usec, /* ahead= */ false);
 	if (r >= 0) {
 		atomic_fetch_add_explicit(&k->sealed->refs, 1, memory_order_relaxed);
 		*ret = k->sealed;
@@ -435,7 +455,7 @@ int kallsyms_read(struct kallsyms *k, bool any_age, char **ret, size_t *ret_size
 	if (!k || k->fd < 0)
 		return 0;
 	pthread_mutex_lock(&k->lock);
-	r = refresh(k, any_age ? UINT64_MAX : k->lifetime, /* ahead= */ false);
+	r = refresh(k, any_age ? UINT64_MAX : k->valid_usec, /* ahead= */ false);
 	sealed = r >= 0 ? &k->sealed->body : NULL;
 	/* The section body decompresses to the u32 size, then the text. */
 	body = r >= 0 ? malloc(sealed->size) : NULL;
@@ -470,9 +490,11 @@ static bool prefetch_running(struct kallsyms *k)
 /* The age past which @age counts a copy as due. */
 static uint64_t max_age(const struct kallsyms *k, enum kallsyms_age age)
 {
+	uint64_t valid = atomic_load(&k->valid_usec);
+
 	if (age == KALLSYMS_EXPIRED)
-		return k->lifetime;
-	return k->lifetime - MIN(KALLSYMS_REFRESH_LEAD_USEC, k->lifetime / 2);
+		return valid;
+	return valid - MIN(KALLSYMS_REFRESH_LEAD_USEC, valid / 2);
 }
 
 /**

@@ -42,4 +42,4 @@ enum kallsyms_age {
 
 uint64_t kallsyms_prefetch(struct kallsyms *k, enum kallsyms_age age);
 uint64_t kallsyms_stale_at(struct kallsyms *k, enum kallsyms_age age);
-void kallsyms_set_lifetime(struct kallsyms *k, uint64_t usec);
+void kallsyms_set_lifetime(struct kallsyms *k, uint64_t usec, unsigned growth_max);

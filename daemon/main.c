@@ -122,6 +122,7 @@ int main(int argc, char *argv[])
 	_cleanup_(manager_freep) struct manager *m = NULL;
 	const char *hooks = secure_getenv("FTRACED_TEST_HOOKS");
 	const char *lifetime = secure_getenv("FTRACED_TEST_SYMBOLS_LIFETIME_MS");
+	const char *growth = secure_getenv("FTRACED_TEST_SYMBOLS_GROWTH_MAX");
 	struct manager_config config;
 	struct daemon_config settings;
 	int r;
@@ -163,9 +164,15 @@ int main(int argc, char *argv[])
 		/* Watchdog tests need a worker that stops; never set it in production. */
 		.test_hooks = hooks && strcmp(hooks, "1") == 0,
 	};
-	/* Tests of the symbols' refresh cannot wait minutes; never set it in production. */
+	/*
+	 * Tests of the symbols' refresh cannot wait minutes, and bench/symbols.py
+	 * needs a fixed lifetime; never set them in production.
+	 */
 	if (config.test_hooks && lifetime)
 		config.test_symbols_lifetime_usec = strtoull(lifetime, NULL, 10) * 1000;
+	if (config.test_hooks && growth)
+		config.test_symbols_growth_max = (unsigned)MIN(strtoul(growth, NULL, 10),
+							      (unsigned long)KALLSYMS_CACHE_GROWTH_MAX);
 	r = manager_new(&config, &m);
 	if (r < 0)
 		return 1;

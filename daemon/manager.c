@@ -890,7 +890,7 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	r = kallsyms_open(&m->kallsyms);
 	if (!m->kallsyms)
 		return log_error_errno(r, "Out of memory");
-	kallsyms_set_lifetime(m->kallsyms, c->test_symbols_lifetime_usec);
+	kallsyms_set_lifetime(m->kallsyms, c->test_symbols_lifetime_usec, c->test_symbols_growth_max);
 	if (r < 0)
 		log_warning_errno(r, "Cannot open /proc/kallsyms, files will have no symbols: %m");
 	else if (!kallsyms_has_addresses(m->kallsyms))

@@ -17,6 +17,7 @@ struct manager_config {
 	const struct daemon_config *settings; /* ftraced.conf */
 	bool test_hooks;          /* FTRACED_TEST_HOOKS=1: SIGUSR2 blocks a capture worker */
 	uint64_t test_symbols_lifetime_usec; /* and FTRACED_TEST_SYMBOLS_LIFETIME_MS; 0: normal */
+	unsigned test_symbols_growth_max;    /* and FTRACED_TEST_SYMBOLS_GROWTH_MAX; 0: normal */
 };
 
 int manager_new(const struct manager_config *c, struct manager **ret);

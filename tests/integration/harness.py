@@ -361,6 +361,32 @@ def kallsyms_addresses(path):
             if len(line.split()) >= 3 and len(line.split()[0]) == 16]
 
 
+# bpf(2)'s number, by machine.
+BPF_SYSCALL = {"x86_64": 321, "aarch64": 280}
+BPF_PROG_LOAD = 5
+BPF_PROG_TYPE_SOCKET_FILTER = 1
+
+
+def load_bpf_program(name):
+    """Loads a do-nothing socket filter called NAME (at most 15 characters): the kernel
+    JITs it and lists it in /proc/kallsyms as bpf_prog_<tag>_<NAME> for as long as the
+    returned fd is open. The kernel's symbols change without /proc/modules changing."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    # r0 = 0; exit
+    insns = ctypes.create_string_buffer(struct.pack("<BBhiBBhi", 0xb7, 0, 0, 0, 0x95, 0, 0, 0))
+    license_ = ctypes.create_string_buffer(b"GPL")
+    attr = bytearray(128)
+    # prog_type, insn_cnt, insns, license; prog_name at 48 (union bpf_attr, BPF_PROG_LOAD)
+    struct.pack_into("<IIQQ", attr, 0, BPF_PROG_TYPE_SOCKET_FILTER, 2,
+                     ctypes.addressof(insns), ctypes.addressof(license_))
+    attr[48:48 + len(name)] = name.encode()
+    fd = libc.syscall(BPF_SYSCALL[os.uname().machine], BPF_PROG_LOAD,
+                      (ctypes.c_char * len(attr)).from_buffer(attr), len(attr))
+    assert fd >= 0, "cannot load a BPF program: " + os.strerror(ctypes.get_errno())
+    return fd
+
+
 def assert_real_kallsyms(path):
     """The file's kallsyms: thousands of symbols, most at non-zero addresses (CAP_SYSLOG
     was held when the daemon opened /proc/kallsyms)."""

@@ -19,7 +19,7 @@ from harness import (CPUS, daemon, FTRACECTL, FTRACED, LOADGEN, Daemon,  # noqa:
                      assert_complete_sequences,
                      assert_real_kallsyms, kallsyms_addresses,
                      check_events, daemon_fds, event_lines, first_section_id,
-                     is_symbol_cache, loadgen, loadgen_result,
+                     is_symbol_cache, load_bpf_program, loadgen, loadgen_result,
                      markers, our_instances, parse_markers, report, run, start_markers,
                      stop_loadgens, TRACING,
                      V7_SECTION_BUFFER, wait_until)
@@ -1066,6 +1066,23 @@ def test_symbols_cached_in_a_file_not_in_memory():
             assert kallsyms_addresses(files[0]) == kallsyms_addresses(files[1])
 
 
+def record_endless_markers(d, name, rate):
+    """A record session into NAME.dat in D's directory, fed markers at RATE per CPU until
+    stop_endless_markers(); returns the file, the client and the session."""
+    out = os.path.join(d.dir, name + ".dat")
+    rec = d.record_background("-e", "ftrace:print", "-o", out)
+    session = d.wait_running()
+    start_markers(session["instance"], CPUS, 10 ** 8, rate=rate)
+    return out, rec, session
+
+
+def stop_endless_markers(d, rec, session):
+    d.ctl("stop", session["name"])
+    stop_loadgens()
+    _, stderr = rec.communicate(timeout=60)
+    assert rec.returncode == 0, stderr
+
+
 def short_symbols_lifetime_daemon():
     """A daemon whose copy of the kernel's symbols lives 3 s (a test hook), not 60."""
     d = Daemon()
@@ -1100,19 +1117,13 @@ def test_symbols_refreshed_while_capturing_not_at_the_stop():
         symbols_before = f.read()
     d = short_symbols_lifetime_daemon()
     with daemon(d):
-        out = os.path.join(d.dir, "fresh.dat")
-        rec = d.record_background("-e", "ftrace:print", "-o", out)
-        session = d.wait_running()
-        start_markers(session["instance"], CPUS, 10 ** 8, rate=200000)
+        out, rec, session = record_endless_markers(d, "fresh", 200000)
         # One read when the session started, one more as its data grew.
         deadline = time.monotonic() + 60
         while d.log().count(ahead) < 2:
             assert time.monotonic() < deadline, d.log()[-3000:]
             time.sleep(0.05)
-        d.ctl("stop", session["name"])
-        stop_loadgens()
-        _, stderr = rec.communicate(timeout=60)
-        assert rec.returncode == 0, stderr
+        stop_endless_markers(d, rec, session)
         assert for_file not in d.log(), d.log()[-3000:]
         # Unchanged symbols are compared with the copy, not compressed again: the
         # second read keeps it (unless the kernel's really changed meanwhile).
@@ -1195,6 +1206,44 @@ def test_slow_session_symbols_refreshed_ahead_of_its_stop():
         assert "Reading the kernel's symbols for a file" not in stop_log, stop_log[-3000:]
         check_markers_file(out, written)
         assert_real_kallsyms(out)
+
+
+def test_symbols_kept_longer_while_unchanged_fresh_again_after_a_change():
+    """Each read that finds the kernel's symbols unchanged doubles how long the copy is
+    used (3 s by a test hook, then 6, then 12); a change the daemon cannot see in
+    /proc/modules (a BPF program loaded) is found by the next read, which takes the new
+    text and brings the lifetime back to 3 s. The file written after it lists the
+    program."""
+    kept = re.compile(r"The kernel's symbols are unchanged: the copy is kept \(for (\d+) s\)")
+    read = "The kernel's symbols are read:"
+    d = short_symbols_lifetime_daemon()
+    with daemon(d):
+        out, rec, session = record_endless_markers(d, "growing", 2000)
+        deadline = time.monotonic() + 120
+        while [int(v) for v in kept.findall(d.log())][:2] != [6, 12]:
+            assert time.monotonic() < deadline, d.log()[-3000:]
+            time.sleep(0.1)
+        reads_before = d.log().count(read)
+        fd = load_bpf_program("ftraced_test")
+        try:
+            deadline = time.monotonic() + 120
+            while d.log().count(read) == reads_before:
+                assert time.monotonic() < deadline, d.log()[-3000:]
+                time.sleep(0.1)
+            after_change = d.log()[d.log().rindex(read):]
+            while not kept.search(after_change):
+                assert time.monotonic() < deadline, d.log()[-3000:]
+                time.sleep(0.1)
+                after_change = d.log()[d.log().rindex(read):]
+            assert kept.search(after_change).group(1) == "6", after_change[-3000:]
+            stop_endless_markers(d, rec, session)
+        finally:
+            os.close(fd)
+        dump = subprocess.run(["trace-cmd", "dump", "--kallsyms", out], capture_output=True,
+                              text=True, check=True).stdout
+        assert re.search(r"\bbpf_prog_[0-9a-f]+_ftraced_test\b", dump), \
+            "the BPF program is not in the file's symbols"
+        check_events(out)
 
 
 def test_recovery_refuses_planted_links():
