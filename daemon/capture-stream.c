@@ -277,7 +277,10 @@ static void count_discarded(struct capture_stream *s, const uint8_t *pages, size
 		atomic_fetch_add_explicit(&s->discarded, (uint64_t)events, memory_order_relaxed);
 }
 
-/* Counts bytes and chunks that reached the spool; tells the session of the first, then every notify_bytes. */
+/*
+ * Counts bytes and chunks that reached the spool; tells the session of the
+ * first, then every notify_bytes.
+ */
 static void account_stored(struct capture_stream *s, uint64_t bytes, uint64_t chunks)
 {
 	uint64_t total;

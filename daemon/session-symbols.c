@@ -31,7 +31,7 @@
 
 static int on_symbols_look(sd_event_source *source, uint64_t usec, void *userdata);
 
-/* Has the session's instance taken any event since capture began (read, still held or overwritten)? */
+/* Has the instance taken any event since capture began (read, still held or overwritten)? */
 static bool captured_any(struct session *s)
 {
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
