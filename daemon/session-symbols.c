@@ -46,15 +46,23 @@ static bool captured_any(struct session *s)
 	return false;
 }
 
-/* The next look at @at (UINT64_MAX: none). */
+/*
+ * The next look at @at (UINT64_MAX: none). Every report of the workers asks
+ * again, mostly for the time already set: that costs nothing then.
+ */
 static void arm_look(struct session *s, uint64_t at)
 {
-	int r;
+	uint64_t armed;
+	int enabled, r;
 
 	if (at == UINT64_MAX) {
 		s->symbols_look = sd_event_source_disable_unref(s->symbols_look);
 		return;
 	}
+	if (s->symbols_look && sd_event_source_get_enabled(s->symbols_look, &enabled) >= 0 &&
+	    enabled != SD_EVENT_OFF && sd_event_source_get_time(s->symbols_look, &armed) >= 0 &&
+	    armed == at)
+		return;
 	if (s->symbols_look) {
 		r = sd_event_source_set_time(s->symbols_look, at);
 		if (r >= 0)

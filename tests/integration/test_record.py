@@ -1066,17 +1066,19 @@ def test_symbols_cached_in_a_file_not_in_memory():
             assert kallsyms_addresses(files[0]) == kallsyms_addresses(files[1])
 
 
-def record_endless_markers(d, name, rate):
-    """A record session into NAME.dat in D's directory, fed markers at RATE per CPU until
-    stop_endless_markers(); returns the file, the client and the session."""
+def record_markers_session(d, name, rate=None):
+    """A record session of markers into NAME.dat in D's directory, running; with RATE,
+    fed that many per second per CPU until stop_markers_session(). Returns the file, the
+    client and the session."""
     out = os.path.join(d.dir, name + ".dat")
     rec = d.record_background("-e", "ftrace:print", "-o", out)
     session = d.wait_running()
-    start_markers(session["instance"], CPUS, 10 ** 8, rate=rate)
+    if rate:
+        start_markers(session["instance"], CPUS, 10 ** 8, rate=rate)
     return out, rec, session
 
 
-def stop_endless_markers(d, rec, session):
+def stop_markers_session(d, rec, session):
     d.ctl("stop", session["name"])
     stop_loadgens()
     _, stderr = rec.communicate(timeout=60)
@@ -1117,13 +1119,13 @@ def test_symbols_refreshed_while_capturing_not_at_the_stop():
         symbols_before = f.read()
     d = short_symbols_lifetime_daemon()
     with daemon(d):
-        out, rec, session = record_endless_markers(d, "fresh", 200000)
+        out, rec, session = record_markers_session(d, "fresh", 200000)
         # One read when the session started, one more as its data grew.
         deadline = time.monotonic() + 60
         while d.log().count(ahead) < 2:
             assert time.monotonic() < deadline, d.log()[-3000:]
             time.sleep(0.05)
-        stop_endless_markers(d, rec, session)
+        stop_markers_session(d, rec, session)
         assert for_file not in d.log(), d.log()[-3000:]
         # Unchanged symbols are compared with the copy, not compressed again: the
         # second read keeps it (unless the kernel's really changed meanwhile).
@@ -1157,18 +1159,14 @@ def test_symbols_of_any_age_for_a_file_without_events():
     /proc/kallsyms either."""
     d = short_symbols_lifetime_daemon()
     with daemon(d):
-        out = os.path.join(d.dir, "idle.dat")
-        rec = d.record_background("-e", "ftrace:print", "-o", out)
-        session = d.wait_running()
+        out, rec, session = record_markers_session(d, "idle")
         # Every read begun (the start refreshes a copy past its lifetime) is over...
         wait_symbol_reads_over(d)
         log_after_start = len(d.log())
         # ... and the copy is past its lifetime by the stop.
         read_at = time.monotonic()
         sleep_past_symbols_lifetime(read_at)
-        d.ctl("stop", session["name"])
-        _, stderr = rec.communicate(timeout=60)
-        assert rec.returncode == 0, stderr
+        stop_markers_session(d, rec, session)
         assert "Reading the kernel's symbols" not in d.log()[log_after_start:], \
             d.log()[log_after_start:][-3000:]
         check_events(out)
@@ -1184,9 +1182,7 @@ def test_slow_session_symbols_refreshed_ahead_of_its_stop():
     ahead = "Reading the kernel's symbols ahead of the files"
     d = short_symbols_lifetime_daemon()
     with daemon(d):
-        out = os.path.join(d.dir, "slow.dat")
-        rec = d.record_background("-e", "ftrace:print", "-o", out)
-        session = d.wait_running()
+        out, rec, session = record_markers_session(d, "slow")
         wait_symbol_reads_over(d)
         read_at = time.monotonic()
         aheads = d.log().count(ahead)
@@ -1199,9 +1195,7 @@ def test_slow_session_symbols_refreshed_ahead_of_its_stop():
         wait_symbol_reads_over(d)
         sleep_past_symbols_lifetime(read_at)
         log_before_stop = len(d.log())
-        d.ctl("stop", session["name"])
-        _, stderr = rec.communicate(timeout=60)
-        assert rec.returncode == 0, stderr
+        stop_markers_session(d, rec, session)
         stop_log = d.log()[log_before_stop:]
         assert "Reading the kernel's symbols for a file" not in stop_log, stop_log[-3000:]
         check_markers_file(out, written)
@@ -1218,7 +1212,7 @@ def test_symbols_kept_longer_while_unchanged_fresh_again_after_a_change():
     read = "The kernel's symbols are read:"
     d = short_symbols_lifetime_daemon()
     with daemon(d):
-        out, rec, session = record_endless_markers(d, "growing", 2000)
+        out, rec, session = record_markers_session(d, "growing", 2000)
         deadline = time.monotonic() + 120
         while [int(v) for v in kept.findall(d.log())][:2] != [6, 12]:
             assert time.monotonic() < deadline, d.log()[-3000:]
@@ -1236,7 +1230,7 @@ def test_symbols_kept_longer_while_unchanged_fresh_again_after_a_change():
                 time.sleep(0.1)
                 after_change = d.log()[d.log().rindex(read):]
             assert kept.search(after_change).group(1) == "6", after_change[-3000:]
-            stop_endless_markers(d, rec, session)
+            stop_markers_session(d, rec, session)
         finally:
             os.close(fd)
         dump = subprocess.run(["trace-cmd", "dump", "--kallsyms", out], capture_output=True,
