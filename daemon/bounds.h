@@ -15,8 +15,8 @@
 #define CTL_REQUEST_TIMEOUT_USEC  (UINT64_C(5) * 1000 * 1000)
 /* A connection with nothing in progress and no request for this long is closed. */
 #define CTL_IDLE_TIMEOUT_USEC     (UINT64_C(60) * 1000 * 1000)
-/* How often the deadlines are checked while there are connections. */
-#define CTL_SWEEP_USEC            (UINT64_C(1000) * 1000)
+/* How late a connection may be closed after its deadline (sd-event's timer slack). */
+#define CTL_SWEEP_ACCURACY_USEC   (UINT64_C(250) * 1000)
 
 #define SESSION_MAX               16u
 #define SESSION_PER_UID_MAX       4u

@@ -58,7 +58,7 @@ struct ctl_server {
 	gid_t group;
 	int listen_fd;
 	sd_event_source *listen_source;
-	sd_event_source *sweep_source; /* enabled while there are connections */
+	sd_event_source *sweep_source; /* set for the connections' earliest deadline */
 	struct ctl_conn *conns;
 	unsigned n_conns;
 	uint8_t buf[CTL_MSG_SIZE_MAX];
@@ -78,6 +78,7 @@ uid_t ctl_conn_uid(const struct ctl_conn *c)
 }
 
 static void close_fds(struct msghdr *mh);
+static void arm_sweep(struct ctl_server *s);
 
 /*
  * Closing a unix socket with unread packets makes the peer's next read fail
@@ -118,6 +119,8 @@ static void conn_free(struct ctl_conn *c)
 			break;
 		}
 	s->n_conns--;
+	if (!s->conns)
+		sd_event_source_set_enabled(s->sweep_source, SD_EVENT_OFF);
 	sd_event_source_disable_unref(c->source);
 	drain(c->fd);
 	safe_close(c->fd);
@@ -296,6 +299,8 @@ static int on_conn(sd_event_source *source, int fd, uint32_t revents, void *user
 		return 0;
 	}
 	s->handlers.request(s->handlers.userdata, c, s->req, passed_fd);
+	/* The request moved this connection's deadline, or made it busy. */
+	arm_sweep(s);
 	return 0;
 }
 
@@ -377,24 +382,55 @@ static bool make_room(struct ctl_server *s, uid_t uid)
 	return true;
 }
 
-static int arm_sweep(struct ctl_server *s)
+/*
+ * When a connection is next looked at. One with an operation in progress
+ * (a record waiting for its end, a watch) is never closed: it is looked at
+ * again an idle timeout later, so a long record costs the daemon one
+ * wake-up a minute rather than one a second. When its operation ends, it
+ * is closed at that look if it has been idle since, as any other.
+ */
+static uint64_t conn_deadline(struct ctl_server *s, const struct ctl_conn *c, uint64_t now)
 {
-	int r = sd_event_source_set_time_relative(s->sweep_source, CTL_SWEEP_USEC);
-
-	return r < 0 ? r : sd_event_source_set_enabled(s->sweep_source, SD_EVENT_ONESHOT);
+	if (conn_busy(s, c))
+		return now + CTL_IDLE_TIMEOUT_USEC;
+	return c->last_request + (c->requested ? CTL_IDLE_TIMEOUT_USEC : CTL_REQUEST_TIMEOUT_USEC);
 }
 
-/* Closes connections past their deadline; runs every CTL_SWEEP_USEC while there are any. */
+/* Sets the sweep for the earliest deadline of all connections (off with none). */
+static void arm_sweep(struct ctl_server *s)
+{
+	uint64_t now, next = UINT64_MAX, armed;
+	int enabled = SD_EVENT_OFF, r;
+
+	if (!s->conns) {
+		sd_event_source_set_enabled(s->sweep_source, SD_EVENT_OFF);
+		return;
+	}
+	sd_event_now(s->event, CLOCK_MONOTONIC, &now);
+	for (const struct ctl_conn *c = s->conns; c; c = c->next)
+		next = MIN(next, conn_deadline(s, c, now));
+	/* Re-setting the same time would only make sd-event reprogram its timer. */
+	sd_event_source_get_enabled(s->sweep_source, &enabled);
+	if (enabled != SD_EVENT_OFF && sd_event_source_get_time(s->sweep_source, &armed) >= 0 &&
+	    armed == next)
+		return;
+	r = sd_event_source_set_time(s->sweep_source, next);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(s->sweep_source, SD_EVENT_ONESHOT);
+	if (r < 0)
+		log_ratelimit_warning_errno(r, "Cannot set the control connections' deadline "
+					    "timer: %m");
+}
+
+/* Closes connections past their deadline, at the earliest of them. */
 static int on_sweep(sd_event_source *source, uint64_t now, void *userdata)
 {
 	struct ctl_server *s = userdata;
 	struct ctl_conn *next;
 
 	for (struct ctl_conn *c = s->conns; c; c = next) {
-		uint64_t limit = c->requested ? CTL_IDLE_TIMEOUT_USEC : CTL_REQUEST_TIMEOUT_USEC;
-
 		next = c->next;
-		if (now < c->last_request + limit || conn_busy(s, c))
+		if (now < conn_deadline(s, c, now))
 			continue;
 		log_ratelimit_debug_errno(-ETIMEDOUT, "Closing %s connection of pid %d",
 					  c->requested ? "idle" : "silent", (int)c->pid);
@@ -403,7 +439,8 @@ static int on_sweep(sd_event_source *source, uint64_t now, void *userdata)
 				    "closed: no request within the time allowed");
 		conn_free(c);
 	}
-	return s->conns ? arm_sweep(s) : 0;
+	arm_sweep(s);
+	return 0;
 }
 
 static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *userdata)
@@ -456,8 +493,7 @@ static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *us
 		conn_free(c);
 		return 0;
 	}
-	if (sd_event_source_get_enabled(s->sweep_source, NULL) == 0)
-		arm_sweep(s);
+	arm_sweep(s);
 	return 0;
 }
 
@@ -571,8 +607,8 @@ int ctl_server_new(sd_event *e, const char *path, gid_t group,
 	}
 	r = sd_event_add_io(e, &s->listen_source, s->listen_fd, EPOLLIN, on_listen, s);
 	if (r >= 0)
-		r = sd_event_add_time_relative(e, &s->sweep_source, CLOCK_MONOTONIC, CTL_SWEEP_USEC,
-					       CTL_SWEEP_USEC / 4, on_sweep, s);
+		r = sd_event_add_time(e, &s->sweep_source, CLOCK_MONOTONIC, UINT64_MAX,
+				      CTL_SWEEP_ACCURACY_USEC, on_sweep, s);
 	if (r >= 0)
 		r = sd_event_source_set_enabled(s->sweep_source, SD_EVENT_OFF);
 	if (r < 0) {
