@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client/ctl.h"
@@ -168,23 +169,29 @@ int ctl_send(int fd, struct ctl_builder *b, int pass_fd)
 }
 
 /**
- * ctl_receive() - wait for one message and decode it.
+ * ctl_receive_sigmask() - wait for one message and decode it, signals unblocked.
  * @fd: connected socket
  * @timeout_ms: how long to wait, -1 for ever
+ * @wait_mask: the signal mask while waiting (ppoll), or NULL to keep the current one
  * @ret: the decoded reply (free with reply_done())
  *
- * Return: 0, -ETIMEDOUT, -ECONNRESET when the daemon closed the
+ * A caller that blocks its signals and passes the mask without them here
+ * sees each signal as -EINTR, even one that arrived just before the wait.
+ *
+ * Return: 0, -ETIMEDOUT, -EINTR, -ECONNRESET when the daemon closed the
  * connection, -EBADMSG for a malformed reply, or -errno.
  */
-int ctl_receive(int fd, int timeout_ms, struct reply *ret)
+int ctl_receive_sigmask(int fd, int timeout_ms, const sigset_t *wait_mask, struct reply *ret)
 {
 	static uint8_t buf[FTRACED_MSG_SIZE_MAX];
 	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct timespec timeout = { .tv_sec = timeout_ms / 1000,
+				    .tv_nsec = (long)(timeout_ms % 1000) * 1000000 };
 	ssize_t n;
 	int r;
 
 	*ret = (struct reply){};
-	r = poll(&p, 1, timeout_ms);
+	r = ppoll(&p, 1, timeout_ms < 0 ? NULL : &timeout, wait_mask);
 	if (r < 0)
 		return negative_errno();
 	if (r == 0)
@@ -197,6 +204,12 @@ int ctl_receive(int fd, int timeout_ms, struct reply *ret)
 	if ((size_t)n > sizeof(buf))
 		return -EBADMSG;
 	return ctl_reply_decode(buf, (size_t)n, ret);
+}
+
+/* ctl_receive_sigmask() with the current signal mask. */
+int ctl_receive(int fd, int timeout_ms, struct reply *ret)
+{
+	return ctl_receive_sigmask(fd, timeout_ms, NULL, ret);
 }
 
 /**

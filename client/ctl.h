@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +35,7 @@ int ctl_send(int fd, struct ctl_builder *b, int pass_fd);
 #define CTL_LONG_TIMEOUT_MS (10 * 60 * 1000)
 
 int ctl_receive(int fd, int timeout_ms, struct reply *ret);
+int ctl_receive_sigmask(int fd, int timeout_ms, const sigset_t *wait_mask, struct reply *ret);
 int ctl_send_and_receive(int fd, struct ctl_builder *b, int pass_fd, int timeout_ms,
 			 struct reply *ret);
 int ctl_call(const struct client_options *o, struct ctl_builder *b, struct reply *ret);

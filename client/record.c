@@ -189,15 +189,27 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 	return 1;
 }
 
-/* Waits for FINISHED; sends STOP on a signal and polls STATUS for the progress line. */
+/*
+ * Waits for FINISHED; sends STOP on a signal and, for the progress line,
+ * STATUS every PROGRESS_INTERVAL_MS. Without a progress line it sleeps
+ * until the daemon or a signal wakes it: the stop signals are blocked but
+ * while it waits, so one that arrives just before the wait still ends it.
+ */
 static int wait_finished(int sock, const char *session, bool progress, struct reply *ret)
 {
 	struct ctl_builder *b = malloc(sizeof(*b));
+	sigset_t stop_signals, wait_mask;
 	bool stop_sent = false;
 	int r;
 
 	if (!b)
 		return -ENOMEM;
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGHUP);
+	sigaddset(&stop_signals, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &stop_signals, &wait_mask);
 	for (;;) {
 		struct reply rep;
 
@@ -211,7 +223,7 @@ static int wait_finished(int sock, const char *session, bool progress, struct re
 			if (progress)
 				fprintf(stderr, "\nStopping, finishing the file...\n");
 		}
-		r = ctl_receive(sock, PROGRESS_INTERVAL_MS, &rep);
+		r = ctl_receive_sigmask(sock, progress ? PROGRESS_INTERVAL_MS : -1, &wait_mask, &rep);
 		if (r == -EINTR)
 			continue;
 		if (r == -ETIMEDOUT) {
@@ -236,6 +248,7 @@ static int wait_finished(int sock, const char *session, bool progress, struct re
 		}
 		reply_done(&rep);
 	}
+	sigprocmask(SIG_SETMASK, &wait_mask, NULL);
 	free(b);
 	if (progress)
 		fputc('\n', stderr);
