@@ -17,11 +17,13 @@
  * Main thread only (session setup).
  */
 #include <errno.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "daemon/clock-anchor.h"
 #include "daemon/instance.h"
@@ -30,8 +32,15 @@
 /* The calibration instance's id: sessions count from 1, triggers from 1 << 40. */
 #define CLOCK_ANCHOR_INSTANCE_ID 0
 #define CLOCK_ANCHOR_BUFFER_KB 4u
-/* Readings taken; the one with the narrowest wall-clock window wins. */
+/* Readings taken at most; the one with the narrowest wall-clock window wins. */
 #define CLOCK_ANCHOR_TRIES 3
+/*
+ * A window this narrow ends the readings: the midpoint is then within
+ * 10 us of the marker, and each reading costs a read of the ring's text.
+ */
+#define CLOCK_ANCHOR_WINDOW_GOOD_NS 20000u
+/* One read of the ring's text: 4 KiB of markers per CPU come to about 7 KiB. */
+#define CLOCK_ANCHOR_TEXT_MAX 16384u
 /* Each marker's text: this prefix and a number no earlier marker had. */
 #define CLOCK_ANCHOR_STAMP "ftraced-clock-anchor"
 #define CLOCK_ANCHOR_STAMP_MAX (sizeof(CLOCK_ANCHOR_STAMP) + 21)
@@ -148,6 +157,62 @@ static int calibration_instance(struct clock_anchor *a, const char *clock)
 }
 
 /*
+ * The timestamp of marker @stamp, read from the ring's trace_pipe (CPU @cpu's,
+ * or with -1 all CPUs'). Reading consumes: the ring never holds more than the
+ * markers not read yet, where the `trace` file is walked from its start
+ * through every CPU's ring at each read. Lines may be split between reads.
+ */
+static int read_stamp(struct clock_anchor *a, int cpu, const char *stamp, uint64_t *ret_us)
+{
+	_cleanup_free_ char *buf = malloc(CLOCK_ANCHOR_TEXT_MAX + 1);
+	_cleanup_close_ int fd = -EBADF;
+	size_t held = 0;
+	int r;
+
+	if (!buf)
+		return -ENOMEM;
+	r = instance_open_pipe(a->instance, cpu, &fd);
+	if (r < 0)
+		return r;
+	for (;;) {
+		ssize_t n = read(fd, buf + held, CLOCK_ANCHOR_TEXT_MAX - held);
+		char *end;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return -ENOENT; /* all read, and it was not there */
+		if (n < 0)
+			return negative_errno();
+		if (n == 0)
+			return -ENOENT;
+		held += (size_t)n;
+		end = memrchr(buf, '\n', held);
+		if (!end) {
+			/* No line ends in a full buffer: not a line of ours, dropped. */
+			held = held == CLOCK_ANCHOR_TEXT_MAX ? 0 : held;
+			continue;
+		}
+		*end = '\0';
+		if (clock_anchor_parse_trace(buf, stamp, ret_us) == 0)
+			return 0;
+		held -= (size_t)(end + 1 - buf);
+		memmove(buf, end + 1, held);
+	}
+}
+
+/*
+ * The timestamp of marker @stamp: from the CPU it went to when the thread
+ * stayed on @cpu, else, or if it is not there, from all of them.
+ */
+static int marker_timestamp(struct clock_anchor *a, int cpu, const char *stamp, uint64_t *ret_us)
+{
+	int r = cpu >= 0 ? read_stamp(a, cpu, stamp, ret_us) : -ENOENT;
+
+	return r == -ENOENT ? read_stamp(a, -1, stamp, ret_us) : r;
+}
+
+/*
  * A marker between two wall-clock readings: wall minus trace time, in µs.
  * Each marker has a number of its own, so the ring is never cleared
  * between readings: a clear waits for an RCU grace period, 15 ms each.
@@ -160,10 +225,10 @@ static int measure_by_marker(struct clock_anchor *a, const char *clock, int64_t 
 	r = calibration_instance(a, clock);
 	if (r < 0)
 		return r;
-	for (int k = 0; k < CLOCK_ANCHOR_TRIES; k++) {
-		_cleanup_free_ char *text = NULL;
+	for (int k = 0; k < CLOCK_ANCHOR_TRIES && best_window > CLOCK_ANCHOR_WINDOW_GOOD_NS; k++) {
 		char stamp[CLOCK_ANCHOR_STAMP_MAX];
 		uint64_t before, after, ts_us;
+		int cpu = sched_getcpu();
 
 		snprintf(stamp, sizeof(stamp), CLOCK_ANCHOR_STAMP " %" PRIu64, ++a->stamps);
 		before = now_ns(CLOCK_REALTIME);
@@ -171,11 +236,13 @@ static int measure_by_marker(struct clock_anchor *a, const char *clock, int64_t 
 		after = now_ns(CLOCK_REALTIME);
 		if (r < 0)
 			return r;
-		r = instance_read(a->instance, "trace", &text, NULL);
+		if (sched_getcpu() != cpu)
+			cpu = -1;
+		r = marker_timestamp(a, cpu, stamp, &ts_us);
+		if (r == -ENOENT)
+			continue;
 		if (r < 0)
 			return r;
-		if (clock_anchor_parse_trace(text, stamp, &ts_us) < 0)
-			continue;
 		if (after - before < best_window) {
 			best_window = after - before;
 			*ret = (int64_t)((before + (after - before) / 2) / 1000 - ts_us);

@@ -383,6 +383,27 @@ int instance_open_cpu_raw(struct instance *i, unsigned cpu, int *ret_fd)
 }
 
 /**
+ * instance_open_pipe() - open trace_pipe, the ring as text read by consuming it, non-blocking.
+ * @i: instance
+ * @cpu: one CPU's (per_cpu/cpuN/trace_pipe), or -1 for all CPUs'
+ * @ret_fd: the fd (reads fail with EAGAIN once the ring is empty)
+ *
+ * Return: 0 or -errno.
+ */
+int instance_open_pipe(struct instance *i, int cpu, int *ret_fd)
+{
+	int fd;
+
+	if (cpu >= 0)
+		return open_cpu_file(i, (unsigned)cpu, "trace_pipe", ret_fd);
+	fd = tracefs_instance_file_open(i->tfs, "trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	*ret_fd = fd;
+	return 0;
+}
+
+/**
  * instance_open_cpu_snapshot_raw() - open one CPU's snapshot_raw, non-blocking.
  * @i: instance with a snapshot buffer
  * @cpu: CPU number

@@ -72,6 +72,7 @@ int instance_check(struct instance *i, const struct event_list *events, bool *re
 		   char *ret_disabled, size_t n_disabled);
 int instance_read(struct instance *i, const char *file, char **ret, size_t *ret_size);
 int instance_open_cpu_raw(struct instance *i, unsigned cpu, int *ret_fd);
+int instance_open_pipe(struct instance *i, int cpu, int *ret_fd);
 int instance_open_cpu_snapshot_raw(struct instance *i, unsigned cpu, int *ret_fd);
 bool instance_has_snapshot(struct instance *i);
 int instance_snapshot_swap(struct instance *i);

@@ -198,6 +198,37 @@ def test_wall_clock_anchor_in_every_file():
     assert not any(i.endswith("-0") for i in our_instances()), our_instances()
 
 
+def test_wall_clock_anchor_within_milliseconds():
+    """A marker's wall-clock time in the report is when it was written, to
+    within 50 ms: the daemon anchors the local clock with a marker
+    of its own, read back from the CPU it went to."""
+    slack_s = 0.05  # the anchor's error is half its narrowest window: microseconds when calm
+    with daemon() as d:
+        out = os.path.join(d.dir, "anchor.dat")
+        rec = d.record_background("-e", "ftrace:print", "-o", out)
+        session = d.wait_running()
+        written = {}
+        fd = os.open(os.path.join(TRACING, "instances", session["instance"], "trace_marker"),
+                     os.O_WRONLY)
+        try:
+            for k in range(5):
+                before = time.time()
+                os.write(fd, b"ftraced-test-anchor-%d\n" % k)
+                written["ftraced-test-anchor-%d" % k] = (before, time.time())
+        finally:
+            os.close(fd)
+        d.ctl("stop", session["name"])
+        rec.communicate(timeout=60)
+        seen = {}
+        for _, name, line in event_lines(report(out)):
+            text = line.rsplit(" ", 1)[-1]
+            if name == "print" and text in written:
+                seen[text] = float(re.search(r"\]\s+([\d.]+):", line).group(1))
+        assert seen.keys() == written.keys(), seen
+        for text, (before, after) in written.items():
+            assert before - slack_s <= seen[text] <= after + slack_s, (text, before, seen[text])
+
+
 def test_top_level_markers_reach_a_session():
     """Where the kernel copies top-level trace_marker writes into instances
     (copy_trace_marker, 6.17+), a session asking for ftrace:print gets them
