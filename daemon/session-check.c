@@ -12,6 +12,7 @@
  * where that cannot be set up, every INTERFERENCE_CHECK_USEC instead.
  * Main thread only.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,17 +35,29 @@ static void interfered(struct session *s, const char *what)
 	snprintf(s->warning + n, sizeof(s->warning) - n, "%s%s", n ? "; " : "", what);
 }
 
-/**
- * session_check() - notice what another process did to a running session's instance.
- * @s: session
- *
- * Tracing turned off (turned on again), an event disabled, a CPU's buffer
- * cleared (its counters went back): each is logged, shown by status and
- * written into the files' CPUSTAT, so no summary claims "no loss" then.
- * Called every INTERFERENCE_CHECK_USEC while running, for status, at every
- * rotation and at stop.
+/* Reads the watch's pending events; true if there were any (or it cannot tell). */
+static bool drain_watch(sd_event_source *watch)
+{
+	/* Room for a burst of events, each a struct inotify_event without a name. */
+	uint64_t buf[256];
+	int fd = sd_event_source_get_io_fd(watch);
+	bool any = false;
+	ssize_t n;
+
+	if (fd < 0)
+		return true;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		any = true;
+	return any || (n < 0 && errno != EAGAIN);
+}
+
+/*
+ * What session_check() does. @written: one of tracing_on, set_event or an
+ * enable file may have been written since the last check, so they are read
+ * (set_event by a walk through every event the kernel has); the CPUs'
+ * counters are always compared, as a clear by any means shows there.
  */
-void session_check(struct session *s)
+static void check(struct session *s, bool written)
 {
 	char disabled[FTRACED_EVENT_SPEC_MAX + FTRACED_NAME_MAX + 2], what[256];
 	bool off = false;
@@ -52,7 +65,9 @@ void session_check(struct session *s)
 	/* A kernel-backend drain turns tracing off itself. */
 	if (s->state != SESSION_RUNNING || !s->instance || flight_draining(s))
 		return;
-	if (instance_check(s->instance, &s->events, &off, disabled, sizeof(disabled)) < 0)
+	disabled[0] = '\0';
+	if (written &&
+	    instance_check(s->instance, &s->events, &off, disabled, sizeof(disabled)) < 0)
 		return;
 	if (off) {
 		interfered(s, "tracing was turned off in the instance by another process (turned "
@@ -91,24 +106,38 @@ void session_check(struct session *s)
 	}
 }
 
+/**
+ * session_check() - notice what another process did to a running session's instance.
+ * @s: session
+ *
+ * Tracing turned off (turned on again), an event disabled, a CPU's buffer
+ * cleared (its counters went back): each is logged, shown by status and
+ * written into the files' CPUSTAT, so no summary claims "no loss" then.
+ * Called on the instance's writes (or every INTERFERENCE_CHECK_USEC), for
+ * status, at every rotation and at stop. With the watch, a write by
+ * another process has queued its event before that process's write()
+ * returned: none pending means tracing_on and the enable files are as the
+ * last check found them, and only the counters are compared.
+ */
+void session_check(struct session *s)
+{
+	check(s, !s->check_watch || drain_watch(s->check_watch));
+}
+
 static int on_check_timer(sd_event_source *source, uint64_t usec, void *userdata)
 {
 	struct session *s = userdata;
 	int r;
 
-	session_check(s);
+	check(s, true);
 	r = sd_event_source_set_time_relative(source, INTERFERENCE_CHECK_USEC);
 	return r < 0 ? r : sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
 }
 
 static int on_instance_written(sd_event_source *source, int fd, uint32_t revents, void *userdata)
 {
-	/* Room for a burst of events, each a struct inotify_event without a name. */
-	uint64_t buf[256];
-
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	session_check(userdata);
+	drain_watch(source);
+	check(userdata, true);
 	return 0;
 }
 
