@@ -47,15 +47,17 @@ int instance_new(uint32_t tag, uint64_t id, struct instance **ret)
 	if (!i)
 		return -ENOMEM;
 	snprintf(i->name, sizeof(i->name), INSTANCE_PREFIX "%08" PRIx32 "-%" PRIu64, tag, id);
-	if (tracefs_instance_exists(i->name)) {
-		free(i);
-		return -EEXIST;
-	}
 	i->tfs = tracefs_instance_create(i->name);
 	if (!i->tfs) {
 		r = negative_errno();
 		free(i);
 		return r;
+	}
+	/* Found, not made (its mkdir failed with EEXIST): someone else's, left alone. */
+	if (!tracefs_instance_is_new(i->tfs)) {
+		tracefs_instance_free(i->tfs);
+		free(i);
+		return -EEXIST;
 	}
 	dir = tracefs_instance_get_dir(i->tfs);
 	if (dir && chmod(dir, 0700) < 0)
@@ -715,19 +717,39 @@ static int set_event_pids(struct instance *i, const struct instance_setup *p, ch
 }
 
 /*
+ * Whether the top level has options/@name: the kernel's, so looked at once
+ * (libtracefs finds the top level by reading /proc/mounts at each call).
+ */
+static bool top_level_option_exists(const char *name)
+{
+	char rel[64];
+
+	snprintf(rel, sizeof(rel), "options/%s", name);
+	return tracefs_file_exists(NULL, rel);
+}
+
+/*
  * Does this kernel copy top-level trace_marker writes into instances that
  * ask (options/copy_trace_marker; 6.18 has it, 6.1 not)? Without it only
  * writes to the session's own trace_marker reach it.
  */
 static bool instance_gets_top_level_markers(void)
 {
-	return tracefs_file_exists(NULL, "options/copy_trace_marker");
+	static int has = -1;
+
+	if (has < 0)
+		has = top_level_option_exists("copy_trace_marker");
+	return has;
 }
 
 /* Can trace_printk() be sent to an instance (options/trace_printk_dest)? */
 bool instance_gets_trace_printk(void)
 {
-	return tracefs_file_exists(NULL, "options/trace_printk_dest");
+	static int has = -1;
+
+	if (has < 0)
+		has = top_level_option_exists("trace_printk_dest");
+	return has;
 }
 
 /*
