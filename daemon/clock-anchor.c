@@ -95,8 +95,9 @@ static clockid_t posix_clock(const char *clock)
 }
 
 /**
- * clock_anchor_parse_trace() - the timestamp of a marker in an instance's `trace` text.
- * @text: the text ("  task-1  [001] .....  1234.567890: tracing_mark_write: STAMP")
+ * clock_anchor_parse_trace() - the timestamp of a marker in an instance's trace text.
+ * @text: whole lines of `trace` or `trace_pipe`
+ *        ("  task-1  [001] .....  1234.567890: tracing_mark_write: STAMP")
  * @stamp: the marker's whole text
  * @ret_us: its timestamp in microseconds
  *

@@ -36,6 +36,7 @@
 
 #include "daemon/bounds.h"
 #include "daemon/ctl-server.h"
+#include "daemon/event-timer.h"
 #include "daemon/log.h"
 #include "lib/ctl-proto.h"
 
@@ -399,8 +400,8 @@ static uint64_t conn_deadline(struct ctl_server *s, const struct ctl_conn *c, ui
 /* Sets the sweep for the earliest deadline of all connections (off with none). */
 static void arm_sweep(struct ctl_server *s)
 {
-	uint64_t now, next = UINT64_MAX, armed;
-	int enabled = SD_EVENT_OFF, r;
+	uint64_t now, next = UINT64_MAX;
+	int r;
 
 	if (!s->conns) {
 		sd_event_source_set_enabled(s->sweep_source, SD_EVENT_OFF);
@@ -409,14 +410,7 @@ static void arm_sweep(struct ctl_server *s)
 	sd_event_now(s->event, CLOCK_MONOTONIC, &now);
 	for (const struct ctl_conn *c = s->conns; c; c = c->next)
 		next = MIN(next, conn_deadline(s, c, now));
-	/* Re-setting the same time would only make sd-event reprogram its timer. */
-	sd_event_source_get_enabled(s->sweep_source, &enabled);
-	if (enabled != SD_EVENT_OFF && sd_event_source_get_time(s->sweep_source, &armed) >= 0 &&
-	    armed == next)
-		return;
-	r = sd_event_source_set_time(s->sweep_source, next);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(s->sweep_source, SD_EVENT_ONESHOT);
+	r = event_timer_set(s->sweep_source, next);
 	if (r < 0)
 		log_ratelimit_warning_errno(r, "Cannot set the control connections' deadline "
 					    "timer: %m");

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "daemon/bounds.h"
+#include "daemon/event-timer.h"
 #include "daemon/kallsyms.h"
 #include "daemon/log.h"
 #include "daemon/session-internal.h"
@@ -48,25 +49,18 @@ static bool captured_any(struct session *s)
 
 /*
  * The next look at @at (UINT64_MAX: none). Every report of the workers asks
- * again, mostly for the time already set: that costs nothing then.
+ * again, mostly for the time already set.
  */
 static void arm_look(struct session *s, uint64_t at)
 {
-	uint64_t armed;
-	int enabled, r;
+	int r;
 
 	if (at == UINT64_MAX) {
 		s->symbols_look = sd_event_source_disable_unref(s->symbols_look);
 		return;
 	}
-	if (s->symbols_look && sd_event_source_get_enabled(s->symbols_look, &enabled) >= 0 &&
-	    enabled != SD_EVENT_OFF && sd_event_source_get_time(s->symbols_look, &armed) >= 0 &&
-	    armed == at)
-		return;
 	if (s->symbols_look) {
-		r = sd_event_source_set_time(s->symbols_look, at);
-		if (r >= 0)
-			r = sd_event_source_set_enabled(s->symbols_look, SD_EVENT_ONESHOT);
+		r = event_timer_set(s->symbols_look, at);
 	} else {
 		r = sd_event_add_time(s->env.event, &s->symbols_look, CLOCK_MONOTONIC, at,
 				      SYMBOLS_LOOK_ACCURACY_USEC, on_symbols_look, s);
