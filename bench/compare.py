@@ -367,7 +367,7 @@ def start_daemon(tmp, rt=0, log=None, daemon_env=None):
 def start_record(env, out, buffer_kb, level, rt=0, subbuf_kb=0):
     """`ftracectl --json record` of markers into OUT, once its session runs; returns the
     client and the session as `list` shows it. LEVEL None: uncompressed (-C none)."""
-    options = (["--level", str(level)] if level is not None else ["-C", "none"]) + \
+    options = (["--level", str(level)] if level is not None else ["--compression", "none"]) + \
         (["-r", str(rt)] if rt else []) + (["--subbuf-kb", str(subbuf_kb)] if subbuf_kb else [])
     client = subprocess.Popen([FTRACECTL, "--json", "record", "--quiet", "-e", "ftrace:print",
                                "-b", str(buffer_kb), "-o", out] + options, env=env,

@@ -38,7 +38,7 @@ def record_busy(tmp, seconds):
     daemon, env = start_daemon(tmp)
     try:
         out = os.path.join(tmp, "busy.dat")
-        args = [FTRACECTL, "record", "--quiet", "-C", "none", "-d", "%ds" % seconds, "-o", out]
+        args = [FTRACECTL, "record", "--quiet", "--compression", "none", "--duration", "%ds" % seconds, "-o", out]
         for e in SYSTEM_EVENTS:
             args += ["-e", e]
         rec = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL)

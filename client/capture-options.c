@@ -117,14 +117,50 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 		ctl_put_u32(b, c == 'b' ? FTRACED_ATTR_BUFFER_KB : FTRACED_ATTR_SUBBUF_KB,
 			    (uint32_t)v);
 		return 1;
-	case OPT_CLOCK:
+	case 'C':
+		/* Scripts of before, where -C was the compression: the new meaning, said. */
+		if (strcmp(arg, "zstd") == 0 || strcmp(arg, "none") == 0) {
+			print_error(command, "-C sets the trace clock, as in trace-cmd; for "
+				    "compression use --compression %s", arg);
+			return -EINVAL;
+		}
 		if (!ctl_name_valid(arg)) {
 			print_error(command, "invalid clock name '%s'", arg);
 			return -EINVAL;
 		}
 		ctl_put_string(b, FTRACED_ATTR_CLOCK, arg);
 		return 1;
-	case 'C':
+	case 'd':
+		print_error(command, "-d is trace-cmd's 'disable the function tracer while "
+			    "recording', which ftraced does not have; to stop after a time, use "
+			    "--duration TIME");
+		return -EINVAL;
+	case 'a':
+		ctl_put_string(b, FTRACED_ATTR_EVENT, "all");
+		st->has_event = true;
+		st->has_source = true;
+		st->event_filtered = false;
+		return 1;
+	case 'O':
+		if (!ctl_string_valid(FTRACED_ATTR_TRACE_OPTION, arg, FTRACED_OPTION_MAX)) {
+			print_error(command, "invalid trace option '%s' (an option's name, or noNAME; "
+				    "'ftracectl list -o' lists them)", arg);
+			return -EINVAL;
+		}
+		ctl_put_string(b, FTRACED_ATTR_TRACE_OPTION, arg);
+		return 1;
+	case 'M':
+		if (!ctl_string_valid(FTRACED_ATTR_CPUMASK, arg, FTRACED_CPUMASK_MAX)) {
+			print_error(command, "invalid CPU mask '%s' (hex digits, commas allowed, as "
+				    "tracing_cpumask: e.g. 3 for CPUs 0 and 1)", arg);
+			return -EINVAL;
+		}
+		ctl_put_string(b, FTRACED_ATTR_CPUMASK, arg);
+		return 1;
+	case OPT_NO_FILTER:
+		ctl_put_u32(b, FTRACED_ATTR_NO_FILTER, 1);
+		return 1;
+	case OPT_COMPRESSION:
 		if (strcmp(arg, "zstd") == 0) {
 			ctl_put_u32(b, FTRACED_ATTR_COMPRESSION, FTRACED_COMPRESSION_ZSTD);
 		} else if (strcmp(arg, "none") == 0) {

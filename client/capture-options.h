@@ -10,24 +10,33 @@ struct ctl_builder;
 enum {
 	OPT_FILTER = 0x200,
 	OPT_SUBBUF,
-	OPT_CLOCK,
+	OPT_COMPRESSION,
 	OPT_LEVEL,
 	OPT_MAX_GRAPH_DEPTH,
 	OPT_FUNC_STACK,
 	OPT_PROBE,
+	OPT_NO_FILTER,
 	_OPT_CAPTURE_END,
 };
 
-#define CAPTURE_SHORT_OPTIONS "e:f:b:C:TiP:cp:l:n:g:r:"
+/*
+ * Every letter is trace-cmd record's, with its meaning; 'd' is taken only
+ * to say that trace-cmd's -d is not a duration (capture_option()).
+ */
+#define CAPTURE_SHORT_OPTIONS "e:f:ab:C:TiP:cp:l:n:g:r:O:M:d"
 #define CAPTURE_LONG_OPTIONS \
 	{ "event", required_argument, NULL, 'e' }, \
 	{ "event-filter", required_argument, NULL, 'f' }, \
+	{ "all-events", no_argument, NULL, 'a' }, \
 	{ "filter", required_argument, NULL, OPT_FILTER }, \
 	{ "buffer-kb", required_argument, NULL, 'b' }, \
 	{ "subbuf-kb", required_argument, NULL, OPT_SUBBUF }, \
-	{ "clock", required_argument, NULL, OPT_CLOCK }, \
-	{ "compression", required_argument, NULL, 'C' }, \
+	{ "clock", required_argument, NULL, 'C' }, \
+	{ "compression", required_argument, NULL, OPT_COMPRESSION }, \
 	{ "level", required_argument, NULL, OPT_LEVEL }, \
+	{ "option", required_argument, NULL, 'O' }, \
+	{ "cpumask", required_argument, NULL, 'M' }, \
+	{ "no-filter", no_argument, NULL, OPT_NO_FILTER }, \
 	{ "stacktrace", no_argument, NULL, 'T' }, \
 	{ "ignore-missing", no_argument, NULL, 'i' }, \
 	{ "pid", required_argument, NULL, 'P' }, \
@@ -42,14 +51,20 @@ enum {
 	{ "rt-priority", required_argument, NULL, 'r' }
 
 #define CAPTURE_OPTIONS_HELP \
-	"  -e, --event EVENT      SYSTEM:EVENT, SYSTEM:* or SYSTEM (repeatable)\n" \
+	"  -e, --event EVENT      SYSTEM, SYSTEM:EVENT, EVENT or all; globs allowed\n" \
+	"                         (e.g. 'syscalls:sys_enter_open*'; repeatable)\n" \
+	"  -a, --all-events       every event the kernel has (-e all)\n" \
 	"  -f, --event-filter EXPR  kernel filter for the -e just before it\n" \
 	"      --filter EXPR      kernel filter applied to every event\n" \
 	"  -b, --buffer-kb KB     ring buffer per CPU in KiB (default 4096)\n" \
 	"      --subbuf-kb N      ring-buffer sub-buffer size in KiB (power of two)\n" \
-	"      --clock NAME       trace clock (default local)\n" \
-	"  -C, --compression ALG  zstd (default) or none\n" \
-	"      --level N          zstd level (default 3)\n" \
+	"  -C, --clock NAME       trace clock (default local)\n" \
+	"      --compression ALG  zstd (default) or none\n" \
+	"      --level N          zstd level (default 1)\n" \
+	"  -O, --option NAME      set a trace option in the session's instance, or\n" \
+	"                         clear it with noNAME (repeatable; 'ftracectl list -o')\n" \
+	"  -M, --cpumask MASK     trace only the CPUs in this hex mask (e.g. 3, ff,ff)\n" \
+	"      --no-filter        keep ftraced's own threads in the trace\n" \
 	"  -T, --stacktrace       record a kernel stack trace with each event\n" \
 	"  -i, --ignore-missing   skip events this kernel lacks (with a warning)\n" \
 	"  -P, --pid PID          only events of process PID (repeatable, at most 64)\n" \

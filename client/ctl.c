@@ -32,6 +32,28 @@ void print_error(const char *command, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/**
+ * print_error_reply() - the daemon's ERROR reply, for a person or (--json) a script.
+ * @command: the command, for the prefix
+ * @o: options (--json)
+ * @rep: an ERROR reply
+ *
+ * With --json the error is a JSON object on stdout, so a script reads one
+ * format whatever happened; the text still goes to stderr.
+ */
+void print_error_reply(const char *command, const struct client_options *o,
+		       const struct reply *rep)
+{
+	const char *text = rep->message[0] ? rep->message : strerror(-rep->error);
+
+	print_error(command, "%s", text);
+	if (o->json) {
+		printf("{\"error\": ");
+		print_json_string(text);
+		printf(", \"errno\": %d}\n", -rep->error);
+	}
+}
+
 /* For a failed ctl_call(): the cause was already printed. */
 int exit_code_for_call(int error)
 {

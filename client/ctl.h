@@ -57,3 +57,5 @@ void print_session_json(const struct session_info *s, const char *indent);
 void print_json_string(const char *s);
 
 void print_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void print_error_reply(const char *command, const struct client_options *o,
+		       const struct reply *rep);

@@ -19,7 +19,7 @@ static void help(void)
 	printf("Usage: ftracectl [--socket PATH] [--json] COMMAND [ARGS]\n\n"
 	       "Control the ftraced kernel trace daemon.\n\n"
 	       "Commands:\n"
-	       "  record -e EVENT... -o FILE [-d TIME]   record into a trace-cmd v7 file\n"
+	       "  record -e EVENT... [-o FILE] [CMD...]   record into a trace-cmd v7 file\n"
 	       "  create NAME -e EVENT... [OPTIONS]       define a continuous or flight session\n"
 	       "  start SESSION                           start capturing\n"
 	       "  stop SESSION                            stop capturing (files are complete on return)\n"
@@ -43,8 +43,9 @@ int main(int argc, char *argv[])
 	static const struct {
 		const char *name;
 		int (*run)(const struct client_options *o, int argc, char *argv[]);
+		bool runs_command; /* its arguments end with a command of their own */
 	} commands[] = {
-		{ "record", cmd_record },
+		{ "record", cmd_record, true },
 		{ "create", cmd_create },
 		{ "start", cmd_start },
 		{ "stop", cmd_stop },
@@ -94,18 +95,26 @@ int main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	/* --json is also accepted after the command, where scripts tend to put it. */
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0) {
-			o.json = true;
-			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
-			argc--;
-			i--;
+	for (size_t k = 0; k < sizeof(commands) / sizeof(commands[0]); k++) {
+		if (strcmp(argv[0], commands[k].name) != 0)
+			continue;
+		/*
+		 * --json is also accepted after the command, where scripts tend to
+		 * put it; a command that runs another parses its own, which must
+		 * never take the other command's arguments.
+		 */
+		for (int i = 1; i < argc && !commands[k].runs_command; i++) {
+			if (strcmp(argv[i], "--") == 0)
+				break;
+			if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0) {
+				o.json = true;
+				memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
+				argc--;
+				i--;
+			}
 		}
+		return commands[k].run(&o, argc, argv);
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(argv[0], commands[i].name) == 0)
-			return commands[i].run(&o, argc, argv);
 	print_error(NULL, "unknown command '%s' (see 'ftracectl --help')", argv[0]);
 	return EXIT_USAGE;
 }

@@ -64,6 +64,47 @@ int output_open(const char *command, const char *output, bool force, char *parti
 }
 
 /**
+ * output_open_stdout() - standard output as the trace's output (-o -).
+ * @command: for messages
+ *
+ * A pipe streams the file; a regular file (a shell's "> FILE") is written
+ * from its start. A terminal would show binary, a file opened for
+ * appending could not be written in place: both are refused.
+ *
+ * Return: a duplicate of standard output, or -errno after printing why.
+ */
+int output_open_stdout(const char *command)
+{
+	struct stat st;
+	int flags, fd;
+
+	if (isatty(STDOUT_FILENO)) {
+		print_error(command, "-o - writes a binary trace to standard output, which is a "
+			    "terminal: redirect it to a file or a pipe, or give -o FILE");
+		return -ENOTTY;
+	}
+	if (fstat(STDOUT_FILENO, &st) < 0 || (flags = fcntl(STDOUT_FILENO, F_GETFL)) < 0) {
+		int r = negative_errno();
+
+		print_error(command, "standard output cannot be used: %s", strerror(-r));
+		return r;
+	}
+	if (S_ISREG(st.st_mode) && ((flags & O_APPEND) || lseek(STDOUT_FILENO, 0, SEEK_CUR) != 0)) {
+		print_error(command, "-o -: standard output is a file opened for appending or not "
+			    "at its start (>>?); use > FILE or -o FILE");
+		return -EINVAL;
+	}
+	fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0) {
+		int r = negative_errno();
+
+		print_error(command, "cannot duplicate standard output: %s", strerror(-r));
+		return r;
+	}
+	return fd;
+}
+
+/**
  * output_commit() - rename the complete file into place, durably.
  * @command: for messages
  * @partial: the partial name ("": a FIFO, nothing to do)

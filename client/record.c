@@ -35,19 +35,25 @@ static void on_stop_signal(int sig)
 	stop_requested = 1;
 }
 
+/* trace-cmd record's default output. */
+#define DEFAULT_OUTPUT "trace.dat"
+
 static void record_help(void)
 {
-	printf("Usage: ftracectl record -e EVENT... | -p TRACER | --probe DEF... -o FILE [OPTIONS]\n"
-	       "                        [-- CMD [ARG...]]\n\n"
+	printf("Usage: ftracectl record -e EVENT... | -p TRACER | --probe DEF... [OPTIONS]\n"
+	       "                        [[--] CMD [ARG...]]\n\n"
 	       "Record kernel events into a trace-cmd v7 file; with CMD, run it (as you, once\n"
-	       "tracing is on) and record until it exits.\n\n"
+	       "tracing is on), record until it exits, and exit with its status.\n\n"
 	       CAPTURE_OPTIONS_HELP
 	       "  -F, --only-command     only events of CMD's process (with -c, and its children)\n"
-	       "  -o, --output FILE      output file (written as FILE.partial until complete;\n"
-	       "                         an existing FIFO is streamed into)\n"
-	       "  -d, --duration TIME    stop after TIME (e.g. 10s, 500ms, 2m); default: until Ctrl-C\n"
+	       "  -o, --output FILE      output file (default " DEFAULT_OUTPUT "; written as\n"
+	       "                         FILE.partial until complete; an existing FIFO is\n"
+	       "                         streamed into; - is standard output, a pipe or a file)\n"
+	       "      --duration TIME    stop after TIME (e.g. 10s, 500ms, 2m; at most 30 days);\n"
+	       "                         default: until Ctrl-C or CMD's end\n"
 	       "      --force            overwrite FILE if it exists\n"
-	       "  -q, --quiet            no progress line\n");
+	       "  -q, --quiet            print nothing but errors and warnings\n"
+	       "  -j, --json             the summary as JSON\n");
 }
 
 static bool progress_wanted(bool quiet, bool json)
@@ -65,25 +71,34 @@ static void print_progress(const struct session_info *s)
 		(double)s->elapsed_ms / 1000, raw, stored, (unsigned long long)session_lost(s));
 }
 
-static void print_summary(const struct session_info *s, const char *output)
+/*
+ * The summary, on @out (stderr when the trace itself goes to stdout); with
+ * @quiet only what is lost, on stderr. "No events lost." only when nothing
+ * was: not after a store failure, nor with an interference warning.
+ */
+static void print_summary(FILE *out, const struct session_info *s, const char *output, bool quiet)
 {
 	char raw[32], file[32];
 	uint64_t lost = session_lost(s);
 
-	print_size(raw, sizeof(raw), session_bytes_raw(s));
-	print_size(file, sizeof(file), s->file_bytes);
-	printf("%s: %s, %s of ring-buffer data from %u CPUs in %.2f s (%s", output, file, raw,
-	       s->n_cpus, (double)s->elapsed_ms / 1000,
-	       s->compression == FTRACED_COMPRESSION_NONE ? "uncompressed" : "zstd");
-	if (s->compression != FTRACED_COMPRESSION_NONE && session_bytes_stored(s) > 0)
-		printf(", %.1fx", (double)session_bytes_raw(s) / (double)session_bytes_stored(s));
-	printf(")\n");
-	for (unsigned i = 0; i < s->n_cpus; i++) {
-		const struct ftraced_cpu_stats *c = &s->cpus[i];
+	if (!quiet) {
+		print_size(raw, sizeof(raw), session_bytes_raw(s));
+		print_size(file, sizeof(file), s->file_bytes);
+		fprintf(out, "%s: %s, %s of ring-buffer data from %u CPUs in %.2f s (%s",
+			output, file, raw, s->n_cpus, (double)s->elapsed_ms / 1000,
+			s->compression == FTRACED_COMPRESSION_NONE ? "uncompressed" : "zstd");
+		if (s->compression != FTRACED_COMPRESSION_NONE && session_bytes_stored(s) > 0)
+			fprintf(out, ", %.1fx",
+				(double)session_bytes_raw(s) / (double)session_bytes_stored(s));
+		fprintf(out, ")\n");
+		for (unsigned i = 0; i < s->n_cpus; i++) {
+			const struct ftraced_cpu_stats *c = &s->cpus[i];
 
-		print_size(raw, sizeof(raw), c->bytes_raw);
-		printf("  CPU %u: %s, %llu events read, %llu lost\n", c->cpu, raw,
-		       (unsigned long long)c->read, (unsigned long long)(c->overrun + c->dropped));
+			print_size(raw, sizeof(raw), c->bytes_raw);
+			fprintf(out, "  CPU %u: %s, %llu events read, %llu lost\n", c->cpu, raw,
+				(unsigned long long)c->read,
+				(unsigned long long)(c->overrun + c->dropped));
+		}
 	}
 	if (s->discarded > 0)
 		fprintf(stderr, "ftracectl record: %llu events were read but could not be stored "
@@ -91,46 +106,45 @@ static void print_summary(const struct session_info *s, const char *output)
 	if (lost > s->discarded)
 		fprintf(stderr, "ftracectl record: warning: the kernel lost %llu events; use a larger "
 			"buffer (-b) or fewer events\n", (unsigned long long)(lost - s->discarded));
-	else if (!s->warning[0])
-		printf("No events lost.\n");
+	else if (!quiet && !s->warning[0] && s->discarded == 0)
+		fprintf(out, "No events lost.\n");
 }
 
 struct record_args {
 	struct ctl_builder *req;
 	const char *output;
+	bool to_stdout;     /* -o - */
 	bool force;
 	bool quiet;
+	bool json;
 	struct capture_state capture;
 	bool only_command;  /* -F */
-	char **command;     /* after "--"; NULL: none */
+	char **command;     /* after the options; NULL: none */
 };
 
 static int parse_args(int argc, char *argv[], struct record_args *a)
 {
-	enum { ARG_FORCE = _OPT_CAPTURE_END };
+	enum { ARG_FORCE = _OPT_CAPTURE_END, ARG_DURATION };
 	static const struct option options[] = {
 		CAPTURE_LONG_OPTIONS,
 		{ "output", required_argument, NULL, 'o' },
-		{ "duration", required_argument, NULL, 'd' },
+		{ "duration", required_argument, NULL, ARG_DURATION },
 		{ "force", no_argument, NULL, ARG_FORCE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "only-command", no_argument, NULL, 'F' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	uint64_t ms;
 	int c, r;
 
-	/* Everything after "--" is the command to run, never an option of ours. */
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			if (i + 1 < argc)
-				a->command = argv + i + 1;
-			argc = i;
-			break;
-		}
+	/*
+	 * '+': as trace-cmd, the first word that is not an option starts the
+	 * command, whose own options are never ours ("--" before it also works).
+	 */
 	optind = 0; /* 0, not 1: re-initialise getopt fully (main used "+") */
-	while ((c = getopt_long(argc, argv, CAPTURE_SHORT_OPTIONS "o:d:qhF", options,
+	while ((c = getopt_long(argc, argv, "+" CAPTURE_SHORT_OPTIONS "o:qhFj", options,
 				NULL)) >= 0) {
 		r = capture_option("record", c, optarg, a->req, &a->capture);
 		if (r < 0)
@@ -141,10 +155,12 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 		case 'o':
 			a->output = optarg;
 			break;
-		case 'd':
-			if (parse_duration_ms(optarg, &ms) < 0) {
-				print_error("record", "invalid duration '%s' (e.g. 10s, 500ms, 2m)",
-					    optarg);
+		case ARG_DURATION:
+			r = parse_duration_ms(optarg, &ms);
+			if (r < 0) {
+				print_error("record", "invalid duration '%s' (%s)", optarg,
+					    r == -ERANGE ? "from 1 ms to 30 days" :
+					    "e.g. 10s, 500ms, 2m");
 				return -EINVAL;
 			}
 			ctl_put_u64(a->req, FTRACED_ATTR_DURATION_MS, ms);
@@ -158,6 +174,9 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 		case 'F':
 			a->only_command = true;
 			break;
+		case 'j':
+			a->json = true;
+			break;
 		case 'h':
 			record_help();
 			return 0;
@@ -165,21 +184,23 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 			return -EINVAL;
 		}
 	}
-	if (optind < argc) {
-		print_error("record", "unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
+	if (optind < argc)
+		a->command = argv + optind;
 	if (!a->capture.has_source) {
 		print_error("record", "no events given; use -e SYSTEM:EVENT (e.g. -e sched) or -p "
 			    "TRACER");
 		return -EINVAL;
 	}
-	if (!a->output) {
-		print_error("record", "no output file given; use -o FILE");
+	if (!a->output)
+		a->output = DEFAULT_OUTPUT;
+	a->to_stdout = strcmp(a->output, "-") == 0;
+	if (a->to_stdout && a->json) {
+		print_error("record", "-o - writes the trace to standard output: --json cannot go "
+			    "there too");
 		return -EINVAL;
 	}
 	if (a->only_command && !a->command) {
-		print_error("record", "-F traces the command given after '--'; there is none");
+		print_error("record", "-F traces the command given after the options; there is none");
 		return -EINVAL;
 	}
 	if (a->req->error) {
@@ -255,17 +276,38 @@ static int wait_finished(int sock, const char *session, bool progress, struct re
 	return r;
 }
 
-int cmd_record(const struct client_options *o, int argc, char *argv[])
+/* The command's end, for the exit status: said on stderr unless quiet. */
+static int command_status(struct record_args *a, struct spawned *cmd)
+{
+	FILE *out = stderr;
+	int status;
+
+	/* A --duration that ended first leaves the command running; it is not waited for. */
+	if (spawn_reap(cmd, false, &status) < 0) {
+		if (!a->quiet)
+			fprintf(out, "'%s' is still running\n", a->command[0]);
+		return EXIT_OK;
+	}
+	if (!a->quiet && WIFEXITED(status))
+		fprintf(out, "'%s' exited with status %d\n", a->command[0], WEXITSTATUS(status));
+	else if (!a->quiet && WIFSIGNALED(status))
+		fprintf(out, "'%s' was killed by signal %d\n", a->command[0], WTERMSIG(status));
+	return spawn_exit_status(status);
+}
+
+int cmd_record(const struct client_options *global, int argc, char *argv[])
 {
 	_cleanup_free_ struct ctl_builder *req = malloc(sizeof(*req));
-	struct record_args a = { .req = req };
+	struct record_args a = { .req = req, .json = global->json };
 	struct sigaction sa = { .sa_handler = on_stop_signal };
 	_cleanup_close_ int sock = -EBADF, out = -EBADF;
 	char partial[PATH_MAX];
-	struct spawned cmd = { .go_fd = -EBADF };
+	struct spawned cmd = { .go_fd = -EBADF, .exec_fd = -EBADF };
+	struct client_options o = *global;
 	struct reply rep = {};
+	int r, exec_error = 0, exit_code;
+	FILE *text;
 	bool progress;
-	int r, status;
 
 	if (!req)
 		return EXIT_FAILED;
@@ -273,12 +315,25 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 	r = parse_args(argc, argv, &a);
 	if (r <= 0)
 		return r < 0 ? EXIT_USAGE : EXIT_OK;
-	progress = progress_wanted(a.quiet, o->json);
+	o.json = a.json;
+	progress = progress_wanted(a.quiet, o.json);
+	/* With the trace on stdout, what is said to a person goes to stderr. */
+	text = a.to_stdout ? stderr : stdout;
+	if (a.command) {
+		r = spawn_find(a.command[0]);
+		if (r < 0) {
+			print_error("record", "cannot run '%s': %s", a.command[0], strerror(-r));
+			return SPAWN_CANNOT_RUN;
+		}
+	}
 
-	out = output_open("record", a.output, a.force, partial, sizeof(partial));
+	out = a.to_stdout ? output_open_stdout("record") :
+		output_open("record", a.output, a.force, partial, sizeof(partial));
+	if (a.to_stdout)
+		partial[0] = '\0';
 	if (out < 0)
 		return EXIT_FAILED;
-	r = ctl_connect(o, &sock);
+	r = ctl_connect(&o, &sock);
 	if (r < 0) {
 		output_discard(partial);
 		return r == -EACCES || r == -EPERM ? EXIT_DENIED : EXIT_NO_DAEMON;
@@ -307,8 +362,7 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 		if (r < 0)
 			print_error("record", "talking to the daemon failed: %s", strerror(-r));
 		else
-			print_error("record", "%s", rep.message[0] ? rep.message :
-				    strerror(-rep.error));
+			print_error_reply("record", &o, &rep);
 		output_discard(partial);
 		return r < 0 ? EXIT_FAILED : exit_code_for_error(rep.error);
 	}
@@ -318,13 +372,19 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 		output_discard(partial);
 		return EXIT_FAILED;
 	}
-	if (!o->json)
-		fprintf(stderr, "Recording into '%s' as session '%s' on instance '%s'%s\n", a.output,
-			rep.sessions.items[0].name, rep.sessions.items[0].instance,
-			progress ? " (Ctrl-C to stop)" : "");
+	if (!o.json && !a.quiet)
+		fprintf(stderr, "Recording into '%s' as session '%s' on instance '%s'%s\n",
+			a.to_stdout ? "standard output" : a.output, rep.sessions.items[0].name,
+			rep.sessions.items[0].instance, progress ? " (Ctrl-C to stop)" : "");
 	print_skipped("record", &rep.sessions.items[0]);
-	if (a.command && spawn_release(&cmd) < 0)
-		print_error("record", "could not start '%s'; stopping", a.command[0]);
+	if (a.command) {
+		/* A command that cannot run after all ends the record; its file is still made. */
+		r = spawn_release(&cmd);
+		exec_error = r < 0 ? r : spawn_exec_result(&cmd);
+		if (exec_error < 0)
+			print_error("record", "cannot run '%s': %s; stopping", a.command[0],
+				    strerror(-exec_error));
+	}
 
 	{
 		char session[FTRACED_NAME_MAX + 1];
@@ -346,24 +406,21 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 		reply_done(&rep);
 		return EXIT_FAILED;
 	}
-	/* A -d that ended first leaves the command running; it is not waited for. */
-	if (a.command && spawn_reap(&cmd, false, &status) == 0 && !o->json) {
-		if (WIFEXITED(status))
-			fprintf(stderr, "'%s' exited with status %d\n", a.command[0],
-				WEXITSTATUS(status));
-		else if (WIFSIGNALED(status))
-			fprintf(stderr, "'%s' was killed by signal %d\n", a.command[0],
-				WTERMSIG(status));
+	exit_code = a.command && exec_error == 0 ? command_status(&a, &cmd) : EXIT_OK;
+	if (exec_error < 0) {
+		spawn_reap(&cmd, true, &r);
+		exit_code = SPAWN_CANNOT_RUN;
 	}
 	if (output_commit("record", partial, a.output) < 0) {
 		reply_done(&rep);
 		return EXIT_FAILED;
 	}
-	if (o->json) {
+	if (o.json) {
 		print_session_json(&rep.sessions.items[0], "");
 		printf("\n");
 	} else {
-		print_summary(&rep.sessions.items[0], a.output);
+		print_summary(text, &rep.sessions.items[0], a.to_stdout ? "standard output" :
+			      a.output, a.quiet);
 	}
 	/* A capture cut short still leaves a valid file of what came before. */
 	r = rep.sessions.items[0].error;
@@ -377,5 +434,8 @@ int cmd_record(const struct client_options *o, int argc, char *argv[])
 		r = r < 0 ? r : -EIO;
 	}
 	reply_done(&rep);
+	/* With a command, its status; the record's own failure only without one. */
+	if (a.command)
+		return exit_code;
 	return r < 0 ? EXIT_FAILED : EXIT_OK;
 }

@@ -27,7 +27,7 @@ static void snapshot_help(void)
 	       "Without -o the file goes to STATE_DIR/sessions/SESSION/snapshots/ and its path\n"
 	       "is printed.\n\n"
 	       "  -o, --output FILE  write here (as FILE.partial until complete)\n"
-	       "  -f, --force        overwrite FILE if it exists\n"
+	       "      --force        overwrite FILE if it exists\n"
 	       "      --trim         start every CPU at the latest time from which any CPU's\n"
 	       "                     data is complete, so no CPU is missing events in the file\n"
 	       "  -h, --help         show this help\n");
@@ -35,10 +35,11 @@ static void snapshot_help(void)
 
 int cmd_snapshot(const struct client_options *o, int argc, char *argv[])
 {
-	enum { ARG_TRIM = 0x100 };
+	enum { ARG_TRIM = 0x100, ARG_FORCE };
+	/* --force has no letter: -f is trace-cmd's filter, as in record. */
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
+		{ "force", no_argument, NULL, ARG_FORCE },
 		{ "trim", no_argument, NULL, ARG_TRIM },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -52,12 +53,12 @@ int cmd_snapshot(const struct client_options *o, int argc, char *argv[])
 	int c, r;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "o:fh", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) >= 0) {
 		switch (c) {
 		case 'o':
 			output = optarg;
 			break;
-		case 'f':
+		case ARG_FORCE:
 			force = true;
 			break;
 		case ARG_TRIM:

@@ -6,15 +6,55 @@
  * runs ftracectl, with ftracectl's environment, terminal and cwd.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "client/spawn.h"
 #include "ftraced/macro.h"
+
+/**
+ * spawn_find() - can @command be run, as execvp() would look for it?
+ * @command: a path (with a '/') or a name searched in $PATH
+ *
+ * Checked before a record starts, so that a typo is not traced.
+ *
+ * Return: 0, or -errno (-ENOENT: not found, -EACCES: not executable).
+ */
+int spawn_find(const char *command)
+{
+	const char *path = getenv("PATH");
+	char candidate[PATH_MAX];
+	int r = -ENOENT;
+
+	if (!*command)
+		return -ENOENT;
+	if (strchr(command, '/'))
+		return access(command, X_OK) == 0 ? 0 : -errno;
+	if (!path)
+		path = "/usr/local/bin:/bin:/usr/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		/* An empty entry is the current directory, as for execvp(). */
+		if ((size_t)snprintf(candidate, sizeof(candidate), "%.*s%s%s", (int)n, path,
+				     n ? "/" : "", command) < sizeof(candidate)) {
+			if (access(candidate, X_OK) == 0)
+				return 0;
+			if (errno == EACCES)
+				r = -EACCES;
+		}
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return r;
+}
 
 /**
  * spawn_held() - fork @argv's command, stopped before exec until spawn_release().
@@ -25,34 +65,83 @@
  */
 int spawn_held(char *const argv[], struct spawned *ret)
 {
-	int go[2];
+	int go[2], result[2];
 	pid_t pid;
 
 	if (pipe2(go, O_CLOEXEC) < 0)
 		return -errno;
-	pid = fork();
-	if (pid < 0) {
+	if (pipe2(result, O_CLOEXEC) < 0) {
 		int r = -errno;
 
 		close(go[0]);
 		close(go[1]);
 		return r;
 	}
+	pid = fork();
+	if (pid < 0) {
+		int r = -errno;
+
+		close(go[0]);
+		close(go[1]);
+		close(result[0]);
+		close(result[1]);
+		return r;
+	}
 	if (pid == 0) {
+		int e;
 		char c;
 
 		close(go[1]);
+		close(result[0]);
 		/* EOF instead of the go byte: the record never started. */
 		if (read(go[0], &c, 1) != 1)
-			_exit(127);
+			_exit(SPAWN_CANNOT_RUN);
 		close(go[0]);
 		execvp(argv[0], argv);
-		fprintf(stderr, "ftracectl record: cannot run '%s': %s\n", argv[0], strerror(errno));
-		_exit(127);
+		/* The close-on-exec pipe says "it runs" by closing; this says why it does not. */
+		e = errno;
+		(void)!write(result[1], &e, sizeof(e));
+		_exit(SPAWN_CANNOT_RUN);
 	}
 	close(go[0]);
-	*ret = (struct spawned){ .pid = pid, .go_fd = go[1] };
+	close(result[1]);
+	*ret = (struct spawned){ .pid = pid, .go_fd = go[1], .exec_fd = result[0] };
 	return 0;
+}
+
+/**
+ * spawn_exec_result() - after spawn_release(): did the command start?
+ * @s: the child
+ *
+ * Return: 0 once it runs, or the -errno its exec failed with.
+ */
+int spawn_exec_result(struct spawned *s)
+{
+	ssize_t n;
+	int e = 0;
+
+	if (s->exec_fd < 0)
+		return 0;
+	do
+		n = read(s->exec_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	s->exec_fd = safe_close(s->exec_fd);
+	return n == (ssize_t)sizeof(e) && e > 0 ? -e : 0;
+}
+
+/**
+ * spawn_exit_status() - the status a shell would give for @wait_status.
+ * @wait_status: from waitpid()
+ *
+ * Return: the exit code, or 128 + the signal that killed it.
+ */
+int spawn_exit_status(int wait_status)
+{
+	if (WIFEXITED(wait_status))
+		return WEXITSTATUS(wait_status);
+	if (WIFSIGNALED(wait_status))
+		return 128 + WTERMSIG(wait_status);
+	return SPAWN_CANNOT_RUN;
 }
 
 /* Tracing is on: let the command run. */
@@ -70,6 +159,7 @@ void spawn_abort(struct spawned *s)
 	int status;
 
 	s->go_fd = safe_close(s->go_fd);
+	s->exec_fd = safe_close(s->exec_fd);
 	spawn_reap(s, true, &status);
 }
 

@@ -25,6 +25,19 @@ _ftracectl_events()
     done
 }
 
+_ftracectl_options()
+{
+    local tracing name
+    for tracing in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+        if [[ -r $tracing/options ]]; then
+            for name in $(ls "$tracing/options" 2>/dev/null); do
+                echo "$name"; echo "no$name"
+            done
+            return
+        fi
+    done
+}
+
 _ftracectl()
 {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
@@ -59,8 +72,11 @@ _ftracectl()
         -o|--output)
             COMPREPLY=($(compgen -f -- "$cur"))
             return ;;
-        -C|--compression)
+        --compression)
             COMPREPLY=($(compgen -W "zstd none" -- "$cur"))
+            return ;;
+        -O|--option)
+            COMPREPLY=($(compgen -W "$(_ftracectl_options)" -- "$cur"))
             return ;;
         --mode)
             COMPREPLY=($(compgen -W "continuous flight" -- "$cur"))
@@ -68,8 +84,8 @@ _ftracectl()
         --flight-backend)
             COMPREPLY=($(compgen -W "memory kernel" -- "$cur"))
             return ;;
-        --clock)
-            COMPREPLY=($(compgen -W "local global counter uptime perf mono mono_raw boot x86-tsc" -- "$cur"))
+        -C|--clock)
+            COMPREPLY=($(compgen -W "local global counter uptime perf mono mono_raw boot tai x86-tsc" -- "$cur"))
             return ;;
     esac
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "ftraced/proto.h"
+#include "lib/parse-util.h"
 
 #define CTL_MSG_SIZE_MAX          FTRACED_MSG_SIZE_MAX
 #define CTL_CONN_MAX              64u
@@ -20,7 +21,12 @@
 
 #define SESSION_MAX               16u
 #define SESSION_PER_UID_MAX       4u
-#define EVENTS_PER_SESSION_MAX    512u   /* after wildcard expansion */
+/*
+ * A session's events after expansion, bounded by their names' bytes, not
+ * by a count: `-e all` takes every event a kernel has (2,305 here, 60 KB
+ * of names). This is the names of about 150,000 events.
+ */
+#define EVENT_LIST_BYTES_MAX      (4u * 1024u * 1024u)
 
 #define BUFFER_KB_MIN             4u
 #define BUFFER_KB_MAX             (1024u * 1024u) /* per CPU; also capped by memory */
@@ -47,7 +53,7 @@
 /* Level 1 beats zstd's default 3 on ring-buffer pages, in size and speed: markers 13.6x
  * against 13.0x, a busy system 10.4x against 9.9x, in 128 KiB chunks (bench/ratio.py). */
 #define ZSTD_LEVEL_DEFAULT        1
-#define DURATION_MS_MAX           (UINT64_C(30) * 24 * 3600 * 1000)
+#define DURATION_MS_MAX           DURATION_TEXT_MS_MAX
 #define SEGMENT_SIZE_MIN          (64u * 1024u)
 #define SEGMENT_SIZE_MAX          (UINT64_C(1) << 31) /* trace-cmd 3.1.6 misreads larger CPU streams */
 #define SEGMENT_SIZE_DEFAULT      (UINT64_C(128) << 20)

@@ -1,32 +1,224 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Event specifications as users type them ("sched:sched_switch",
- * "sched:*", "sched") turned into the list of concrete events the kernel
- * has. Names are only ever taken from the kernel's own listing: a spec
- * that matches nothing is an error naming the spec, and nothing built from
- * client text reaches a tracefs path unchecked.
+ * Event specifications as trace-cmd users type them turned into the list
+ * of concrete events the kernel has:
+ *
+ *   all                    every event
+ *   SYSTEM                 every event of a system ("sched")
+ *   SYSTEM:EVENT           one event; either part may be a glob ("syscalls:sys_enter_*")
+ *   EVENT                  an event by its name alone ("sched_switch"), if one system has it
+ *
+ * A word without a colon names systems first and events only if no system
+ * matches, as trace-cmd does. Names are only ever taken from the kernel's
+ * own listing (struct event_catalog): a spec that matches nothing is an
+ * error naming the spec, and nothing built from client text reaches a
+ * tracefs path unchecked. The list is bounded by the bytes of its names,
+ * not by a count: every event a kernel has must fit.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <tracefs.h>
 
 #include "daemon/event-list.h"
-#include "ftraced/macro.h"
+
+struct catalog_system {
+	char *name;
+	char **events;   /* sorted; NULL until the system is first looked into */
+	size_t n_events;
+};
+
+struct event_catalog {
+	int events_fd;   /* tracefs's events/ */
+	size_t n_systems;
+	struct catalog_system *systems; /* sorted by name */
+};
+
+static int cmp_string(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void strings_free(char **v, size_t n)
+{
+	for (size_t k = 0; v && k < n; k++)
+		free(v[k]);
+	free(v);
+}
+
+/*
+ * The subdirectories of @dir_fd, sorted: systems in events/, events in a
+ * system's directory. Files (enable, filter, header_page) are not names;
+ * nor are the directory's own entries, nor names over @name_max.
+ */
+static int list_subdirs(int dir_fd, size_t name_max, char ***ret, size_t *ret_n)
+{
+	size_t n = 0, n_allocated = 0;
+	struct dirent *de;
+	char **v = NULL;
+	int fd, r = 0;
+	DIR *d;
+
+	fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	d = fdopendir(fd);
+	if (!d) {
+		r = negative_errno();
+		close(fd);
+		return r;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		bool is_dir;
+
+		/* A name longer than a request can carry could never be asked for by name. */
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    strlen(de->d_name) > name_max)
+			continue;
+		if (de->d_type == DT_UNKNOWN)
+			is_dir = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				 S_ISDIR(st.st_mode);
+		else
+			is_dir = de->d_type == DT_DIR;
+		if (!is_dir)
+			continue;
+		if (n == n_allocated) {
+			char **nv = reallocarray(v, n_allocated ? n_allocated * 2 : 64, sizeof(*v));
+
+			if (!nv) {
+				r = -ENOMEM;
+				break;
+			}
+			v = nv;
+			n_allocated = n_allocated ? n_allocated * 2 : 64;
+		}
+		v[n] = strdup(de->d_name);
+		if (!v[n]) {
+			r = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	if (r < 0) {
+		strings_free(v, n);
+		return r;
+	}
+	if (n > 0)
+		qsort(v, n, sizeof(*v), cmp_string);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
 
 /**
- * event_spec_split() - split "system:event", "system:*" or "system".
+ * event_catalog_new() - the kernel's event systems, their events read as needed.
+ * @tracing_dir: tracefs mount, or NULL for the default
+ * @ret: the catalog
+ *
+ * "ftrace" is a system here although it has no enable file (libtracefs
+ * leaves it out): its events cannot be enabled, but their formats (print
+ * for markers) are real.
+ *
+ * Return: 0 or -errno.
+ */
+int event_catalog_new(const char *tracing_dir, struct event_catalog **ret)
+{
+	_cleanup_(event_catalog_freep) struct event_catalog *c = NULL;
+	char path[PATH_MAX];
+	char **names = NULL;
+	size_t n = 0;
+	int r;
+
+	if (!tracing_dir)
+		tracing_dir = tracefs_tracing_dir();
+	if (!tracing_dir)
+		return -ENOENT;
+	if ((size_t)snprintf(path, sizeof(path), "%s/events", tracing_dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->events_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c->events_fd < 0)
+		return negative_errno();
+	r = list_subdirs(c->events_fd, FTRACED_NAME_MAX, &names, &n);
+	if (r < 0)
+		return r;
+	c->systems = calloc(n ? n : 1, sizeof(*c->systems));
+	if (!c->systems) {
+		strings_free(names, n);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++)
+		c->systems[k].name = names[k];
+	free(names);
+	c->n_systems = n;
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+struct event_catalog *event_catalog_free(struct event_catalog *c)
+{
+	if (!c)
+		return NULL;
+	for (size_t k = 0; k < c->n_systems; k++) {
+		free(c->systems[k].name);
+		strings_free(c->systems[k].events, c->systems[k].n_events);
+	}
+	free(c->systems);
+	if (c->events_fd >= 0)
+		close(c->events_fd);
+	free(c);
+	return NULL;
+}
+
+/* A system's events, read from its directory the first time they are asked for. */
+static int system_events(struct event_catalog *c, struct catalog_system *s)
+{
+	int fd, r;
+
+	if (s->events)
+		return 0;
+	fd = openat(c->events_fd, s->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	r = list_subdirs(fd, FTRACED_EVENT_SPEC_MAX, &s->events, &s->n_events);
+	close(fd);
+	if (r >= 0 && !s->events)
+		s->events = calloc(1, sizeof(*s->events)); /* read, and empty */
+	return r < 0 ? r : s->events ? 0 : -ENOMEM;
+}
+
+static bool is_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+static bool name_matches(const char *pattern, const char *name)
+{
+	return is_glob(pattern) ? fnmatch(pattern, name, 0) == 0 : strcmp(pattern, name) == 0;
+}
+
+/**
+ * event_spec_split() - split an exact "system:event", "system:*" or "system".
  * @spec: the spec
  * @system: receives the system name
  * @n_system: its size
  * @event: receives the event name, "*" for all
  * @n_event: its size
+ *
+ * For what names one event and nothing else (a trigger's); sessions take
+ * globs and bare names through event_list_expand().
  *
  * Return: 0, or -EINVAL for an empty or overlong part.
  */
@@ -46,102 +238,46 @@ int event_spec_split(const char *spec, char *system, size_t n_system, char *even
 	return 0;
 }
 
-/*
- * Whether the kernel lists a directory @system under events/: the kernel's
- * system list is the whitelist, which also keeps names like ".." away from
- * any path. One directory read: tracefs_event_systems() also stats every
- * system and its enable file, about 0.9 ms for 100 systems, and a session
- * asks once per spec. "ftrace" counts here, though it has no enable file
- * and libtracefs leaves it out: it cannot be enabled, but its formats
- * (print for markers) are real.
- *
- * Return: 1, 0, or -errno if events/ cannot be read.
- */
-static int system_listed(const char *tracing_dir, const char *system)
-{
-	char path[PATH_MAX];
-	struct dirent *de;
-	int found = 0;
-	DIR *d;
-
-	/* The directory's own entries are directories too. */
-	if (strcmp(system, ".") == 0 || strcmp(system, "..") == 0)
-		return 0;
-	if (!tracing_dir)
-		tracing_dir = tracefs_tracing_dir();
-	if (!tracing_dir)
-		return -ENOENT;
-	if ((size_t)snprintf(path, sizeof(path), "%s/events", tracing_dir) >= sizeof(path))
-		return -ENAMETOOLONG;
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while (!found && (de = readdir(d))) {
-		struct stat st;
-
-		if (strcmp(de->d_name, system) != 0)
-			continue;
-		/* enable, header_page and header_event are files, not systems. */
-		if (de->d_type == DT_UNKNOWN)
-			found = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-				S_ISDIR(st.st_mode);
-		else
-			found = de->d_type == DT_DIR;
-	}
-	closedir(d);
-	return found;
-}
-
-static bool list_contains(char **list, const char *s)
+static bool offered(const char *const *list, const char *event)
 {
 	for (size_t i = 0; list && list[i]; i++)
-		if (strcmp(list[i], s) == 0)
+		if (strcmp(list[i], event) == 0)
 			return true;
 	return false;
-}
-
-/* Adds one event, or gives one already there its filter; -EEXIST for a second, different one. */
-static int list_add(struct event_list *l, const char *system, const char *event,
-		    const char *filter, size_t n_max)
-{
-	struct event_id *e;
-
-	for (size_t i = 0; i < l->n; i++) {
-		e = &l->events[i];
-		if (strcmp(e->system, system) != 0 || strcmp(e->event, event) != 0)
-			continue;
-		if (filter && e->filter && strcmp(filter, e->filter) != 0)
-			return -EEXIST;
-		e->filter = e->filter ?: filter;
-		return 0;
-	}
-	if (l->n >= n_max)
-		return -E2BIG;
-	if (strlen(system) >= sizeof(e->system) || strlen(event) >= sizeof(e->event))
-		return -ENAMETOOLONG;
-	e = realloc(l->events, (l->n + 1) * sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	l->events = e;
-	e = &l->events[l->n++];
-	strcpy(e->system, system);
-	strcpy(e->event, event);
-	e->filter = filter;
-	return 0;
 }
 
 /*
- * The ftrace system's events are written by the kernel's tracers, not
- * enabled like tracepoints: only those the session's own instance produces
- * (@deliverable: its marker files, its tracer, its stacks) may be asked
- * for; any other would record nothing, silently.
+ * Appends one event; event_list_expand() sorts, merges and checks the
+ * bound after each spec, so what one spec adds at most is what the kernel has.
  */
-static bool ftrace_event_deliverable(const char *const *deliverable, const char *event)
+static int list_add(struct event_list *l, const char *system, const char *event,
+		    const char *filter)
 {
-	for (size_t i = 0; deliverable && deliverable[i]; i++)
-		if (strcmp(deliverable[i], event) == 0)
-			return true;
-	return false;
+	size_t n_sys = strlen(system), n_ev = strlen(event);
+	struct event_id *e;
+	char *names;
+
+	if (l->n == l->n_allocated) {
+		size_t n = l->n_allocated ? l->n_allocated * 2 : 16;
+
+		e = reallocarray(l->events, n, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		l->events = e;
+		l->n_allocated = n;
+	}
+	names = malloc(n_sys + n_ev + 2);
+	if (!names)
+		return -ENOMEM;
+	memcpy(names, system, n_sys + 1);
+	memcpy(names + n_sys + 1, event, n_ev + 1);
+	l->events[l->n++] = (struct event_id){
+		.system = names,
+		.event = names + n_sys + 1,
+		.filter = filter,
+	};
+	l->n_bytes += n_sys + n_ev + 2;
+	return 0;
 }
 
 static int cmp_event(const void *a, const void *b)
@@ -152,63 +288,171 @@ static int cmp_event(const void *a, const void *b)
 	return c ?: strcmp(x->event, y->event);
 }
 
+/*
+ * Sorted by system, each event once, keeping the filter one of its copies
+ * had; -EEXIST if two copies had different filters.
+ */
+static int sort_and_merge(struct event_list *l)
+{
+	size_t out = 0;
+	int r = 0;
+
+	if (l->n == 0)
+		return 0;
+	qsort(l->events, l->n, sizeof(*l->events), cmp_event);
+	for (size_t k = 1; k < l->n; k++) {
+		struct event_id *kept = &l->events[out], *e = &l->events[k];
+
+		if (cmp_event(kept, e) != 0) {
+			l->events[++out] = *e;
+			continue;
+		}
+		if (kept->filter && e->filter && strcmp(kept->filter, e->filter) != 0)
+			r = -EEXIST;
+		kept->filter = kept->filter ?: e->filter;
+		l->n_bytes -= strlen(e->system) + strlen(e->event) + 2;
+		free((char *)e->system);
+	}
+	l->n = out + 1;
+	return r;
+}
+
+/* What one spec matched so far. */
+struct match {
+	size_t n_added;
+	size_t n_refused;   /* ftrace events this session cannot deliver */
+	size_t n_systems;   /* systems that had a matching event */
+	int error;
+};
+
+/*
+ * The events of @s whose names match @pattern. An ftrace event is added
+ * only if the session delivers it, or if @exact names it and it is
+ * delivered by name only.
+ */
+static void match_system(struct event_list *l, struct event_catalog *cat,
+			 struct catalog_system *s, const char *pattern, const char *filter,
+			 const struct ftrace_offer *ftrace, struct match *m)
+{
+	bool ftrace_system = strcmp(s->name, "ftrace") == 0, found = false;
+	int r;
+
+	r = system_events(cat, s);
+	if (r < 0) {
+		m->error = r;
+		return;
+	}
+	for (size_t k = 0; k < s->n_events && m->error >= 0; k++) {
+		const char *ev = s->events[k];
+
+		if (!name_matches(pattern, ev))
+			continue;
+		found = true;
+		if (ftrace_system && !offered(ftrace->events, ev) &&
+		    !(!is_glob(pattern) && offered(ftrace->by_name, ev))) {
+			m->n_refused++;
+			continue;
+		}
+		m->error = list_add(l, s->name, ev, filter);
+		if (m->error >= 0)
+			m->n_added++;
+	}
+	if (found)
+		m->n_systems++;
+}
+
+/* The systems that have an event named @event, for an ambiguous bare name. */
+static void systems_with(struct event_catalog *cat, const char *event, char *buf, size_t n)
+{
+	size_t used = 0;
+
+	if (n > 0)
+		buf[0] = '\0';
+	for (size_t k = 0; k < cat->n_systems && used < n; k++) {
+		struct catalog_system *s = &cat->systems[k];
+
+		if (system_events(cat, s) < 0 ||
+		    !bsearch(&event, s->events, s->n_events, sizeof(*s->events), cmp_string))
+			continue;
+		used += (size_t)snprintf(buf + used, n - used, "%s%s:%s", used ? ", " : "",
+					 s->name, event);
+	}
+}
+
 /**
  * event_list_expand() - add the events one spec names to @l.
  * @l: the list, kept sorted and without duplicates
- * @tracing_dir: tracefs mount, or NULL for the default
- * @spec: what the user typed
+ * @cat: the kernel's events
+ * @spec: what the user typed: all, SYSTEM, SYSTEM:EVENT (globs in either part) or EVENT
  * @filter: the spec's own filter, kept by each of its events; NULL: none
  * @ftrace: the ftrace events the session delivers
- * @n_max: most events the list may hold
+ * @n_bytes_max: most bytes the list's names may take ("system:event" and a NUL each)
+ * @ambiguous: receives, for -ENOTUNIQ, the events a bare name could mean
+ * @n_ambiguous: its size
  *
- * "ftrace" and "ftrace:*" name the ftrace events the session delivers
- * but those it delivers only by name; another ftrace event by name is
- * refused.
+ * "ftrace", "ftrace:*" and globs name the ftrace events the session
+ * delivers but those it delivers only by name; another ftrace event by
+ * name is refused.
  *
- * Return: 0; -EINVAL for a malformed spec; -ENOENT if the system or event
- * does not exist; -EOPNOTSUPP for an ftrace event the session cannot
- * deliver; -EEXIST for an event given two different filters; -E2BIG if the
- * list would exceed @n_max.
+ * Return: 0; -EINVAL for a malformed spec; -ENOENT if nothing matches;
+ * -ENOTUNIQ for an event name several systems have; -EOPNOTSUPP for ftrace
+ * events the session cannot deliver; -EEXIST for an event given two
+ * different filters; -E2BIG past @n_bytes_max; or -errno reading tracefs.
  */
-int event_list_expand(struct event_list *l, const char *tracing_dir, const char *spec,
-		      const char *filter, const struct ftrace_offer *ftrace, size_t n_max)
+int event_list_expand(struct event_list *l, struct event_catalog *cat, const char *spec,
+		      const char *filter, const struct ftrace_offer *ftrace, size_t n_bytes_max,
+		      char *ambiguous, size_t n_ambiguous)
 {
 	char system[FTRACED_NAME_MAX + 1], event[FTRACED_EVENT_SPEC_MAX + 1];
-	char **events = NULL;
+	const char *colon = strchr(spec, ':');
+	struct match m = {};
+	bool bare = false;
 	int r;
 
-	r = event_spec_split(spec, system, sizeof(system), event, sizeof(event));
-	if (r < 0)
-		return r;
-	r = system_listed(tracing_dir, system);
-	if (r <= 0)
-		return r ?: -ENOENT;
-	events = tracefs_system_events(tracing_dir, system);
-	if (!events)
-		return -ENOENT;
-	r = 0;
-	if (strcmp(event, "*") == 0) {
-		for (size_t i = 0; events[i] && r >= 0; i++)
-			if (strcmp(system, "ftrace") != 0 ||
-			    ftrace_event_deliverable(ftrace->events, events[i]))
-				r = list_add(l, system, events[i], filter, n_max);
-	} else if (!list_contains(events, event)) {
-		r = -ENOENT;
-	} else if (strcmp(system, "ftrace") == 0 &&
-		   !ftrace_event_deliverable(ftrace->events, event) &&
-		   !ftrace_event_deliverable(ftrace->by_name, event)) {
-		r = -EOPNOTSUPP;
+	if (strcmp(spec, "all") == 0) {
+		strcpy(system, "*");
+		strcpy(event, "*");
+	} else if (colon) {
+		size_t n_sys = (size_t)(colon - spec);
+
+		if (n_sys == 0 || n_sys >= sizeof(system) || colon[1] == '\0' ||
+		    strchr(colon + 1, ':') || strlen(colon + 1) >= sizeof(event))
+			return -EINVAL;
+		memcpy(system, spec, n_sys);
+		system[n_sys] = '\0';
+		strcpy(event, colon + 1);
 	} else {
-		r = list_add(l, system, event, filter, n_max);
+		if (spec[0] == '\0' || strlen(spec) >= sizeof(system))
+			return -EINVAL;
+		strcpy(system, spec);
+		strcpy(event, "*");
+		bare = true;
 	}
-	if (r >= 0)
-		qsort(l->events, l->n, sizeof(*l->events), cmp_event);
-	tracefs_list_free(events);
-	return r;
+
+	for (size_t k = 0; k < cat->n_systems && m.error >= 0; k++)
+		if (name_matches(system, cat->systems[k].name))
+			match_system(l, cat, &cat->systems[k], event, filter, ftrace, &m);
+	/* No system by that name: an event by its name alone, in whichever system has it. */
+	if (bare && m.n_added == 0 && m.n_refused == 0 && m.error >= 0) {
+		for (size_t k = 0; k < cat->n_systems && m.error >= 0; k++)
+			match_system(l, cat, &cat->systems[k], spec, filter, ftrace, &m);
+		if (m.error >= 0 && !is_glob(spec) && m.n_systems > 1) {
+			systems_with(cat, spec, ambiguous, n_ambiguous);
+			m.error = -ENOTUNIQ;
+		}
+	}
+	if (m.error >= 0 && m.n_added == 0)
+		m.error = m.n_refused > 0 ? -EOPNOTSUPP : -ENOENT;
+	r = sort_and_merge(l);
+	if (m.error >= 0 && r >= 0 && l->n_bytes > n_bytes_max)
+		r = -E2BIG;
+	return m.error < 0 ? m.error : r;
 }
 
 void event_list_done(struct event_list *l)
 {
+	for (size_t k = 0; k < l->n; k++)
+		free((char *)l->events[k].system);
 	free(l->events);
 	*l = (struct event_list){};
 }

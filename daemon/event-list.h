@@ -3,27 +3,39 @@
 
 #include <stddef.h>
 
+#include "ftraced/macro.h"
 #include "ftraced/proto.h"
 
+/* One concrete event; in a list, the names belong to the list. */
 struct event_id {
-	char system[FTRACED_NAME_MAX + 1];
-	char event[FTRACED_EVENT_SPEC_MAX + 1];
+	const char *system;
+	const char *event;
 	const char *filter; /* its own filter (-f after its spec); NULL: none. Not owned. */
 };
 
 /* Concrete events of a session, sorted by system, each once. */
 struct event_list {
 	size_t n;
+	size_t n_allocated;
+	size_t n_bytes;    /* "system:event" names together, against the caller's limit */
 	struct event_id *events;
 };
+
+/* The kernel's events as tracefs lists them, read as specs need them. */
+struct event_catalog;
+
+int event_catalog_new(const char *tracing_dir, struct event_catalog **ret);
+struct event_catalog *event_catalog_free(struct event_catalog *c);
+DEFINE_CLEANUP(struct event_catalog *, event_catalog_free)
 
 int event_spec_split(const char *spec, char *system, size_t n_system, char *event, size_t n_event);
 /* The ftrace events a session's instance delivers (NULL-terminated lists). */
 struct ftrace_offer {
-	const char *const *events;  /* also for "ftrace" and "ftrace:*" */
+	const char *const *events;  /* also for "ftrace", "ftrace:*" and globs */
 	const char *const *by_name; /* only when named: they take something from others */
 };
 
-int event_list_expand(struct event_list *l, const char *tracing_dir, const char *spec,
-		      const char *filter, const struct ftrace_offer *ftrace, size_t n_max);
+int event_list_expand(struct event_list *l, struct event_catalog *cat, const char *spec,
+		      const char *filter, const struct ftrace_offer *ftrace, size_t n_bytes_max,
+		      char *ambiguous, size_t n_ambiguous);
 void event_list_done(struct event_list *l);

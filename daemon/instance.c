@@ -1,21 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Our own tracefs instance: the only module that changes kernel tracing
- * state. Everything a session sets (events, filters, buffer and sub-buffer
- * size, clock, tracing_on) lives inside its instance "ftraced-<id>", so
- * undoing it all is one tracefs_instance_destroy(); the top-level buffer and
+ * Our own tracefs instance, the object: its life (created, removed, or
+ * adopted as an orphan of a crash), its setters and its file access. With
+ * instance-setup.c (the recipe a session asks for), instance-watch.c and
+ * probe.c, the only modules that change kernel tracing state. Everything a
+ * session sets (events, filters, buffer and sub-buffer size, clock,
+ * tracing_on) lives inside its instance "ftraced-<tag>-<id>", so undoing
+ * it all is one tracefs_instance_destroy(); the top-level buffer and
  * other tools' instances are never touched.
  *
  * Called from the main thread, except instance_read*() which the assembler
  * thread may use on an instance that is no longer changed.
  */
 #include <errno.h>
-#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 
 #include <tracefs.h>
@@ -299,7 +300,12 @@ int instance_enable_event(struct instance *i, const struct event_id *e, const ch
 			*ret_kernel_error = tracefs_error_last(i->tfs);
 		return r;
 	}
-	if (tracefs_event_enable(i->tfs, e->system, e->event) < 0)
+	/*
+	 * The event's own enable file: tracefs_event_enable() takes regular
+	 * expressions and walks every system and event for each call, which
+	 * made `-e all` take seconds.
+	 */
+	if (tracefs_event_file_write(i->tfs, e->system, e->event, "enable", "1") < 0)
 		return negative_errno();
 	return 0;
 }
@@ -474,41 +480,6 @@ int instance_open_cpu_stats(struct instance *i, unsigned cpu, int *ret_fd)
 	return 0;
 }
 
-static uint64_t field(const char *text, const char *key)
-{
-	const char *p = text;
-	size_t n = strlen(key);
-
-	while (p && *p) {
-		if (strncmp(p, key, n) == 0 && p[n] == ':')
-			return strtoull(p + n + 1, NULL, 10);
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return 0;
-}
-
-/**
- * cpu_counters_parse() - the counters of a per_cpu/cpuN/stats text.
- * @text: the file's contents
- * @ret: counters; missing fields read as 0
- *
- * Return: 0, or -EINVAL if it does not look like a stats file.
- */
-int cpu_counters_parse(const char *text, struct cpu_counters *ret)
-{
-	if (!strstr(text, "entries:"))
-		return -EINVAL;
-	*ret = (struct cpu_counters){
-		.entries = field(text, "entries"),
-		.overrun = field(text, "overrun"),
-		.dropped = field(text, "dropped events"),
-		.read = field(text, "read events"),
-	};
-	return 0;
-}
-
 /**
  * instance_read_cpu_stats() - read and parse one CPU's stats file.
  * @i: instance
@@ -534,26 +505,6 @@ int instance_read_cpu_stats(struct instance *i, unsigned cpu, struct cpu_counter
 		return r;
 	if (ret_text)
 		*ret_text = TAKE_PTR(text);
-	return 0;
-}
-
-/**
- * subbuf_size_from_header_page() - the sub-buffer size a header_page text describes.
- * @text: events/header_page of an instance
- * @ret: data offset + data size, i.e. the sub-buffer size in bytes
- *
- * Return: 0, or -EINVAL if the "data" field is missing.
- */
-int subbuf_size_from_header_page(const char *text, uint32_t *ret)
-{
-	const char *p = strstr(text, "field: char data;");
-	unsigned long off, size;
-
-	if (!p || sscanf(p, "field: char data;\toffset:%lu;\tsize:%lu;", &off, &size) != 2)
-		return -EINVAL;
-	if (off + size > UINT32_MAX || off + size == 0)
-		return -EINVAL;
-	*ret = (uint32_t)(off + size);
 	return 0;
 }
 
@@ -665,225 +616,6 @@ int instance_remove_orphans(uint32_t tag)
 	return l.error < 0 ? l.error : n;
 }
 
-/* Says what the kernel did not accept in a filter, from its error_log line if any. */
-static void filter_error(const struct event_id *e, const char *kernel_error, int r, char *error,
-			 size_t n_error)
-{
-	const char *msg = strerror(-r);
-
-	if (kernel_error) {
-		/* error_log lines start with a timestamp: keep what follows. */
-		msg = strchr(kernel_error, ']');
-		msg = msg ? msg + 1 : kernel_error;
-		msg += strspn(msg, " ");
-	}
-	snprintf(error, n_error, "filter rejected by the kernel for %s:%s: %s", e->system,
-		 e->event, msg);
-}
-
-/* The setup's pids as set_event_pid and set_ftrace_pid take them: "1 2 3". */
-void instance_pid_list(const struct instance_setup *p, char list[static INSTANCE_PID_LIST_MAX])
-{
-	size_t len = 0;
-
-	list[0] = '\0';
-	for (unsigned k = 0; k < p->n_pids; k++)
-		len += (size_t)snprintf(list + len, INSTANCE_PID_LIST_MAX - len, "%s%u",
-					k ? " " : "", p->pids[k]);
-}
-
-/* Events of these processes only (and, with event-fork, of their children). */
-static int set_event_pids(struct instance *i, const struct instance_setup *p, char *error,
-			  size_t n_error)
-{
-	char list[INSTANCE_PID_LIST_MAX];
-	int r;
-
-	for (unsigned k = 0; k < p->n_pids; k++) {
-		/* A pid nobody has would scope the session to nothing, silently. */
-		if (kill((pid_t)p->pids[k], 0) < 0 && errno == ESRCH) {
-			snprintf(error, n_error, "no process %u", p->pids[k]);
-			return -ESRCH;
-		}
-	}
-	instance_pid_list(p, list);
-	r = instance_write_file(i, "set_event_pid", list);
-	if (r >= 0 && p->follow_fork)
-		r = instance_write_file(i, "options/event-fork", "1");
-	if (r < 0)
-		snprintf(error, n_error, "cannot scope the session to processes %s: %s", list,
-			 strerror(-r));
-	return r;
-}
-
-/*
- * Whether the top level has options/@name: the kernel's, so looked at once
- * (libtracefs finds the top level by reading /proc/mounts at each call).
- */
-static bool top_level_option_exists(const char *name)
-{
-	char rel[64];
-
-	snprintf(rel, sizeof(rel), "options/%s", name);
-	return tracefs_file_exists(NULL, rel);
-}
-
-/*
- * Does this kernel copy top-level trace_marker writes into instances that
- * ask (options/copy_trace_marker; 6.18 has it, 6.1 not)? Without it only
- * writes to the session's own trace_marker reach it.
- */
-static bool instance_gets_top_level_markers(void)
-{
-	static int has = -1;
-
-	if (has < 0)
-		has = top_level_option_exists("copy_trace_marker");
-	return has;
-}
-
-/* Can trace_printk() be sent to an instance (options/trace_printk_dest)? */
-bool instance_gets_trace_printk(void)
-{
-	static int has = -1;
-
-	if (has < 0)
-		has = top_level_option_exists("trace_printk_dest");
-	return has;
-}
-
-/*
- * What is written to the top-level buffer and the session asked for:
- * trace_marker writes (ftrace:print) are copied in where the kernel can;
- * trace_printk() (ftrace:bprint) is sent here instead of the top level, as
- * trace_printk_dest does (one instance at a time: the last to ask).
- */
-static int top_level_writes(struct instance *i, const struct event_list *events, char *error,
-			    size_t n_error)
-{
-	for (size_t k = 0; k < events->n; k++) {
-		const struct event_id *e = &events->events[k];
-		const char *option = NULL;
-		int r;
-
-		if (strcmp(e->system, "ftrace") != 0)
-			continue;
-		if (strcmp(e->event, "print") == 0 && instance_gets_top_level_markers())
-			option = "options/copy_trace_marker";
-		else if (strcmp(e->event, "bprint") == 0)
-			option = "options/trace_printk_dest";
-		if (!option)
-			continue;
-		r = instance_write_file(i, option, "1");
-		if (r < 0) {
-			snprintf(error, n_error, "cannot set %s for %s:%s: %s", option, e->system,
-				 e->event, strerror(-r));
-			return r;
-		}
-	}
-	return 0;
-}
-
-/**
- * instance_configure() - a new instance as a session asks for it.
- * @i: the instance, tracing off
- * @p: buffer (0: left for ring_alloc_start()) and sub-buffer size (or preference), clock,
- *     events and their filter
- * @error: receives a message for the client on failure, naming what the kernel refused
- * @n_error: its size
- *
- * Return: 0, or -errno with @error set (-EOPNOTSUPP: the kernel cannot do
- * what was asked, such as change the sub-buffer size or filter ftrace:*).
- */
-int instance_configure(struct instance *i, const struct instance_setup *p, char *error,
-		       size_t n_error)
-{
-	int r;
-
-	if (p->subbuf_kb == 0 && p->subbuf_kb_preferred > 0) {
-		/* Only a preference: an older kernel, or no free pages that large, keep its own. */
-		r = instance_set_subbuf(i, p->subbuf_kb_preferred);
-		if (r < 0 && r != -EOPNOTSUPP)
-			log_debug("Sub-buffers of %u KiB refused (%s): the kernel's default kept",
-				  p->subbuf_kb_preferred, strerror(-r));
-	}
-	r = p->subbuf_kb > 0 ? instance_set_subbuf(i, p->subbuf_kb) : 0;
-	if (r == -EOPNOTSUPP) {
-		snprintf(error, n_error, "this kernel cannot change the sub-buffer size");
-		return r;
-	}
-	if (r < 0) {
-		snprintf(error, n_error, "cannot set sub-buffer size %u KiB: %s", p->subbuf_kb,
-			 strerror(-r));
-		return r;
-	}
-	r = p->buffer_kb > 0 ? instance_set_buffer_size(i, p->buffer_kb) : 0;
-	if (r < 0) {
-		snprintf(error, n_error, "cannot set buffer size %u KiB (sub-buffer %u KiB): %s",
-			 p->buffer_kb, p->subbuf_kb, strerror(-r));
-		return r;
-	}
-	if (p->clock) {
-		r = instance_set_clock(i, p->clock);
-		if (r < 0) {
-			_cleanup_free_ char *list = NULL;
-
-			instance_read(i, "trace_clock", &list, NULL);
-			if (list)
-				list[strcspn(list, "\n")] = '\0';
-			snprintf(error, n_error, "unknown clock '%s' (available: %s)", p->clock,
-				 list ?: "?");
-			return r;
-		}
-	}
-	if (p->n_pids > 0) {
-		r = set_event_pids(i, p, error, n_error);
-		if (r < 0)
-			return r;
-	}
-	if (p->stacktrace) {
-		r = instance_write_file(i, "options/stacktrace", "1");
-		if (r < 0) {
-			snprintf(error, n_error, "cannot turn on stack traces (options/stacktrace): %s",
-				 strerror(-r));
-			return r;
-		}
-	}
-	for (size_t k = 0; k < p->events->n; k++) {
-		const struct event_id *e = &p->events->events[k];
-		_cleanup_free_ char *kernel_error = NULL, *both = NULL;
-		const char *filter = e->filter ?: p->filter;
-
-		/* --filter for every event and -f for this one: both must hold. */
-		if (e->filter && p->filter) {
-			if (asprintf(&both, "(%s) && (%s)", p->filter, e->filter) < 0) {
-				snprintf(error, n_error, "out of memory");
-				return -ENOMEM;
-			}
-			filter = both;
-		}
-		r = instance_enable_event(i, e, filter, &kernel_error);
-		if (r == -EOPNOTSUPP) {
-			snprintf(error, n_error, "%s:%s cannot be filtered (ftrace:* events have no "
-				 "filter)", e->system, e->event);
-			return r;
-		}
-		if (r < 0 && filter) {
-			filter_error(e, kernel_error, r, error, n_error);
-			return r;
-		}
-		if (r < 0) {
-			snprintf(error, n_error, "cannot enable %s:%s: %s", e->system, e->event,
-				 strerror(-r));
-			return r;
-		}
-	}
-	r = top_level_writes(i, p->events, error, n_error);
-	if (r < 0)
-		return r;
-	return instance_set_tracer(i, p, error, n_error);
-}
-
 /* One trace_marker write: an ftrace:print event in this instance's ring. */
 int instance_write_marker(struct instance *i, const char *text)
 {
@@ -917,119 +649,3 @@ int instance_raise_saved_cmdlines(unsigned n)
 	return (int)cur;
 }
 
-/* Watches one file of the instance for writes; @path is freed. */
-static int watch_file(int fd, char *path)
-{
-	int r = path && inotify_add_watch(fd, path, IN_MODIFY) < 0 ? negative_errno() : 0;
-
-	if (!path)
-		r = -ENOMEM;
-	free(path);
-	return r;
-}
-
-/**
- * instance_watch() - an inotify fd that wakes when another process writes to the instance.
- * @i: instance
- * @events: the session's events
- * @n_cpus: CPUs whose per_cpu/cpuN/trace is watched
- * @ret_fd: the inotify fd (non-blocking, close-on-exec), for the caller to close
- *
- * What instance_check() and the CPU counters find is done by writing a
- * file: tracing_on, set_event, an enable file that switches one of the
- * session's events off (its own, its system's, events/enable), or trace
- * and per_cpu/cpuN/trace, which clear the buffer. tracefs writes go
- * through the VFS, which notifies inotify (also eventfs, on 6.18), so a
- * session can check when something happened instead of polling. System
- * directories are named from @events, whose names came from the kernel's
- * own event list.
- *
- * Return: 0, or -errno if a file could not be watched (the caller polls
- * instead; -ENOSPC: fs.inotify.max_user_watches is reached).
- */
-int instance_watch(struct instance *i, const struct event_list *events, unsigned n_cpus,
-		   int *ret_fd)
-{
-	static const char *const files[] = { "tracing_on", "set_event", "events/enable", "trace" };
-	_cleanup_close_ int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	char rel[FTRACED_NAME_MAX + 32];
-	int r = 0;
-
-	if (fd < 0)
-		return negative_errno();
-	for (size_t k = 0; k < ELEMENTSOF(files) && r >= 0; k++)
-		r = watch_file(fd, tracefs_instance_get_file(i->tfs, files[k]));
-	for (unsigned cpu = 0; cpu < n_cpus && r >= 0; cpu++) {
-		snprintf(rel, sizeof(rel), "per_cpu/cpu%u/trace", cpu);
-		r = watch_file(fd, tracefs_instance_get_file(i->tfs, rel));
-	}
-	for (size_t k = 0; k < events->n && r >= 0; k++) {
-		const struct event_id *e = &events->events[k];
-
-		/* ftrace:* events are written, not switched on (see instance_check()). */
-		if (strcmp(e->system, "ftrace") == 0)
-			continue;
-		/* Sorted by system: its enable file once. */
-		if (k == 0 || strcmp(e->system, events->events[k - 1].system) != 0) {
-			snprintf(rel, sizeof(rel), "events/%s/enable", e->system);
-			r = watch_file(fd, tracefs_instance_get_file(i->tfs, rel));
-		}
-		if (r >= 0)
-			r = watch_file(fd, tracefs_event_get_file(i->tfs, e->system, e->event,
-								  "enable"));
-	}
-	if (r < 0)
-		return r;
-	*ret_fd = TAKE_FD(fd);
-	return 0;
-}
-
-/**
- * instance_check() - has anyone else changed the instance under the session?
- * @i: a running session's instance
- * @events: the events the session enabled
- * @ret_tracing_off: tracing_on reads 0
- * @ret_disabled: receives the first enabled event that no longer is ("" if none)
- * @n_disabled: its size
- *
- * Two small reads (tracing_on and set_event), cheap enough for every
- * status request, rotation and stop.
- *
- * Return: 0 or -errno of a read.
- */
-int instance_check(struct instance *i, const struct event_list *events, bool *ret_tracing_off,
-		   char *ret_disabled, size_t n_disabled)
-{
-	_cleanup_free_ char *on = NULL, *set = NULL;
-	int r;
-
-	r = instance_read(i, "tracing_on", &on, NULL);
-	if (r < 0)
-		return r;
-	/* An empty set_event (every event switched off) may read as nothing at all. */
-	if (instance_read(i, "set_event", &set, NULL) < 0)
-		set = strdup("");
-	if (!set)
-		return -ENOMEM;
-	*ret_tracing_off = on[0] == '0';
-	ret_disabled[0] = '\0';
-	for (size_t k = 0; k < events->n; k++) {
-		const struct event_id *e = &events->events[k];
-		char line[sizeof(e->system) + sizeof(e->event) + 2];
-		size_t n;
-		const char *p;
-		bool found = false;
-
-		/* ftrace:* events are not enabled: they are written, not switched on. */
-		if (strcmp(e->system, "ftrace") == 0)
-			continue;
-		n = (size_t)snprintf(line, sizeof(line), "%s:%s\n", e->system, e->event);
-		for (p = set; p && !found; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-			found = strncmp(p, line, n) == 0;
-		if (!found) {
-			snprintf(ret_disabled, n_disabled, "%s:%s", e->system, e->event);
-			break;
-		}
-	}
-	return 0;
-}

@@ -43,6 +43,11 @@ struct instance_setup {
 	const uint32_t *pids;
 	bool follow_fork;                /* options/event-fork (and function-fork) */
 	const struct tracer_config *tracer; /* NULL, or a tracer without a name: none */
+	unsigned n_options;              /* -O: options/NAME set, or cleared for "noNAME" */
+	char *const *options;
+	const char *cpumask;             /* tracing_cpumask; NULL: every CPU */
+	unsigned n_exclude_pids;         /* ftraced's own threads, left out (and their children) */
+	const uint32_t *exclude_pids;
 };
 
 uint32_t instance_tag(const char *state_dir);

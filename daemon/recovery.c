@@ -58,7 +58,8 @@
 #include "lib/v7-writer.h"
 
 #define RECIPE "recipe"
-#define RECIPE_MAX (64u * 1024u)
+/* An "event=SYSTEM:EVENT" line per event: at most 4 bytes for each byte of the list's names. */
+#define RECIPE_MAX (4 * EVENT_LIST_BYTES_MAX + 64u * 1024u)
 /* A recipe's events were checked when the session began: any ftrace event it names was delivered. */
 static const char *const RECIPE_FTRACE_EVENTS[] = {
 	"print", "raw_data", "bprint", "function", "funcgraph_entry", "funcgraph_exit",
@@ -190,11 +191,15 @@ static bool target_valid(const char *t)
 
 static int parse_recipe(int dir_fd, struct parsed_recipe *p)
 {
+	_cleanup_(event_catalog_freep) struct event_catalog *cat = NULL;
 	_cleanup_free_ char *text = NULL;
 	char *save = NULL;
 	int r;
 
 	r = read_file_at(dir_fd, RECIPE, RECIPE_MAX, &text, NULL);
+	if (r < 0)
+		return r;
+	r = event_catalog_new(NULL, &cat);
 	if (r < 0)
 		return r;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -223,8 +228,8 @@ static int parse_recipe(int dir_fd, struct parsed_recipe *p)
 			 !ctl_string_valid(FTRACED_ATTR_EVENT, v, FTRACED_EVENT_SPEC_MAX))
 			return -EBADMSG;
 		else if (strcmp(line, "event") == 0 &&
-			 event_list_expand(&p->events, NULL, v, NULL, &RECIPE_FTRACE,
-					   EVENTS_PER_SESSION_MAX) < 0)
+			 event_list_expand(&p->events, cat, v, NULL, &RECIPE_FTRACE,
+					   EVENT_LIST_BYTES_MAX, NULL, 0) < 0)
 			log_notice("Recovery: event '%s' no longer exists, its format is left out", v);
 	}
 	/* A DATE holds within the boot it was measured in: after a reboot the file has none. */

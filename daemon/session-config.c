@@ -480,6 +480,22 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 		}
 		c.n_probes = req->n_probes;
 	}
+	if (req->n_options > 0) {
+		c.trace_options = copy_text_strings(req->text, req->options, req->n_options);
+		if (!c.trace_options) {
+			snprintf(error, n_error, "out of memory");
+			return -ENOMEM;
+		}
+		c.n_trace_options = req->n_options;
+	}
+	if (ctl_request_cpumask(req)) {
+		c.cpumask = strdup(ctl_request_cpumask(req));
+		if (!c.cpumask) {
+			snprintf(error, n_error, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	c.no_filter = req->no_filter;
 	c.n_events = req->n_events;
 	c.events = copy_strings(req->events, req->n_events, sizeof(*c.events));
 	c.triggers = copy_strings(req->triggers, req->n_triggers, sizeof(*c.triggers));
@@ -514,6 +530,8 @@ void session_config_done(struct session_config *c)
 	strv_free(c->tracer.notrace);
 	strv_free(c->tracer.graph);
 	strv_free(c->probes);
+	strv_free(c->trace_options);
+	free(c->cpumask);
 	free(c->triggers);
 	free(c->filter);
 	free(c->clock);

@@ -38,6 +38,10 @@ struct session_config {
 	struct tracer_config tracer; /* -p and its options; tracer.name NULL: none */
 	unsigned n_probes;     /* --probe definitions, as given */
 	char **probes;
+	unsigned n_trace_options; /* -O: option names, "noNAME" to clear one */
+	char **trace_options;
+	char *cpumask;         /* -M: tracing_cpumask; NULL: every CPU */
+	bool no_filter;        /* --no-filter: the daemon's own threads are traced too */
 
 	/* continuous */
 	uint64_t segment_size; /* 0: by time only */

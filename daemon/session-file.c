@@ -46,8 +46,8 @@ static int add_events(struct ctl_builder *b, char *list, unsigned *total, char *
 		if (!*e)
 			continue;
 		if (!ctl_string_valid(FTRACED_ATTR_EVENT, e, FTRACED_EVENT_SPEC_MAX)) {
-			snprintf(error, n_error, "invalid event '%.40s' (SYSTEM:EVENT, SYSTEM:* or "
-				 "SYSTEM)", e);
+			snprintf(error, n_error, "invalid event '%.40s' (all, SYSTEM, SYSTEM:EVENT or "
+				 "EVENT; globs allowed)", e);
 			return -EINVAL;
 		}
 		if (++*total > FTRACED_EVENTS_PER_REQUEST_MAX) {
@@ -83,7 +83,8 @@ static int put_duration(struct ctl_builder *b, enum ftraced_attr a, const char *
 	uint64_t ms;
 
 	if (parse_duration_ms(v, &ms) < 0) {
-		snprintf(error, n_error, "invalid duration '%s' (e.g. 30s, 10m, 24h, 7d)", v);
+		snprintf(error, n_error, "invalid duration '%s' (e.g. 30s, 10m, 24h, 7d; from 1 ms "
+			 "to 30 days)", v);
 		return -EINVAL;
 	}
 	ctl_put_u64(b, a, ms);
@@ -115,6 +116,7 @@ struct file_state {
 	unsigned n_triggers;
 	unsigned n_functions;  /* function-filter, function-notrace, graph-function together */
 	unsigned n_probes;
+	unsigned n_options;
 };
 
 /* Keys that may be given more than once, each adding to a list. */
@@ -122,7 +124,7 @@ static bool key_repeats(const char *key)
 {
 	static const char *const repeating[] = {
 		"event", "events", "event-filter", "trigger", "function-filter",
-		"function-notrace", "graph-function", "probe",
+		"function-notrace", "graph-function", "probe", "option",
 	};
 
 	for (size_t k = 0; k < ELEMENTSOF(repeating); k++)
@@ -145,6 +147,19 @@ static const struct {
 	{ "function-notrace", FTRACED_ATTR_FTRACE_NOTRACE, FTRACED_FUNCTION_MAX },
 	{ "graph-function", FTRACED_ATTR_GRAPH_FUNCTION, FTRACED_FUNCTION_MAX },
 	{ "probe", FTRACED_ATTR_PROBE, FTRACED_PROBE_MAX },
+	{ "option", FTRACED_ATTR_TRACE_OPTION, FTRACED_OPTION_MAX },
+	{ "cpumask", FTRACED_ATTR_CPUMASK, FTRACED_CPUMASK_MAX },
+};
+
+/* Keys whose value is yes or no, an attribute of 1 when yes. */
+static const struct {
+	const char *key;
+	enum ftraced_attr attr;
+} flag_keys[] = {
+	{ "stacktrace", FTRACED_ATTR_STACKTRACE },
+	{ "ignore-missing", FTRACED_ATTR_IGNORE_MISSING },
+	{ "func-stack", FTRACED_ATTR_FUNC_STACK },
+	{ "no-filter", FTRACED_ATTR_NO_FILTER },
 };
 
 static int parse_line(struct ctl_builder *b, const char *key, char *v, struct file_state *st,
@@ -235,6 +250,11 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 			snprintf(error, n_error, "more than %u probes", FTRACED_PROBES_PER_REQUEST_MAX);
 			return -EINVAL;
 		}
+		if (a == FTRACED_ATTR_TRACE_OPTION &&
+		    ++st->n_options > FTRACED_OPTIONS_PER_REQUEST_MAX) {
+			snprintf(error, n_error, "more than %u options", FTRACED_OPTIONS_PER_REQUEST_MAX);
+			return -EINVAL;
+		}
 		if (!ctl_string_valid(string_keys[k].attr, v, string_keys[k].max)) {
 			snprintf(error, n_error, "invalid %s: empty, longer than %zu bytes, or "
 				 "characters it may not hold", key, string_keys[k].max);
@@ -265,16 +285,15 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 		ctl_put_u32(b, FTRACED_ATTR_LEVEL, (uint32_t)level);
 		return 0;
 	}
-	if (strcmp(key, "stacktrace") == 0 || strcmp(key, "ignore-missing") == 0 ||
-	    strcmp(key, "func-stack") == 0) {
+	for (size_t k = 0; k < ELEMENTSOF(flag_keys); k++) {
+		if (strcmp(key, flag_keys[k].key) != 0)
+			continue;
 		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
 			snprintf(error, n_error, "%s: '%.40s' is not yes or no", key, v);
 			return -EINVAL;
 		}
 		if (strcmp(v, "yes") == 0)
-			ctl_put_u32(b, key[0] == 's' ? FTRACED_ATTR_STACKTRACE :
-				    key[0] == 'i' ? FTRACED_ATTR_IGNORE_MISSING :
-				    FTRACED_ATTR_FUNC_STACK, 1);
+			ctl_put_u32(b, flag_keys[k].attr, 1);
 		return 0;
 	}
 	if (strcmp(key, "buffer-kb") == 0)

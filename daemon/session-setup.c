@@ -7,6 +7,7 @@
  * ring-alloc.c), its directory under the state directory, and the disk
  * room a continuous session's budget needs.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -96,9 +97,12 @@ int session_create_probes(struct session *s, char *error, size_t n_error)
  */
 int session_expand_events(struct session *s, char *error, size_t n_error)
 {
+	_cleanup_(event_catalog_freep) struct event_catalog *cat = NULL;
 	const char *events[FTRACE_OFFER_MAX], *by_name[2];
 	const struct ftrace_offer ftrace = { .events = events, .by_name = by_name };
+	char ambiguous[512];
 	unsigned n_skipped = 0;
+	int r;
 
 	ftrace_events_delivered(&s->config, events, by_name);
 	s->skipped = calloc(MAX(s->config.n_events, 1u), sizeof(*s->skipped));
@@ -106,13 +110,17 @@ int session_expand_events(struct session *s, char *error, size_t n_error)
 		snprintf(error, n_error, "out of memory");
 		return -ENOMEM;
 	}
+	r = event_catalog_new(NULL, &cat);
+	if (r < 0) {
+		snprintf(error, n_error, "cannot list the kernel's events: %s", strerror(-r));
+		return r;
+	}
 	for (unsigned k = 0; k < s->config.n_events; k++) {
 		const char *spec = s->config.events[k];
 		const char *filter = s->config.event_filters ? s->config.event_filters[k] : NULL;
-		int r;
 
-		r = event_list_expand(&s->events, NULL, spec, filter, &ftrace,
-				      EVENTS_PER_SESSION_MAX);
+		r = event_list_expand(&s->events, cat, spec, filter, &ftrace, EVENT_LIST_BYTES_MAX,
+				      ambiguous, sizeof(ambiguous));
 		if (r == -ENOENT && s->config.ignore_missing) {
 			log_warning("Session '%s': this kernel has no event '%s', skipping it (-i)",
 				    s->name, spec);
@@ -121,8 +129,14 @@ int session_expand_events(struct session *s, char *error, size_t n_error)
 			continue;
 		}
 		if (r == -E2BIG) {
-			snprintf(error, n_error, "too many events: with '%s' the session would have "
-				 "more than %u, the limit per session", spec, EVENTS_PER_SESSION_MAX);
+			snprintf(error, n_error, "too many events: with '%s' the session's event names "
+				 "would take more than %u KiB (EVENT_LIST_BYTES_MAX)", spec,
+				 EVENT_LIST_BYTES_MAX / 1024);
+			return r;
+		}
+		if (r == -ENOTUNIQ) {
+			snprintf(error, n_error, "event '%s' is ambiguous: it could be %s; name it "
+				 "with its system", spec, ambiguous);
 			return r;
 		}
 		if (r == -EOPNOTSUPP) {
@@ -135,22 +149,25 @@ int session_expand_events(struct session *s, char *error, size_t n_error)
 			return r;
 		}
 		if (r == -EINVAL) {
-			snprintf(error, n_error,
-				 "malformed event '%s' (expected SYSTEM:EVENT, SYSTEM:* or SYSTEM)",
-				 spec);
+			snprintf(error, n_error, "malformed event '%s' (expected all, SYSTEM, "
+				 "SYSTEM:EVENT or EVENT; globs allowed)", spec);
+			return r;
+		}
+		if (r == -ENOENT) {
+			snprintf(error, n_error, "unknown event '%s'%s", spec,
+				 s->config.ignore_missing ? "" : " (-i skips events this kernel lacks)");
 			return r;
 		}
 		if (r < 0) {
-			snprintf(error, n_error, "unknown event '%s'%s", spec,
-				 s->config.ignore_missing ? "" : " (-i skips events this kernel lacks)");
-			return -ENOENT;
+			snprintf(error, n_error, "cannot list the kernel's events for '%s': %s", spec,
+				 strerror(-r));
+			return r;
 		}
 	}
 	/* Every probe of the session is recorded: its group is the session's own. */
 	if (s->probes) {
-		int r = event_list_expand(&s->events, NULL, probe_set_system(s->probes), NULL,
-					  &ftrace, EVENTS_PER_SESSION_MAX);
-
+		r = event_list_expand(&s->events, cat, probe_set_system(s->probes), NULL, &ftrace,
+				      EVENT_LIST_BYTES_MAX, NULL, 0);
 		if (r < 0) {
 			snprintf(error, n_error, "cannot find the session's probes in tracefs: %s",
 				 strerror(-r));
@@ -162,6 +179,46 @@ int session_expand_events(struct session *s, char *error, size_t n_error)
 		snprintf(error, n_error, "this kernel has none of the events asked for");
 		return -ENOENT;
 	}
+	return 0;
+}
+
+/*
+ * The daemon's own threads (/proc/self/task): the capture workers and the
+ * main thread, and any other running now. Threads started later are left
+ * out through event-fork (instance-setup.c).
+ */
+static int own_threads(uint32_t **ret, unsigned *ret_n)
+{
+	_cleanup_free_ uint32_t *tids = NULL;
+	unsigned n = 0, n_allocated = 0;
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir("/proc/self/task");
+	if (!d)
+		return negative_errno();
+	while ((de = readdir(d))) {
+		unsigned long tid;
+		char *end;
+
+		tid = strtoul(de->d_name, &end, 10);
+		if (*end || tid == 0 || tid > INT32_MAX)
+			continue;
+		if (n == n_allocated) {
+			uint32_t *t = reallocarray(tids, n ? n * 2 : 64, sizeof(*t));
+
+			if (!t) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			tids = t;
+			n_allocated = n ? n * 2 : 64;
+		}
+		tids[n++] = (uint32_t)tid;
+	}
+	closedir(d);
+	*ret = TAKE_PTR(tids);
+	*ret_n = n;
 	return 0;
 }
 
@@ -181,9 +238,22 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 		.pids = c->pids,
 		.follow_fork = c->follow_fork,
 		.tracer = &c->tracer,
+		.n_options = c->n_trace_options,
+		.options = c->trace_options,
+		.cpumask = c->cpumask,
 	};
+	_cleanup_free_ uint32_t *threads = NULL;
+	unsigned n_threads = 0;
 	int r;
 
+	if (!c->no_filter) {
+		r = own_threads(&threads, &n_threads);
+		if (r < 0)
+			log_warning_errno(r, "Session '%s': cannot list ftraced's own threads, they "
+					  "stay in the trace: %m", s->name);
+		setup.n_exclude_pids = n_threads;
+		setup.exclude_pids = threads;
+	}
 	r = instance_new(s->env.instance_tag, s->id, &s->instance);
 	if (r < 0) {
 		snprintf(error, n_error, "cannot create tracefs instance: %s", strerror(-r));

@@ -65,11 +65,12 @@ struct trigger *trigger_free(struct trigger *t)
 static int setup_instance(struct trigger *t, char *error, size_t n_error)
 {
 	_cleanup_free_ char *kernel_error = NULL;
+	char system[FTRACED_NAME_MAX + 1], event[FTRACED_EVENT_SPEC_MAX + 1];
+	struct event_id e = { .system = system, .event = event };
 	struct instance_meta meta = {};
-	struct event_id e = {};
 	int r;
 
-	r = event_spec_split(t->spec.event, e.system, sizeof(e.system), e.event, sizeof(e.event));
+	r = event_spec_split(t->spec.event, system, sizeof(system), event, sizeof(event));
 	if (r < 0) {
 		snprintf(error, n_error, "trigger '%s': malformed event '%s'", t->text,
 			 t->spec.event);

@@ -185,7 +185,9 @@ static bool char_ok(uint16_t type, uint8_t c)
 		return alnum || c == '_' || c == '-';
 	case FTRACED_ATTR_EVENT:
 	case FTRACED_ATTR_SKIPPED_EVENT:
-		return alnum || c == '_' || c == '-' || c == ':' || c == '*' || c == '.';
+		/* Names, and globs over them. */
+		return alnum || c == '_' || c == '-' || c == ':' || c == '*' || c == '.' ||
+		       c == '?' || c == '[' || c == ']';
 	case FTRACED_ATTR_FTRACE_FILTER:
 	case FTRACED_ATTR_FTRACE_NOTRACE:
 	case FTRACED_ATTR_GRAPH_FUNCTION:
@@ -194,6 +196,12 @@ static bool char_ok(uint16_t type, uint8_t c)
 		       c == ']' || c == ':' || c == '-' || c == '$';
 	case FTRACED_ATTR_TRACER:
 		return alnum || c == '_';
+	case FTRACED_ATTR_TRACE_OPTION:
+		/* Option file names: record-tgid, funcgraph-proc, func_stack_trace, ... */
+		return alnum || c == '_' || c == '-';
+	case FTRACED_ATTR_CPUMASK:
+		return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
+		       c == ',';
 	case FTRACED_ATTR_FILTER:
 	case FTRACED_ATTR_EVENT_FILTER:
 	case FTRACED_ATTR_PROBE:
@@ -233,46 +241,62 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 	return 0;
 }
 
-#define BIT(a) (UINT64_C(1) << (a))
-#define CAPTURE_ATTRS (BIT(FTRACED_ATTR_EVENT) | BIT(FTRACED_ATTR_FILTER) | \
-		       BIT(FTRACED_ATTR_BUFFER_KB) | BIT(FTRACED_ATTR_SUBBUF_KB) | \
-		       BIT(FTRACED_ATTR_CLOCK) | BIT(FTRACED_ATTR_COMPRESSION) | \
-		       BIT(FTRACED_ATTR_LEVEL) | BIT(FTRACED_ATTR_STACKTRACE) | \
-		       BIT(FTRACED_ATTR_IGNORE_MISSING) | BIT(FTRACED_ATTR_PID) | \
-		       BIT(FTRACED_ATTR_FOLLOW_FORK) | BIT(FTRACED_ATTR_EVENT_FILTER) | \
-		       BIT(FTRACED_ATTR_TRACER) | BIT(FTRACED_ATTR_FTRACE_FILTER) | \
-		       BIT(FTRACED_ATTR_FTRACE_NOTRACE) | BIT(FTRACED_ATTR_GRAPH_FUNCTION) | \
-		       BIT(FTRACED_ATTR_MAX_GRAPH_DEPTH) | BIT(FTRACED_ATTR_FUNC_STACK) | \
-		       BIT(FTRACED_ATTR_PROBE) | BIT(FTRACED_ATTR_RT_PRIORITY))
-/* Attributes a request may carry more than once. */
-#define REPEATABLE_ATTRS (BIT(FTRACED_ATTR_EVENT) | BIT(FTRACED_ATTR_TRIGGER) | \
-			  BIT(FTRACED_ATTR_PID) | BIT(FTRACED_ATTR_EVENT_FILTER) | \
-			  BIT(FTRACED_ATTR_FTRACE_FILTER) | BIT(FTRACED_ATTR_FTRACE_NOTRACE) | \
-			  BIT(FTRACED_ATTR_GRAPH_FUNCTION) | BIT(FTRACED_ATTR_PROBE))
-#define SEGMENT_ATTRS (BIT(FTRACED_ATTR_SEGMENT_SIZE) | BIT(FTRACED_ATTR_SEGMENT_TIME_MS) | \
-		       BIT(FTRACED_ATTR_MAX_TOTAL) | BIT(FTRACED_ATTR_MAX_FILES) | \
-		       BIT(FTRACED_ATTR_MAX_AGE_MS) | BIT(FTRACED_ATTR_KEEP_FREE) | \
-		       BIT(FTRACED_ATTR_KEEP_FREE_PERCENT) | BIT(FTRACED_ATTR_ON_SEGMENT))
-#define FLIGHT_ATTRS (BIT(FTRACED_ATTR_FLIGHT_BACKEND) | BIT(FTRACED_ATTR_FLIGHT_SIZE) | \
-		      BIT(FTRACED_ATTR_TRIGGER))
+/*
+ * Attribute sets as lists: LIST(M) applies M to each member, so one list
+ * gives both words of a struct ctl_attr_set at compile time.
+ */
+#define LO(a) ((a) < 64 ? UINT64_C(1) << ((a) % 64) : 0)
+#define HI(a) ((a) >= 64 ? UINT64_C(1) << ((a) % 64) : 0)
+#define ATTR_SET(list) { { list(LO), list(HI) } }
+#define NONE(M) 0
 
-/* Which attributes each request accepts, and which it requires; 0/0 for replies. */
+#define CAPTURE_ATTRS(M) (M(FTRACED_ATTR_EVENT) | M(FTRACED_ATTR_FILTER) | \
+			  M(FTRACED_ATTR_BUFFER_KB) | M(FTRACED_ATTR_SUBBUF_KB) | \
+			  M(FTRACED_ATTR_CLOCK) | M(FTRACED_ATTR_COMPRESSION) | \
+			  M(FTRACED_ATTR_LEVEL) | M(FTRACED_ATTR_STACKTRACE) | \
+			  M(FTRACED_ATTR_IGNORE_MISSING) | M(FTRACED_ATTR_PID) | \
+			  M(FTRACED_ATTR_FOLLOW_FORK) | M(FTRACED_ATTR_EVENT_FILTER) | \
+			  M(FTRACED_ATTR_TRACER) | M(FTRACED_ATTR_FTRACE_FILTER) | \
+			  M(FTRACED_ATTR_FTRACE_NOTRACE) | M(FTRACED_ATTR_GRAPH_FUNCTION) | \
+			  M(FTRACED_ATTR_MAX_GRAPH_DEPTH) | M(FTRACED_ATTR_FUNC_STACK) | \
+			  M(FTRACED_ATTR_PROBE) | M(FTRACED_ATTR_RT_PRIORITY) | \
+			  M(FTRACED_ATTR_TRACE_OPTION) | M(FTRACED_ATTR_CPUMASK) | \
+			  M(FTRACED_ATTR_NO_FILTER))
+/* Attributes a request may carry more than once. */
+#define REPEATABLE_ATTRS(M) (M(FTRACED_ATTR_EVENT) | M(FTRACED_ATTR_TRIGGER) | \
+			     M(FTRACED_ATTR_PID) | M(FTRACED_ATTR_EVENT_FILTER) | \
+			     M(FTRACED_ATTR_FTRACE_FILTER) | M(FTRACED_ATTR_FTRACE_NOTRACE) | \
+			     M(FTRACED_ATTR_GRAPH_FUNCTION) | M(FTRACED_ATTR_PROBE) | \
+			     M(FTRACED_ATTR_TRACE_OPTION))
+#define SEGMENT_ATTRS(M) (M(FTRACED_ATTR_SEGMENT_SIZE) | M(FTRACED_ATTR_SEGMENT_TIME_MS) | \
+			  M(FTRACED_ATTR_MAX_TOTAL) | M(FTRACED_ATTR_MAX_FILES) | \
+			  M(FTRACED_ATTR_MAX_AGE_MS) | M(FTRACED_ATTR_KEEP_FREE) | \
+			  M(FTRACED_ATTR_KEEP_FREE_PERCENT) | M(FTRACED_ATTR_ON_SEGMENT))
+#define FLIGHT_ATTRS(M) (M(FTRACED_ATTR_FLIGHT_BACKEND) | M(FTRACED_ATTR_FLIGHT_SIZE) | \
+			 M(FTRACED_ATTR_TRIGGER))
+#define RECORD_ATTRS(M) (CAPTURE_ATTRS(M) | M(FTRACED_ATTR_DURATION_MS))
+#define CREATE_ATTRS(M) (CAPTURE_ATTRS(M) | SEGMENT_ATTRS(M) | FLIGHT_ATTRS(M) | \
+			 M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_MODE))
+#define CREATE_REQUIRED(M) (M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_MODE))
+#define SESSION_ONLY(M) M(FTRACED_ATTR_SESSION)
+#define SNAPSHOT_ATTRS(M) (M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_TRIM))
+
+static const struct ctl_attr_set repeatable_attrs = ATTR_SET(REPEATABLE_ATTRS);
+
+/* Which attributes each request accepts, and which it requires; none for replies. */
 static const struct {
-	uint64_t allowed;
-	uint64_t required;
+	struct ctl_attr_set allowed;
+	struct ctl_attr_set required;
 } request_attrs[_FTRACED_MSG_TYPE_MAX] = {
 	/* Events or a tracer: the session configuration checks that one is there. */
-	[FTRACED_MSG_RECORD] = { CAPTURE_ATTRS | BIT(FTRACED_ATTR_DURATION_MS), 0 },
-	[FTRACED_MSG_STOP] = { BIT(FTRACED_ATTR_SESSION), BIT(FTRACED_ATTR_SESSION) },
-	[FTRACED_MSG_LIST] = { 0, 0 },
-	[FTRACED_MSG_STATUS] = { BIT(FTRACED_ATTR_SESSION), 0 },
-	[FTRACED_MSG_CREATE] = { CAPTURE_ATTRS | SEGMENT_ATTRS | FLIGHT_ATTRS |
-				 BIT(FTRACED_ATTR_SESSION) | BIT(FTRACED_ATTR_MODE),
-				 BIT(FTRACED_ATTR_SESSION) | BIT(FTRACED_ATTR_MODE) },
-	[FTRACED_MSG_START] = { BIT(FTRACED_ATTR_SESSION), BIT(FTRACED_ATTR_SESSION) },
-	[FTRACED_MSG_DESTROY] = { BIT(FTRACED_ATTR_SESSION), BIT(FTRACED_ATTR_SESSION) },
-	[FTRACED_MSG_SNAPSHOT] = { BIT(FTRACED_ATTR_SESSION) | BIT(FTRACED_ATTR_TRIM),
-				   BIT(FTRACED_ATTR_SESSION) },
+	[FTRACED_MSG_RECORD] = { ATTR_SET(RECORD_ATTRS), ATTR_SET(NONE) },
+	[FTRACED_MSG_STOP] = { ATTR_SET(SESSION_ONLY), ATTR_SET(SESSION_ONLY) },
+	[FTRACED_MSG_LIST] = { ATTR_SET(NONE), ATTR_SET(NONE) },
+	[FTRACED_MSG_STATUS] = { ATTR_SET(SESSION_ONLY), ATTR_SET(NONE) },
+	[FTRACED_MSG_CREATE] = { ATTR_SET(CREATE_ATTRS), ATTR_SET(CREATE_REQUIRED) },
+	[FTRACED_MSG_START] = { ATTR_SET(SESSION_ONLY), ATTR_SET(SESSION_ONLY) },
+	[FTRACED_MSG_DESTROY] = { ATTR_SET(SESSION_ONLY), ATTR_SET(SESSION_ONLY) },
+	[FTRACED_MSG_SNAPSHOT] = { ATTR_SET(SNAPSHOT_ATTRS), ATTR_SET(SESSION_ONLY) },
 };
 
 static bool is_request(uint16_t type)
@@ -339,9 +363,9 @@ int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret, uint16
 
 static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uint16_t *bad)
 {
+	const struct ctl_attr_set *allowed, *required;
 	struct ctl_request req = {};
 	struct ctl_attr_iter it;
-	uint64_t allowed, missing;
 	struct ctl_attr a;
 	struct ctl_msg m;
 	int r;
@@ -352,21 +376,18 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 	if (!is_request(m.type))
 		return -EOPNOTSUPP;
 	req.type = m.type;
-	allowed = request_attrs[m.type].allowed;
+	allowed = &request_attrs[m.type].allowed;
+	required = &request_attrs[m.type].required;
 
 	ctl_attr_iter_init(&it, &m);
 	while ((r = ctl_attr_next(&it, &a)) > 0) {
-		uint64_t bit;
-
 		*bad = a.type;
-		if (a.type == 0 || a.type >= _FTRACED_REQUEST_ATTR_MAX)
+		if (!ctl_attr_set_has(allowed, a.type))
 			return -EBADMSG;
-		bit = BIT(a.type);
-		if (!(allowed & bit))
+		if (ctl_attr_set_has(&req.present, a.type) &&
+		    !ctl_attr_set_has(&repeatable_attrs, a.type))
 			return -EBADMSG;
-		if ((req.present & bit) && !(REPEATABLE_ATTRS & bit))
-			return -EBADMSG;
-		req.present |= bit;
+		ctl_attr_set_add(&req.present, a.type);
 
 		switch (a.type) {
 		case FTRACED_ATTR_EVENT:
@@ -526,6 +547,23 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 			if (r >= 0)
 				req.n_probes++;
 			break;
+		case FTRACED_ATTR_TRACE_OPTION:
+			if (req.n_options >= FTRACED_OPTIONS_PER_REQUEST_MAX)
+				return -EBADMSG;
+			r = text_string(&req, &a, FTRACED_OPTION_MAX, &req.options[req.n_options]);
+			if (r >= 0)
+				req.n_options++;
+			break;
+		case FTRACED_ATTR_CPUMASK:
+			r = text_string(&req, &a, FTRACED_CPUMASK_MAX, &req.cpumask);
+			if (r >= 0)
+				req.cpumask++;
+			break;
+		case FTRACED_ATTR_NO_FILTER:
+			r = ctl_attr_u32(&a, &req.no_filter);
+			if (r >= 0 && req.no_filter > 1)
+				r = -EBADMSG;
+			break;
 		default:
 			r = -EBADMSG;
 		}
@@ -536,11 +574,11 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 		return r; /* the attribute framing itself */
 	*bad = 0;
 
-	missing = request_attrs[req.type].required & ~req.present;
-	if (missing) {
-		*bad = (uint16_t)__builtin_ctzll(missing);
-		return -EBADMSG;
-	}
+	for (unsigned k = 0; k < FTRACED_ATTR_SET_MAX; k++)
+		if (ctl_attr_set_has(required, k) && !ctl_attr_set_has(&req.present, k)) {
+			*bad = (uint16_t)k;
+			return -EBADMSG;
+		}
 
 	memcpy(ret, &req, sizeof(req));
 	return 0;
@@ -679,8 +717,6 @@ void ctl_put_daemon_counters(struct ctl_builder *b, const struct ftraced_daemon_
 	put_u64s(b, FTRACED_ATTR_DAEMON_COUNTERS, v, ELEMENTSOF(v));
 }
 
-#undef BIT
-
 /**
  * ctl_builder_finish() - fill in the payload length.
  * @b: builder
@@ -707,8 +743,9 @@ void ctl_attr_rule(uint16_t type, char *buf, size_t n)
 {
 	switch (type) {
 	case FTRACED_ATTR_EVENT:
-		snprintf(buf, n, "event (SYSTEM, SYSTEM:* or SYSTEM:EVENT of letters, digits, _ - . *; "
-			 "at most %u characters and %u events)", FTRACED_EVENT_SPEC_MAX,
+		snprintf(buf, n, "event (all, SYSTEM, SYSTEM:EVENT or EVENT of letters, digits, "
+			 "_ - . and the globs * ? [ ]; at most %u characters and %u events)",
+			 FTRACED_EVENT_SPEC_MAX,
 			 FTRACED_EVENTS_PER_REQUEST_MAX);
 		break;
 	case FTRACED_ATTR_FILTER:
@@ -760,6 +797,14 @@ void ctl_attr_rule(uint16_t type, char *buf, size_t n)
 	case FTRACED_ATTR_PROBE:
 		snprintf(buf, n, "probe (printable ASCII on one line, at most %u bytes and %u probes)",
 			 FTRACED_PROBE_MAX, FTRACED_PROBES_PER_REQUEST_MAX);
+		break;
+	case FTRACED_ATTR_TRACE_OPTION:
+		snprintf(buf, n, "trace option (letters, digits, _ and -, at most %u characters and "
+			 "%u options)", FTRACED_OPTION_MAX, FTRACED_OPTIONS_PER_REQUEST_MAX);
+		break;
+	case FTRACED_ATTR_CPUMASK:
+		snprintf(buf, n, "CPU mask (hex digits and commas, at most %u characters)",
+			 FTRACED_CPUMASK_MAX);
 		break;
 	default:
 		snprintf(buf, n, "attribute %u (unknown to this request, repeated, of the wrong "

@@ -25,10 +25,32 @@ struct ctl_attr_iter {
 	size_t n;
 };
 
+/* A set of attribute types, each below FTRACED_ATTR_SET_MAX. */
+struct ctl_attr_set {
+	uint64_t bits[FTRACED_ATTR_SET_MAX / 64];
+};
+
+static inline bool ctl_attr_set_has(const struct ctl_attr_set *s, unsigned a)
+{
+	return a < FTRACED_ATTR_SET_MAX && (s->bits[a / 64] & (UINT64_C(1) << (a % 64)));
+}
+
+static inline void ctl_attr_set_add(struct ctl_attr_set *s, unsigned a)
+{
+	if (a < FTRACED_ATTR_SET_MAX)
+		s->bits[a / 64] |= UINT64_C(1) << (a % 64);
+}
+
+static inline void ctl_attr_set_remove(struct ctl_attr_set *s, unsigned a)
+{
+	if (a < FTRACED_ATTR_SET_MAX)
+		s->bits[a / 64] &= ~(UINT64_C(1) << (a % 64));
+}
+
 /* A request, fully validated for syntax; strings are NUL-terminated copies. */
 struct ctl_request {
 	uint16_t type;
-	uint64_t present; /* bit (1 << attr) for each attribute seen */
+	struct ctl_attr_set present; /* each attribute seen */
 	unsigned n_events;
 	char events[FTRACED_EVENTS_PER_REQUEST_MAX][FTRACED_EVENT_SPEC_MAX + 1];
 	char filter[FTRACED_FILTER_MAX + 1];
@@ -71,6 +93,10 @@ struct ctl_request {
 	uint32_t func_stack;
 	unsigned n_probes;
 	uint32_t probes[FTRACED_PROBES_PER_REQUEST_MAX];
+	unsigned n_options;
+	uint32_t options[FTRACED_OPTIONS_PER_REQUEST_MAX]; /* -O: offsets into text */
+	uint32_t cpumask;   /* -M: offset + 1 into text; 0: none */
+	uint32_t no_filter; /* --no-filter */
 	size_t n_text;
 	char text[FTRACED_MSG_SIZE_MAX]; /* each string came with a 4-byte header: they fit */
 };
@@ -83,7 +109,13 @@ static inline const char *ctl_request_event_filter(const struct ctl_request *r, 
 
 static inline bool ctl_request_has(const struct ctl_request *r, enum ftraced_attr a)
 {
-	return r->present & (UINT64_C(1) << a);
+	return ctl_attr_set_has(&r->present, a);
+}
+
+/* -M's mask, or NULL. */
+static inline const char *ctl_request_cpumask(const struct ctl_request *r)
+{
+	return r->cpumask ? r->text + r->cpumask - 1 : NULL;
 }
 
 int ctl_msg_parse(const void *buf, size_t n, struct ctl_msg *ret);

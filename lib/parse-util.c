@@ -15,7 +15,7 @@
  * @s: text
  * @ret: milliseconds, > 0
  *
- * Return: 0 or -EINVAL.
+ * Return: 0, -EINVAL, or -ERANGE below 1 ms or above DURATION_TEXT_MS_MAX.
  */
 int parse_duration_ms(const char *s, uint64_t *ret)
 {
@@ -35,8 +35,8 @@ int parse_duration_ms(const char *s, uint64_t *ret)
 		if (strcmp(end, units[i].suffix) == 0) {
 			double ms = v * units[i].ms;
 
-			if (ms < 1 || ms > 30.0 * 24 * 3600 * 1000)
-				return -EINVAL;
+			if (ms < 1 || ms > (double)DURATION_TEXT_MS_MAX)
+				return -ERANGE;
 			*ret = (uint64_t)ms;
 			return 0;
 		}

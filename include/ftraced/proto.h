@@ -39,6 +39,10 @@
 #define FTRACED_PROBE_MAX              512u  /* one --probe definition */
 #define FTRACED_PROBES_PER_REQUEST_MAX 16u
 #define FTRACED_RT_PRIORITY_MAX        99u   /* -r: SCHED_FIFO's highest priority */
+#define FTRACED_OPTION_MAX             64u   /* one -O option name, "no" included */
+#define FTRACED_OPTIONS_PER_REQUEST_MAX 64u
+/* -M: hex digits and commas for 8192 CPUs (the kernel's NR_CPUS at most), with room. */
+#define FTRACED_CPUMASK_MAX            4096u
 
 struct ftraced_msg_hdr {
 	uint32_t magic;
@@ -147,15 +151,21 @@ enum ftraced_attr {
 	FTRACED_ATTR_PROBE,             /* string, repeated: a kprobe or uprobe definition */
 	/* capture options of RECORD and CREATE (trace-cmd record's -r) */
 	FTRACED_ATTR_RT_PRIORITY,       /* u32, 1..99: capture workers run SCHED_FIFO at this */
-	_FTRACED_REQUEST_ATTR_MAX,      /* a request's attributes are below: bits of a u64 */
 
-	/* Replies only, from 64 on. */
+	/* Replies only. */
 	FTRACED_ATTR_SESSION_COUNTERS = 64, /* struct ftraced_session_counters */
 	FTRACED_ATTR_DAEMON_COUNTERS,       /* struct ftraced_daemon_counters, before the sessions */
 	FTRACED_ATTR_DAEMON_CPU,            /* u64: CPU the daemon has used (user + system, every thread), us */
+
+	/* capture options of RECORD and CREATE (trace-cmd record's -O, -M, --no-filter) */
+	FTRACED_ATTR_TRACE_OPTION,      /* string, repeated: an instance option, "NAME" or "noNAME" */
+	FTRACED_ATTR_CPUMASK,           /* string: tracing_cpumask in hex, commas allowed */
+	FTRACED_ATTR_NO_FILTER,         /* u32, 0 or 1: keep the daemon's own threads in the trace */
 	_FTRACED_ATTR_MAX,
 };
-static_assert(_FTRACED_REQUEST_ATTR_MAX <= 64, "request attribute bits fit in a u64");
+/* Requests' attribute sets are two u64 bitmaps (lib/ctl-proto.h). */
+#define FTRACED_ATTR_SET_MAX 128u
+static_assert(_FTRACED_ATTR_MAX <= FTRACED_ATTR_SET_MAX, "attribute sets hold every attribute");
 
 enum ftraced_mode {
 	FTRACED_MODE_RECORD = 0,     /* on demand, into the client's fd */

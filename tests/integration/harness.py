@@ -130,7 +130,7 @@ class Daemon:
         return json.loads(self.ctl("--json", *args).stdout)
 
     def record_background(self, *args):
-        return subprocess.Popen([FTRACECTL, "record", "--quiet"] + list(args),
+        return subprocess.Popen([FTRACECTL, "record"] + list(args),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=self.env())
 

@@ -49,7 +49,7 @@ def test_per_event_filter():
             out = os.path.join(d.dir, "f.dat")
             d.ctl("record", "-q", "--filter", "common_pid == %d || common_pid == %d" %
                   (a.pid, b.pid), "-e", "syscalls:sys_enter_getppid", "-f",
-                  "common_pid == %d" % a.pid, "-e", "syscalls:sys_exit_getppid", "-d", "500ms",
+                  "common_pid == %d" % a.pid, "-e", "syscalls:sys_exit_getppid", "--duration", "500ms",
                   "-o", out)
             enter, leave = by_pid(out, "sys_enter_getppid"), by_pid(out, "sys_exit_getppid")
             assert list(enter) == [a.pid], enter
@@ -167,7 +167,7 @@ def test_wall_clock_anchor_in_every_file():
         for clock in ("local", "mono", "boot", "global"):
             out = os.path.join(d.dir, "%s.dat" % clock)
             before = time.time()
-            d.ctl("record", "-q", "--clock", clock, "-e", "sched:sched_switch", "-d", "200ms",
+            d.ctl("record", "-q", "--clock", clock, "-e", "sched:sched_switch", "--duration", "200ms",
                   "-o", out)
             after = time.time()
             if clock != "boot":  # trace-cmd 3.1.6 prints boot-clock times raw
@@ -179,7 +179,7 @@ def test_wall_clock_anchor_in_every_file():
             assert "wall clock:  trace time 0 is 20" in info, info
             assert "date_offset_us" in d.ctl("--json", "info", out).stdout
         out = os.path.join(d.dir, "counter.dat")
-        d.ctl("record", "-q", "--clock", "counter", "-e", "sched:sched_switch", "-d", "200ms",
+        d.ctl("record", "-q", "--clock", "counter", "-e", "sched:sched_switch", "--duration", "200ms",
               "-o", out)
         assert "wall clock:  not recorded" in d.ctl("info", out).stdout
         # Continuous segments: each anchored when it is written.
@@ -395,7 +395,7 @@ def test_tracers_refused_clearly_on_this_kernel():
                      "malformed request: bad function")
         # -T makes kernel_stack deliverable, so asking for it is fine then.
         d.ctl("record", "-q", "-T", "-e", "sched:sched_switch", "-e", "ftrace:kernel_stack",
-              "-d", "200ms", "-o", out, "--force")
+              "--duration", "200ms", "-o", out, "--force")
         assert any(name == "kernel_stack" for _, name, _ in event_lines(report(out)))
         assert not os.path.exists(out + ".partial")
 

@@ -69,7 +69,7 @@ def test_rotation_by_time():
 
 def test_rotation_by_size():
     with daemon() as d:
-        d.ctl("create", "bysize", "-e", "ftrace:print", "-C", "none", "--segment-size", "256K")
+        d.ctl("create", "bysize", "-e", "ftrace:print", "--compression", "none", "--segment-size", "256K")
         d.ctl("start", "bysize")
         instance = d.ctl_json("status", "bysize")["instance"]
         written = markers_for(instance, 2.0, 60000)()
@@ -508,7 +508,7 @@ def test_disk_full():
         d.start()
         other.ctl("create", "elsewhere", "-e", "sched:sched_switch", "--segment-time", "200ms")
         other.ctl("start", "elsewhere")
-        d.ctl("create", "full", "-e", "ftrace:print", "-C", "none", "--segment-time", "200ms")
+        d.ctl("create", "full", "-e", "ftrace:print", "--compression", "none", "--segment-time", "200ms")
         d.ctl("start", "full")
         instance = d.ctl_json("status", "full")["instance"]
         deadline = time.monotonic() + 30

@@ -58,7 +58,7 @@ def test_markers_zstd():
 
 def test_markers_none_subbuf_8k():
     with daemon() as d:
-        path, written, _ = record_markers(d, 30000, 100000, "-C", "none", "--subbuf-kb", "8")
+        path, written, _ = record_markers(d, 30000, 100000, "--compression", "none", "--subbuf-kb", "8")
         check_markers_file(path, written)
         with open(path, "rb") as f:
             head = f.read(64)
@@ -247,7 +247,7 @@ def test_syscall_filtered_by_pid():
 def test_duration_and_sigint():
     with daemon() as d:
         out = os.path.join(d.dir, "sched.dat")
-        r = d.ctl("record", "-e", "sched", "-e", "irq", "-d", "1s", "-o", out)
+        r = d.ctl("record", "-e", "sched", "-e", "irq", "--duration", "1s", "-o", out)
         assert "sched.dat" in r.stdout
         check_events(out)
         assert len(event_lines(report(out))) > 0
@@ -287,7 +287,7 @@ def test_ring_allocated_off_the_event_loop():
     with daemon() as d:
         out = os.path.join(d.dir, "big.dat")
         rec = subprocess.Popen([FTRACECTL, "record", "-e", "ftrace:print", "-b", BIG_RING_KB,
-                                "-d", "1s", "-o", out], stdout=subprocess.PIPE,
+                                "--duration", "1s", "-o", out], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=d.env())
         seen = wait_allocating(d)
         assert seen["state"] == "allocating", "allocation over before the first list? %s" % seen
@@ -315,7 +315,7 @@ def test_ring_allocated_off_the_event_loop():
 def test_stacktrace_with_each_event():
     with daemon() as d:
         out = os.path.join(d.dir, "stack.dat")
-        d.ctl("record", "-T", "-e", "sched:sched_switch", "-d", "300ms", "-o", out)
+        d.ctl("record", "-T", "-e", "sched:sched_switch", "--duration", "300ms", "-o", out)
         check_events(out)
         lines = report(out)
         # Each event comes with the kernel stack that emitted it (instance option
@@ -332,19 +332,19 @@ def test_stacktrace_with_each_event():
         assert any("=> __schedule" in line for line in lines), lines[:40]
         # Without -T: no stacks.
         plain = os.path.join(d.dir, "plain.dat")
-        d.ctl("record", "-e", "sched:sched_switch", "-d", "200ms", "-o", plain)
+        d.ctl("record", "-e", "sched:sched_switch", "--duration", "200ms", "-o", plain)
         assert not any("kernel_stack:" in line for line in report(plain))
 
 
 def test_ignore_missing_events():
     with daemon() as d:
         out = os.path.join(d.dir, "lenient.dat")
-        r = d.ctl("record", "-e", "nosuch:event", "-e", "sched:sched_switch", "-d", "300ms",
+        r = d.ctl("record", "-e", "nosuch:event", "-e", "sched:sched_switch", "--duration", "300ms",
                   "-o", out, check=False)
         assert r.returncode != 0 and "unknown event 'nosuch:event'" in r.stderr and \
             "-i skips" in r.stderr, r.stderr
         r = d.ctl("record", "-i", "-e", "nosuch:event", "-e", "sched:sched_switch",
-                  "-e", "sched:nosuch", "-d", "300ms", "-o", out)
+                  "-e", "sched:nosuch", "--duration", "300ms", "-o", out)
         assert "no event 'nosuch:event'; skipped (-i)" in r.stderr, r.stderr
         assert "no event 'sched:nosuch'; skipped (-i)" in r.stderr, r.stderr
         lines = event_lines(report(out))
@@ -427,7 +427,7 @@ def test_record_a_command_and_its_children_only():
             assert {comm for comm, _ in counts} == {"sh"}, counts
             # -P: an existing process only.
             r = d.ctl("record", "-q", "-P", str(outsider.pid), "-e",
-                      "syscalls:sys_enter_getppid", "-d", "300ms", "-o", out, "--force")
+                      "syscalls:sys_enter_getppid", "--duration", "300ms", "-o", out, "--force")
             counts = task_counts(out)
             assert list(counts) == [("ftraced-loadgen", outsider.pid)], counts
             # A command that cannot run: the record ends, and says why.
@@ -509,17 +509,12 @@ def test_errors_are_specific():
         expect_error(d, ["record", "-e", "sched", "--filter", "prev_pid == 1\nx", "-o", out], 1,
                      "malformed request: bad filter (printable ASCII on one line")
         expect_error(d, ["record", "-e", "../../..:x", "-o", out], 1,
-                     "malformed request: bad event (SYSTEM")
+                     "malformed request: bad event (all, SYSTEM")
         # ftrace events a session cannot deliver are refused, not silently empty.
         for event, why in (("ftrace:function", "comes from the function tracer"),
                            ("ftrace:user_stack", "cannot be recorded: a session's instance"),
                            ("ftrace:kernel_stack", "comes with stack traces: add -T")):
             expect_error(d, ["record", "-e", event, "-o", out], 1, "'%s' %s" % (event, why))
-        # The limit names the total, not one system as if it alone were too big.
-        many = [a for s in sorted(os.listdir(os.path.join(TRACING, "events")))
-                if os.path.isdir(os.path.join(TRACING, "events", s)) for a in ("-e", s)]
-        expect_error(d, ["record"] + many + ["-o", out], 1,
-                     "the session would have more than 512, the limit per session")
         expect_error(d, ["record", "-e", "sched", "--subbuf-kb", "3", "-o", out], 1,
                      "not a power of two")
         expect_error(d, ["record", "-e", "sched", "--subbuf-kb", "1024", "-o", out], 1,
@@ -528,10 +523,20 @@ def test_errors_are_specific():
                      "buffer size")
         expect_error(d, ["record", "-e", "sched", "-o", "/nonexistent/dir/x.dat"], 1,
                      "cannot create '/nonexistent/dir/x.dat.partial'")
-        expect_error(d, ["record", "-e", "sched", "-C", "lz4", "-o", out], 2,
+        expect_error(d, ["record", "-e", "sched", "--compression", "lz4", "-o", out], 2,
                      "unknown compression 'lz4'")
+        # trace-cmd's letters: -C is the clock, -d is not a duration; old habits are told.
+        expect_error(d, ["record", "-e", "sched", "-C", "none", "-o", out], 2,
+                     "-C sets the trace clock, as in trace-cmd; for compression use "
+                     "--compression none")
+        expect_error(d, ["record", "-e", "sched", "-C", "nope", "-o", out], 1,
+                     "unknown clock 'nope'")
+        expect_error(d, ["record", "-e", "sched", "-d", "10s", "-o", out], 2,
+                     "use --duration TIME")
+        expect_error(d, ["record", "-e", "sched", "--duration", "31d", "-o", out], 2,
+                     "from 1 ms to 30 days")
         expect_error(d, ["record", "-o", out], 2, "no events given")
-        expect_error(d, ["record", "-e", "sched", "-d", "0s", "-o", out], 2, "invalid duration")
+        expect_error(d, ["record", "-e", "sched", "--duration", "0s", "-o", out], 2, "invalid duration")
         assert not os.path.exists(out) and not os.path.exists(out + ".partial")
         with open(out, "w") as f:
             f.write("precious")
@@ -591,7 +596,7 @@ def test_peer_credentials_checked_by_the_daemon():
             assert r.returncode == 4 and "belongs to another user" in r.stderr, \
                 "%s: %s" % (args, r.stderr)
         d.ctl("destroy", "fl")
-        r = d.ctl("record", "-e", "sched:sched_switch", "-d", "100ms", "-o", out,
+        r = d.ctl("record", "-e", "sched:sched_switch", "--duration", "100ms", "-o", out,
                   user=65534, gid=nogroup)
         assert os.stat(out).st_uid == 65534
         check_events(out)
@@ -627,7 +632,7 @@ def test_group_members_get_symbols_as_kallsyms_shows_them():
             d.start()
             os.chmod(d.dir, 0o777)
             member = os.path.join(d.dir, "member.dat")
-            d.ctl("record", "-e", "sched:sched_switch", "-d", "100ms", "-o", member,
+            d.ctl("record", "-e", "sched:sched_switch", "--duration", "100ms", "-o", member,
                   user=65534, gid=nogroup)
             addresses = kallsyms_addresses(member)
             n, real = len(addresses), sum(1 for a in addresses if a)
@@ -637,7 +642,7 @@ def test_group_members_get_symbols_as_kallsyms_shows_them():
                 assert real == 0, (setting, n, real)
             # Root's own files always have them.
             mine = os.path.join(d.dir, "root.dat")
-            d.ctl("record", "-e", "sched:sched_switch", "-d", "100ms", "-o", mine)
+            d.ctl("record", "-e", "sched:sched_switch", "--duration", "100ms", "-o", mine)
             assert_real_kallsyms(mine)
             d.stop()
         finally:
@@ -686,7 +691,7 @@ def test_spool_full_keeps_what_was_captured():
         out = os.path.join(d.dir, "full.dat")
         # Workers wake once 512 KiB wait in a CPU's buffer: 8000 markers (about 320 KB)
         # stay in the kernel until the stop, whose final drain hits ENOSPC.
-        rec = d.record_background("-e", "ftrace:print", "-C", "none", "-b", "16384", "-o", out)
+        rec = d.record_background("-e", "ftrace:print", "--compression", "none", "-b", "16384", "-o", out)
         session = d.wait_running()
         written = markers(session["instance"], CPUS, 8000)
         d.ctl("stop", session["name"])
@@ -712,7 +717,7 @@ def test_spool_full_keeps_what_was_captured():
         assert {c: n for c, n in missing.items() if n} == counted, (missing, counted)
         assert d.ctl_json("list") == []
         # The spool is gone, so there is room again.
-        d.ctl("record", "-e", "sched:sched_switch", "-d", "200ms", "-o",
+        d.ctl("record", "-e", "sched:sched_switch", "--duration", "200ms", "-o",
               os.path.join(d.dir, "after.dat"))
         check_events(os.path.join(d.dir, "after.dat"))
         d.stop()
@@ -729,7 +734,7 @@ def test_full_output_keeps_everything_captured():
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", small], check=True)
         try:
             out = os.path.join(small, "r.dat")
-            rec = d.record_background("-e", "ftrace:print", "-C", "none", "-o", out)
+            rec = d.record_background("-e", "ftrace:print", "--compression", "none", "-o", out)
             session = d.wait_running()
             # About 19 MB of raw markers: more than the 8 MiB the output may take.
             written = markers(session["instance"], CPUS, 200000)
@@ -944,7 +949,7 @@ def test_daemons_leave_each_other_alone():
         session = a.wait_running()
         with daemon() as b:
             assert session["instance"] in our_instances()
-            b.ctl("record", "-e", "sched:sched_switch", "-d", "200ms", "-o",
+            b.ctl("record", "-e", "sched:sched_switch", "--duration", "200ms", "-o",
                   os.path.join(b.dir, "b.dat"))
             assert session["instance"] in our_instances()
         written = markers(session["instance"], CPUS, 3000)

@@ -141,7 +141,7 @@ def test_activation_readiness_and_status():
         a.notify.poll(0.3)
         assert a.notify.lines("STATUS=0 session(s)", since=t_ready + 0.001)
         out = os.path.join(a.dir, "act.dat")
-        a.ctl("record", "-e", "sched:sched_switch", "-d", "200ms", "-o", out)
+        a.ctl("record", "-e", "sched:sched_switch", "--duration", "200ms", "-o", out)
         check_events(out)
         assert len(event_lines(report(out))) > 0
         a.proc.send_signal(signal.SIGTERM)

@@ -38,12 +38,33 @@ static void make(const char *root, const char *rel, bool dir)
 	close(fd);
 }
 
-static int expand(const char *root, struct event_list *l, const char *spec)
+static char ambiguous[256];
+
+static int expand_max(const char *root, struct event_list *l, const char *spec, size_t max)
 {
 	static const char *const deliverable[] = { "print", NULL };
-	static const struct ftrace_offer ftrace = { .events = deliverable };
+	static const char *const by_name[] = { "bprint", NULL };
+	static const struct ftrace_offer ftrace = { .events = deliverable, .by_name = by_name };
+	struct event_catalog *cat;
+	int r;
 
-	return event_list_expand(l, root, spec, NULL, &ftrace, 16);
+	assert(event_catalog_new(root, &cat) == 0);
+	r = event_list_expand(l, cat, spec, NULL, &ftrace, max, ambiguous, sizeof(ambiguous));
+	event_catalog_free(cat);
+	return r;
+}
+
+static int expand(const char *root, struct event_list *l, const char *spec)
+{
+	return expand_max(root, l, spec, 1024);
+}
+
+static bool has(const struct event_list *l, const char *system, const char *event)
+{
+	for (size_t k = 0; k < l->n; k++)
+		if (strcmp(l->events[k].system, system) == 0 && strcmp(l->events[k].event, event) == 0)
+			return true;
+	return false;
 }
 
 /* events/ holds systems (directories) and files that are not systems. */
@@ -63,6 +84,15 @@ static void test_expand_against_a_listing(void)
 	make(root, "events/ftrace", true); /* no enable file, as in the kernel */
 	make(root, "events/ftrace/print", true);
 	make(root, "events/ftrace/function", true);
+	make(root, "events/ftrace/bprint", true);
+	make(root, "events/syscalls", true);
+	make(root, "events/syscalls/sys_enter_openat", true);
+	make(root, "events/syscalls/sys_exit_openat", true);
+	make(root, "events/syscalls/sys_enter_read", true);
+	make(root, "events/probes_a", true);
+	make(root, "events/probes_a/tick", true);
+	make(root, "events/probes_b", true);
+	make(root, "events/probes_b/tick", true);
 
 	assert(expand(root, &l, "sched:sched_switch") == 0 && l.n == 1);
 	assert(expand(root, &l, "sched") == 0 && l.n == 2);
@@ -77,6 +107,34 @@ static void test_expand_against_a_listing(void)
 	assert(expand(root, &l, "..") == -ENOENT);
 	assert(expand(root, &l, ".:sched") == -ENOENT);
 	assert(l.n == 3);
+	event_list_done(&l);
+
+	/* Globs in either part, as trace-cmd takes them. */
+	assert(expand(root, &l, "syscalls:sys_enter_*") == 0 && l.n == 2);
+	assert(has(&l, "syscalls", "sys_enter_read") && !has(&l, "syscalls", "sys_exit_openat"));
+	assert(expand(root, &l, "sys*:*openat") == 0 && l.n == 3);
+	assert(expand(root, &l, "syscalls:nosuch*") == -ENOENT);
+	event_list_done(&l);
+	/* A bare name: a system first, else the one event of that name. */
+	assert(expand(root, &l, "sched_switch") == 0 && l.n == 1 && has(&l, "sched", "sched_switch"));
+	assert(expand(root, &l, "sys_enter_*") == 0 && l.n == 3);
+	assert(expand(root, &l, "tick") == -ENOTUNIQ);
+	assert(strstr(ambiguous, "probes_a:tick") && strstr(ambiguous, "probes_b:tick"));
+	event_list_done(&l);
+	/* ftrace by name: delivered, delivered by name only, or refused. */
+	assert(expand(root, &l, "print") == 0 && has(&l, "ftrace", "print"));
+	assert(expand(root, &l, "bprint") == 0 && has(&l, "ftrace", "bprint"));
+	assert(expand(root, &l, "function") == -EOPNOTSUPP);
+	event_list_done(&l);
+	/* Every event, and an ftrace glob never takes what is offered by name only. */
+	assert(expand(root, &l, "all") == 0 && l.n == 8);
+	assert(!has(&l, "ftrace", "function") && !has(&l, "ftrace", "bprint"));
+	assert(expand(root, &l, "ftrace:*") == 0 && l.n == 8);
+	event_list_done(&l);
+	/* The bound is on bytes; an event twice counts once. */
+	assert(expand_max(root, &l, "sched", 40) == 0 && l.n == 2);
+	assert(expand_max(root, &l, "sched", 40) == 0 && l.n == 2 && l.n_bytes == 38);
+	assert(expand_max(root, &l, "syscalls:sys_enter_read", 40) == -E2BIG);
 	event_list_done(&l);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);

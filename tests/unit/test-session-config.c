@@ -31,7 +31,7 @@ static struct ctl_request request(uint16_t type, enum ftraced_mode mode)
 
 static void set(struct ctl_request *req, enum ftraced_attr a)
 {
-	req->present |= UINT64_C(1) << a;
+	ctl_attr_set_add(&req->present, a);
 }
 
 static int build(const struct ctl_request *req, uid_t owner, uint64_t avail_kb,
@@ -149,7 +149,7 @@ static void test_continuous(void)
 	req.max_age_ms = 59999; /* segments of 60 s (set above) */
 	expect_refused(&req, 1000, PLENTY_KB, -EINVAL,
 		       "--max-age must be at least 60000 ms (the segment time)");
-	req.present &= ~(UINT64_C(1) << FTRACED_ATTR_SEGMENT_TIME_MS);
+	ctl_attr_set_remove(&req.present, FTRACED_ATTR_SEGMENT_TIME_MS);
 	req.segment_time_ms = 0;
 	req.max_age_ms = 1;
 	expect_refused(&req, 1000, PLENTY_KB, -EINVAL,
@@ -222,7 +222,7 @@ static void test_flight(void)
 	req.flight_backend = FTRACED_FLIGHT_KERNEL;
 	set(&req, FTRACED_ATTR_FLIGHT_BACKEND);
 	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "--buffer-size");
-	req.present &= ~(UINT64_C(1) << FTRACED_ATTR_FLIGHT_SIZE);
+	ctl_attr_set_remove(&req.present, FTRACED_ATTR_FLIGHT_SIZE);
 	assert(build(&req, 0, PLENTY_KB, &c) == 0);
 	assert(c.backend == FTRACED_FLIGHT_KERNEL && c.flight_size == 0);
 	session_config_done(&c);

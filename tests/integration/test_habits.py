@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""trace-cmd record's habits carry over: its option letters and their meanings
+(-C clock, -O option, -M cpumask, -a, -q, -o defaulting to trace.dat), a command
+after the options without '--' and its exit status, events as trace-cmd takes
+them (globs, bare names, all), and ftraced's own threads left out of the trace
+unless --no-filter. Every file is read back with trace-cmd and its events
+counted."""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (CPUS, FTRACECTL, TRACING, assert_complete_sequences, daemon,  # noqa: E402
+                     event_lines, loadgen, loadgen_result, markers, parse_markers, report,
+                     run)
+
+
+def events_by_name(path):
+    counts = {}
+    for _, name, _ in event_lines(report(path)):
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def test_command_without_dashes_exit_status():
+    """`record -e sched_switch sh -c 'exit 7'`: a bare event name, a command after the
+    options, and the command's status as record's."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "cmd.dat")
+        r = d.ctl("record", "-e", "sched_switch", "-o", out, "sh", "-c",
+                  "for i in 1 2 3; do sleep 0.01; done; exit 7", check=False)
+        assert r.returncode == 7, (r.returncode, r.stderr)
+        assert events_by_name(out).get("sched_switch", 0) > 0
+        # Killed by a signal: 128 + its number, as a shell says.
+        out2 = os.path.join(d.dir, "killed.dat")
+        r = d.ctl("record", "-e", "sched:sched_switch", "-o", out2, "--", "sh", "-c",
+                  "kill -TERM $$", check=False)
+        assert r.returncode == 128 + 15, (r.returncode, r.stderr)
+        assert os.path.exists(out2)
+        # A command that cannot run: 127 and why, and nothing recorded.
+        out3 = os.path.join(d.dir, "none.dat")
+        r = d.ctl("record", "-e", "sched", "-o", out3, "no-such-command-here", check=False)
+        assert r.returncode == 127 and "cannot run 'no-such-command-here'" in r.stderr, \
+            (r.returncode, r.stderr)
+        assert not os.path.exists(out3) and not os.path.exists(out3 + ".partial")
+        assert d.ctl_json("list") == []
+        # The command's own options are its own, --json included.
+        r = d.ctl("record", "-q", "-e", "sched", "-o", out3, "sh", "-c", 'echo "$@"', "sh",
+                  "-e", "--json", "-o", "x")
+        assert r.stdout == "-e --json -o x\n", r.stdout
+
+
+def test_default_output_is_trace_dat():
+    with daemon() as d, tempfile.TemporaryDirectory(dir=d.dir) as cwd:
+        r = subprocess.run([FTRACECTL, "record", "-q", "-e", "sched:sched_switch",
+                            "--duration", "200ms"], cwd=cwd, env=d.env(),
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        path = os.path.join(cwd, "trace.dat")
+        assert events_by_name(path).get("sched_switch", 0) > 0
+        # As any output: an existing one is kept unless --force.
+        r = subprocess.run([FTRACECTL, "record", "-e", "sched", "--duration", "100ms"],
+                           cwd=cwd, env=d.env(), capture_output=True, text=True)
+        assert r.returncode == 1 and "'trace.dat' exists; use --force" in r.stderr, r.stderr
+
+
+def test_output_to_stdout():
+    """-o -: the file streams into a pipe, or into a shell's > FILE; what is said to a
+    person goes to stderr. Every marker arrives."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "piped.dat")
+        rec = subprocess.Popen([FTRACECTL, "record", "-e", "ftrace:print", "-o", "-"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=d.env())
+        chunks = []
+        reader = threading.Thread(target=lambda: chunks.append(rec.stdout.read()))
+        reader.start()
+        session = d.wait_running()
+        written = markers(session["instance"], CPUS, 5000)
+        d.ctl("stop", session["name"])
+        reader.join(timeout=120)
+        stderr = rec.communicate(timeout=60)[1].decode()
+        assert rec.returncode == 0, stderr
+        assert "standard output" in stderr and "No events lost." in stderr, stderr
+        with open(out, "wb") as f:
+            f.write(chunks[0])
+        assert_complete_sequences(parse_markers(report(out)), written)
+
+        redirected = os.path.join(d.dir, "redirected.dat")
+        with open(redirected, "wb") as f:
+            r = subprocess.run([FTRACECTL, "record", "-q", "-e", "sched:sched_switch",
+                                "--duration", "200ms", "-o", "-"], stdout=f, env=d.env())
+        assert r.returncode == 0
+        assert events_by_name(redirected).get("sched_switch", 0) > 0
+        # Appending could not be written in place; --json has nowhere to go.
+        with open(redirected, "ab") as f:
+            r = subprocess.run([FTRACECTL, "record", "-e", "sched", "-o", "-"], stdout=f,
+                               stderr=subprocess.PIPE, env=d.env(), text=True)
+        assert r.returncode == 1 and "appending" in r.stderr, r.stderr
+        r = d.ctl("record", "--json", "-e", "sched", "-o", "-", check=False)
+        assert r.returncode == 2 and "--json cannot go there too" in r.stderr, r.stderr
+
+
+def test_quiet_is_quiet():
+    with daemon() as d:
+        out = os.path.join(d.dir, "q.dat")
+        r = d.ctl("record", "-q", "-e", "sched:sched_switch", "--duration", "100ms", "-o", out,
+                  "true")
+        assert r.stdout == "" and r.stderr == "", (r.stdout, r.stderr)
+        assert events_by_name(out).get("sched_switch", 0) > 0
+
+
+def test_clock_option_and_cpumask():
+    """-C is the clock; -O sets and clears instance options; -M keeps only those CPUs."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "opts.dat")
+        rec = d.record_background("-C", "mono", "-O", "record-tgid", "-O", "noirq-info",
+                                  "-M", "1", "-e", "sched:sched_switch", "-o", out)
+        session = d.wait_running()
+        base = os.path.join(TRACING, "instances", session["instance"])
+
+        def read(rel):
+            with open(os.path.join(base, rel)) as f:
+                return f.read().strip()
+        assert read("options/record-tgid") == "1" and read("options/irq-info") == "0"
+        assert int(read("tracing_cpumask").replace(",", ""), 16) == 1
+        assert "[mono]" in read("trace_clock")
+        # sched_switch happens on every CPU of a busy machine: wait for CPU 1 to have had some.
+        lg = loadgen("--syscall", "--cpu", "1", "--count", "20000", "--rate", "20000")
+        loadgen_result(lg)
+        d.ctl("stop", session["name"])
+        stdout, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 0, stderr
+        cpus = {cpu for cpu, _, _ in event_lines(report(out))}
+        assert cpus == {0}, cpus
+        info = d.ctl("info", out).stdout
+        assert re.search(r"^clock:\s+mono$", info, re.M), info
+        # Options ftraced sets itself, and names the kernel does not have, are refused.
+        r = d.ctl("record", "-O", "stacktrace", "-e", "sched", "-o", out, "--force",
+                  check=False)
+        assert r.returncode == 1 and "ftraced sets 'stacktrace' itself; use -T" in r.stderr
+        r = d.ctl("record", "-O", "no-such-option", "-e", "sched", "-o", out, "--force",
+                  check=False)
+        assert r.returncode == 1 and "unknown trace option 'no-such-option'" in r.stderr
+        assert "record-tgid" in r.stderr, r.stderr
+        r = d.ctl("record", "-M", "0", "-e", "sched", "-o", out, "--force", check=False)
+        assert r.returncode == 1 and "selects no CPU" in r.stderr, r.stderr
+        assert d.ctl_json("list") == []
+
+
+def test_event_globs_and_bare_names():
+    with daemon() as d:
+        out = os.path.join(d.dir, "glob.dat")
+        lg = loadgen("--syscall", "--cpu", "0", "--count", "100000000", "--rate", "5000")
+        try:
+            r = d.ctl("record", "-i", "-e", "syscalls:sys_enter_getpp*", "-e",
+                      "sys_exit_getppid", "-e", "sch*:sched_process_e?it", "--duration",
+                      "300ms", "-o", out)
+        finally:
+            lg.kill()
+            lg.communicate()
+        assert "warning" not in r.stderr, r.stderr
+        names = events_by_name(out)
+        assert names.get("sys_enter_getppid", 0) > 0 and names.get("sys_exit_getppid", 0) > 0
+        assert not any(n.startswith("sys_enter_") and n != "sys_enter_getppid" for n in names)
+        # A glob that matches nothing is skipped by -i like a missing event, and named.
+        r = d.ctl("record", "-i", "-e", "nosuch*", "-e", "sched:sched_switch",
+                  "--duration", "100ms", "-o", out, "--force")
+        assert "no event 'nosuch*'" in r.stderr, r.stderr
+        r = d.ctl("record", "-e", "sched:nosuch*", "-o", out, "--force", check=False)
+        assert r.returncode == 1 and "unknown event 'sched:nosuch*'" in r.stderr, r.stderr
+
+
+def test_every_event():
+    """-a (and -e all): every event the kernel has, with no limit on their number."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "all.dat")
+        with open(os.path.join(TRACING, "available_events")) as f:
+            n_kernel = len(f.read().splitlines())
+        assert n_kernel > 512, "this kernel has too few events to test the old limit"
+        rec = d.record_background("-a", "-o", out)
+        session = d.wait_running()
+        status = d.ctl_json("status", session["name"])
+        d.ctl("stop", session["name"])
+        stdout, stderr = rec.communicate(timeout=120)
+        assert rec.returncode == 0, stderr
+        assert status["events"] == ["all"], status["events"]
+        names = events_by_name(out)
+        assert len(names) >= 10 and "sched_switch" in names, names
+        # The file carries the format of every event enabled: trace-cmd knows them all.
+        dump = subprocess.run(["trace-cmd", "dump", "--events", out], capture_output=True,
+                              text=True)
+        formats = len(re.findall(r"^name: ", dump.stdout, re.M))
+        assert formats >= n_kernel, (formats, n_kernel)
+
+
+def test_own_threads_left_out():
+    """Like trace-cmd's recorders, ftraced's threads are not in the trace; --no-filter
+    keeps them."""
+    with daemon() as d:
+        tids = {int(t) for t in os.listdir("/proc/%d/task" % d.proc.pid)}
+        kept = os.path.join(d.dir, "kept.dat")
+        left = os.path.join(d.dir, "left.dat")
+        d.ctl("record", "-q", "-e", "raw_syscalls", "--duration", "500ms", "-o", left)
+        d.ctl("record", "-q", "--no-filter", "-e", "raw_syscalls", "--duration", "500ms",
+              "-o", kept)
+
+        def pids(path):
+            out = set()
+            for _, _, line in event_lines(report(path)):
+                out.add(int(line.split()[0].rpartition("-")[2]))
+            return out
+        assert not pids(left) & tids, pids(left) & tids
+        assert pids(kept) & tids, "--no-filter: none of ftraced's threads in the trace"
+
+
+if __name__ == "__main__":
+    sys.exit(run())
