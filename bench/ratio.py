@@ -5,7 +5,7 @@ for raw trace held per MiB of RAM (the flight recorder), and the effect of
 zstd's window and tables on the files' chunks, whatever ftraced does around
 zstd.
 
-Records a workload uncompressed with `ftracectl record -C none`: the busy
+Records a workload uncompressed with `ftracectl record --compression none`: the busy
 mix of bench/flight.py (sched_switch/wakeup, raw_syscalls, irq,
 kmalloc/kfree while tar reads /usr), or numbered markers at --rate as in
 compare.py. Takes every CPU's raw ring-buffer pages out of the file

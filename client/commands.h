@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
+
 struct client_options;
 
 int cmd_record(const struct client_options *o, int argc, char *argv[]);
@@ -16,3 +18,5 @@ int watch_status(const struct client_options *o, const char *session);
 int cmd_recover(const struct client_options *o, int argc, char *argv[]);
 int cmd_info(const struct client_options *o, int argc, char *argv[]);
 int cmd_verify(const struct client_options *o, int argc, char *argv[]);
+int cmd_save(const struct client_options *o, int argc, char *argv[]);
+bool list_offer(const struct client_options *o, int argc, char *argv[], int *ret_exit);

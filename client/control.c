@@ -27,12 +27,17 @@ static int simple_verb(const struct client_options *o, int argc, char *argv[], u
 	if (r < 0)
 		return exit_code_for_call(r);
 	if (rep.type == FTRACED_MSG_ERROR) {
-		print_error(argv[0], "%s", rep.message[0] ? rep.message : strerror(-rep.error));
+		print_error_reply(argv[0], &rep);
 		return exit_code_for_error(rep.error);
 	}
 	reply_done(&rep);
-	if (o->json)
-		printf("{\"%s\": \"%s\"}\n", done, session);
+	if (o->json) {
+		json_t *v = json_object();
+
+		if (v)
+			json_put_text(v, done, session);
+		json_print(v);
+	}
 	return EXIT_OK;
 }
 

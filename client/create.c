@@ -41,7 +41,7 @@ static void create_help(void)
 	       "      --max-age TIME       delete files older than this\n"
 	       "      --keep-free SIZE|N%% leave this much of the file system free\n"
 	       "      --on-segment CMD     run CMD with each new file's path (root only)\n"
-	       "\nSIZE takes K, M, G or T (powers of 1024); TIME takes ms, s, m or h.\n");
+	       "\nSIZE takes K, M, G or T (powers of 1024); TIME takes ms, s, m, h or d.\n");
 }
 
 int cmd_create(const struct client_options *o, int argc, char *argv[])
@@ -203,11 +203,16 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 	if (r < 0)
 		return exit_code_for_call(r);
 	if (rep.type == FTRACED_MSG_ERROR) {
-		print_error("create", "%s", rep.message[0] ? rep.message : strerror(-rep.error));
+		print_error_reply("create", &rep);
 		return exit_code_for_error(rep.error);
 	}
 	reply_done(&rep);
-	if (o->json)
-		printf("{\"created\": \"%s\"}\n", argv[optind]);
+	if (o->json) {
+		json_t *done = json_object();
+
+		if (done)
+			json_put_text(done, "created", argv[optind]);
+		json_print(done);
+	}
 	return EXIT_OK;
 }

@@ -21,37 +21,30 @@
 
 #define REPLY_TIMEOUT_MS 30000
 
+/* A problem, on stderr; with --json the first also goes out as JSON at the end (main()). */
 void print_error(const char *command, const char *fmt, ...)
 {
+	char text[1024];
 	va_list ap;
 
-	fprintf(stderr, "ftracectl%s%s: ", command ? " " : "", command ?: "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	json_note_error(text, 0);
+	fprintf(stderr, "ftracectl%s%s: %s\n", command ? " " : "", command ?: "", text);
 }
 
 /**
- * print_error_reply() - the daemon's ERROR reply, for a person or (--json) a script.
+ * print_error_reply() - the daemon's ERROR reply, for a person (and, with --json, a script).
  * @command: the command, for the prefix
- * @o: options (--json)
  * @rep: an ERROR reply
- *
- * With --json the error is a JSON object on stdout, so a script reads one
- * format whatever happened; the text still goes to stderr.
  */
-void print_error_reply(const char *command, const struct client_options *o,
-		       const struct reply *rep)
+void print_error_reply(const char *command, const struct reply *rep)
 {
 	const char *text = rep->message[0] ? rep->message : strerror(-rep->error);
 
+	json_note_error(text, rep->error); /* first, with its errno */
 	print_error(command, "%s", text);
-	if (o->json) {
-		printf("{\"error\": ");
-		print_json_string(text);
-		printf(", \"errno\": %d}\n", -rep->error);
-	}
 }
 
 /* For a failed ctl_call(): the cause was already printed. */
@@ -206,9 +199,22 @@ int ctl_send(int fd, struct ctl_builder *b, int pass_fd)
 int ctl_receive_sigmask(int fd, int timeout_ms, const sigset_t *wait_mask, struct reply *ret)
 {
 	static uint8_t buf[FTRACED_MSG_SIZE_MAX];
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(int))];
+	} control;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	struct timespec timeout = { .tv_sec = timeout_ms / 1000,
 				    .tv_nsec = (long)(timeout_ms % 1000) * 1000000 };
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = &control,
+		.msg_controllen = sizeof(control),
+	};
+	_cleanup_close_ int passed = -EBADF;
+	struct cmsghdr *cm;
 	ssize_t n;
 	int r;
 
@@ -218,14 +224,24 @@ int ctl_receive_sigmask(int fd, int timeout_ms, const sigset_t *wait_mask, struc
 		return negative_errno();
 	if (r == 0)
 		return -ETIMEDOUT;
-	n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
+	n = recvmsg(fd, &mh, MSG_TRUNC | MSG_CMSG_CLOEXEC);
 	if (n < 0)
 		return negative_errno();
+	/* A descriptor comes with the OK to SAVE and OFFER; one at most. */
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)) && passed < 0)
+			memcpy(&passed, CMSG_DATA(cm), sizeof(int));
 	if (n == 0)
 		return -ECONNRESET;
-	if ((size_t)n > sizeof(buf))
+	if ((size_t)n > sizeof(buf) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 		return -EBADMSG;
-	return ctl_reply_decode(buf, (size_t)n, ret);
+	r = ctl_reply_decode(buf, (size_t)n, ret);
+	if (r >= 0 && passed >= 0) {
+		ret->fd = TAKE_FD(passed);
+		ret->has_fd = true;
+	}
+	return r;
 }
 
 /* ctl_receive_sigmask() with the current signal mask. */
@@ -352,51 +368,30 @@ void print_size(char *buf, size_t n, uint64_t bytes)
 		snprintf(buf, n, "%.1f %s", v, units[u]);
 }
 
-/* A JSON string literal on stdout; NULL prints as "". */
-void print_json_string(const char *s)
+static void flight_json(json_t *o, const struct session_info *s)
 {
-	putchar('"');
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	json_t *triggers = json_array();
 
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
+	json_put_text(o, "flight_backend",
+		      s->flight_backend == FTRACED_FLIGHT_KERNEL ? "kernel" : "memory");
+	json_put_u64(o, "snapshots", s->snapshots);
+	json_put_u64(o, "snapshots_kept", s->segments_kept);
+	json_put_u64(o, "snapshots_disk_bytes", s->disk_bytes);
+	if (s->flight_backend == FTRACED_FLIGHT_MEMORY) {
+		json_put_u64(o, "flight_size", s->flight_size);
+		json_put_u64(o, "history_bytes", s->history_bytes);
+		json_put_u64(o, "history_raw_bytes", s->history_raw_bytes);
+		json_put_u64(o, "evicted_raw_bytes", s->evicted_raw_bytes);
 	}
-	putchar('"');
-}
-
-static void print_flight_json(const struct session_info *s)
-{
-	printf(", \"flight_backend\": \"%s\", \"snapshots\": %u, \"snapshots_kept\": %u, "
-	       "\"snapshots_disk_bytes\": %llu",
-	       s->flight_backend == FTRACED_FLIGHT_KERNEL ? "kernel" : "memory", s->snapshots,
-	       s->segments_kept, (unsigned long long)s->disk_bytes);
-	if (s->flight_backend == FTRACED_FLIGHT_MEMORY)
-		printf(", \"flight_size\": %llu, \"history_bytes\": %llu, "
-		       "\"history_raw_bytes\": %llu, \"evicted_raw_bytes\": %llu",
-		       (unsigned long long)s->flight_size, (unsigned long long)s->history_bytes,
-		       (unsigned long long)s->history_raw_bytes,
-		       (unsigned long long)s->evicted_raw_bytes);
 	if (s->has_history_ms)
-		printf(", \"history_ms\": %llu", (unsigned long long)s->history_ms);
-	if (s->directory[0]) {
-		printf(", \"directory\": ");
-		print_json_string(s->directory);
-	}
-	if (s->note[0]) {
-		printf(", \"note\": ");
-		print_json_string(s->note);
-	}
-	printf(", \"triggers\": [");
-	for (unsigned i = 0; i < s->n_triggers; i++) {
-		printf(i ? ", " : "");
-		print_json_string(s->triggers[i]);
-	}
-	printf("]");
+		json_put_u64(o, "history_ms", s->history_ms);
+	if (s->directory[0])
+		json_put_text(o, "directory", s->directory);
+	if (s->note[0])
+		json_put_text(o, "note", s->note);
+	for (unsigned i = 0; triggers && i < s->n_triggers; i++)
+		json_array_append_new(triggers, json_text(s->triggers[i]));
+	json_put(o, "triggers", triggers);
 }
 
 /**
@@ -412,86 +407,99 @@ void print_skipped(const char *command, const struct session_info *s)
 				"skipped (-i)\n", command, s->events[k]);
 }
 
-/**
- * print_session_json() - one session as a JSON object (no trailing newline).
- * @s: session
- * @indent: prefix of each line
- */
-void print_session_json(const struct session_info *s, const char *indent)
+/* The events of @s, all or only those skipped (-i). */
+static json_t *events_json(const struct session_info *s, bool only_skipped)
 {
-	printf("%s{\"name\": ", indent);
-	print_json_string(s->name);
-	printf(", \"state\": ");
-	print_json_string(s->state);
-	printf(", \"instance\": ");
-	print_json_string(s->instance);
-	printf(", \"mode\": \"%s\", \"owner_uid\": %u, \"compression\": \"%s\", "
-	       "\"subbuf_size\": %u", mode_name(s->mode),
-	       s->owner, s->compression == FTRACED_COMPRESSION_NONE ? "none" : "zstd",
-	       s->subbuf_size);
+	json_t *a = json_array();
+
+	for (unsigned i = 0; a && i < s->n_events; i++)
+		if (!only_skipped || s->skipped[i])
+			json_array_append_new(a, json_text(s->events[i]));
+	return a;
+}
+
+static json_t *cpu_json(const struct ftraced_cpu_stats *c)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	json_put_u64(o, "cpu", c->cpu);
+	json_put_u64(o, "bytes_raw", c->bytes_raw);
+	json_put_u64(o, "bytes_stored", c->bytes_stored);
+	json_put_u64(o, "chunks", c->chunks);
+	json_put_u64(o, "entries", c->entries);
+	json_put_u64(o, "overrun", c->overrun);
+	json_put_u64(o, "dropped", c->dropped);
+	json_put_u64(o, "read", c->read);
+	return o;
+}
+
+/**
+ * session_json() - one session as a JSON object.
+ * @s: session
+ *
+ * Return: a new object, or NULL if out of memory.
+ */
+json_t *session_json(const struct session_info *s)
+{
+	json_t *o = json_object(), *cpus = json_array();
+
+	if (!o || !cpus) {
+		json_decref(o);
+		json_decref(cpus);
+		return NULL;
+	}
+	json_put_text(o, "name", s->name);
+	json_put_text(o, "state", s->state);
+	json_put_text(o, "instance", s->instance);
+	json_put_text(o, "mode", mode_name(s->mode));
+	json_put_u64(o, "owner_uid", s->owner);
+	json_put_text(o, "compression", s->compression == FTRACED_COMPRESSION_NONE ? "none" : "zstd");
+	json_put_u64(o, "subbuf_size", s->subbuf_size);
 	if (s->rt_priority)
-		printf(", \"rt_priority\": %u", s->rt_priority);
+		json_put_u64(o, "rt_priority", s->rt_priority);
 	if (s->mode == FTRACED_MODE_CONTINUOUS) {
 		if (s->has_segment_seq)
-			printf(", \"segment\": %u", s->segment_seq);
-		printf(", \"segments_kept\": %u, \"disk_bytes\": %llu, \"segment_size\": %llu, "
-		       "\"segment_time_ms\": %llu, \"max_total\": %llu, \"max_files\": %u, "
-		       "\"max_age_ms\": %llu, \"keep_free\": %llu, \"keep_free_percent\": %u, "
-		       "\"lost_events_segment\": %llu",
-		       s->segments_kept, (unsigned long long)s->disk_bytes,
-		       (unsigned long long)s->segment_size, (unsigned long long)s->segment_time_ms,
-		       (unsigned long long)s->max_total, s->max_files,
-		       (unsigned long long)s->max_age_ms, (unsigned long long)s->keep_free,
-		       s->keep_free_percent, (unsigned long long)session_lost_segment(s));
+			json_put_u64(o, "segment", s->segment_seq);
+		json_put_u64(o, "segments_kept", s->segments_kept);
+		json_put_u64(o, "disk_bytes", s->disk_bytes);
+		json_put_u64(o, "segment_size", s->segment_size);
+		json_put_u64(o, "segment_time_ms", s->segment_time_ms);
+		json_put_u64(o, "max_total", s->max_total);
+		json_put_u64(o, "max_files", s->max_files);
+		json_put_u64(o, "max_age_ms", s->max_age_ms);
+		json_put_u64(o, "keep_free", s->keep_free);
+		json_put_u64(o, "keep_free_percent", s->keep_free_percent);
+		json_put_u64(o, "lost_events_segment", session_lost_segment(s));
 	}
 	if (s->mode == FTRACED_MODE_FLIGHT)
-		print_flight_json(s);
-	printf(", \"events\": [");
-	for (unsigned i = 0; i < s->n_events; i++) {
-		printf(i ? ", " : "");
-		print_json_string(s->events[i]);
-	}
-	printf("]");
-	if (s->n_skipped) {
-		printf(", \"skipped_events\": [");
-		for (unsigned i = 0, n = 0; i < s->n_events; i++)
-			if (s->skipped[i]) {
-				printf(n++ ? ", " : "");
-				print_json_string(s->events[i]);
-			}
-		printf("]");
-	}
-	printf(", \"elapsed_ms\": %llu", (unsigned long long)s->elapsed_ms);
+		flight_json(o, s);
+	json_put(o, "events", events_json(s, false));
+	if (s->n_skipped)
+		json_put(o, "skipped_events", events_json(s, true));
+	json_put_u64(o, "elapsed_ms", s->elapsed_ms);
 	if (s->has_file_bytes)
-		printf(", \"file_bytes\": %llu", (unsigned long long)s->file_bytes);
-	printf(", \"bytes_raw\": %llu, \"bytes_stored\": %llu, \"lost_events\": %llu, "
-	       "\"discarded_events\": %llu",
-	       (unsigned long long)session_bytes_raw(s), (unsigned long long)session_bytes_stored(s),
-	       (unsigned long long)session_lost(s), (unsigned long long)s->discarded);
-	if (s->mode != FTRACED_MODE_RECORD)
-		printf(", \"files_written\": %llu, \"files_deleted\": %llu, \"files_failed\": %llu",
-		       (unsigned long long)s->counters.files_written,
-		       (unsigned long long)s->counters.files_deleted,
-		       (unsigned long long)s->counters.files_failed);
-	if (s->warning[0]) {
-		printf(", \"warning\": ");
-		print_json_string(s->warning);
+		json_put_u64(o, "file_bytes", s->file_bytes);
+	json_put_u64(o, "bytes_raw", session_bytes_raw(s));
+	json_put_u64(o, "bytes_stored", session_bytes_stored(s));
+	json_put_u64(o, "lost_events", session_lost(s));
+	json_put_u64(o, "discarded_events", s->discarded);
+	if (s->mode != FTRACED_MODE_RECORD) {
+		json_put_u64(o, "files_written", s->counters.files_written);
+		json_put_u64(o, "files_deleted", s->counters.files_deleted);
+		json_put_u64(o, "files_failed", s->counters.files_failed);
 	}
+	if (s->warning[0])
+		json_put_text(o, "warning", s->warning);
+	if (s->gap[0])
+		json_put_text(o, "gap", s->gap);
 	if (s->error < 0) {
-		printf(", \"errno\": %d, \"error\": ", -s->error);
-		print_json_string(s->message);
+		json_put_u64(o, "errno", (uint64_t)-s->error);
+		json_put_text(o, "error", s->message);
 	}
-	printf(", \"cpus\": [");
-	for (unsigned i = 0; i < s->n_cpus; i++) {
-		const struct ftraced_cpu_stats *c = &s->cpus[i];
-
-		printf("%s\n%s  {\"cpu\": %u, \"bytes_raw\": %llu, \"bytes_stored\": %llu, "
-		       "\"chunks\": %llu, \"entries\": %llu, \"overrun\": %llu, \"dropped\": %llu, "
-		       "\"read\": %llu}", i ? "," : "", indent, c->cpu,
-		       (unsigned long long)c->bytes_raw, (unsigned long long)c->bytes_stored,
-		       (unsigned long long)c->chunks, (unsigned long long)c->entries,
-		       (unsigned long long)c->overrun, (unsigned long long)c->dropped,
-		       (unsigned long long)c->read);
-	}
-	printf("]}");
+	for (unsigned i = 0; i < s->n_cpus; i++)
+		json_array_append_new(cpus, cpu_json(&s->cpus[i]));
+	json_put(o, "cpus", cpus);
+	return o;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "client/json.h"
 #include "ftraced/proto.h"
 #include "lib/ctl-proto.h"
 #include "lib/ctl-reply.h"
@@ -53,9 +54,7 @@ uint64_t session_bytes_stored(const struct session_info *s);
 
 void print_size(char *buf, size_t n, uint64_t bytes);
 void print_skipped(const char *command, const struct session_info *s);
-void print_session_json(const struct session_info *s, const char *indent);
-void print_json_string(const char *s);
+json_t *session_json(const struct session_info *s);
 
 void print_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void print_error_reply(const char *command, const struct client_options *o,
-		       const struct reply *rep);
+void print_error_reply(const char *command, const struct reply *rep);

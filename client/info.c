@@ -160,6 +160,7 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 	_cleanup_free_ struct names *names = NULL;
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ char *clock = NULL, *uname_text = NULL, *version = NULL;
+	_cleanup_(json_decrefp) json_t *json = NULL, *cpus_json = NULL, *events_json = NULL;
 	char problem[512] = "", size[32];
 	uint64_t from_ts = 0;
 	long long date_us = 0;
@@ -196,24 +197,28 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 	version = trimmed(v7_reader_option(r, V7_READER_VERSION));
 	n_cpus = v7_reader_n_cpus(r);
 	has_date = parse_date(v7_reader_option(r, V7_READER_DATE), &date_us);
-	if (o->json)
-		printf("{\"file\": ");
 	if (o->json) {
-		print_json_string(argv[1]);
-		printf(", \"bytes\": %lld, \"version\": 7, \"compression\": \"%s\", \"page_size\": %u, "
-		       "\"clock\": ", (long long)st.st_size,
-		       v7_reader_compressed(r) ? "zstd" : "none", v7_reader_page_size(r));
-		print_json_string(v7_reader_clock(r));
-		printf(", \"trace_clock\": ");
-		print_json_string(clock);
-		printf(", \"uname\": ");
-		print_json_string(uname_text);
-		printf(", \"writer\": ");
-		print_json_string(version);
+		char id[24];
+
+		json = json_object();
+		cpus_json = json_array();
+		events_json = json_object();
+		if (!json || !cpus_json || !events_json)
+			return EXIT_FAILED;
+		json_put_text(json, "file", argv[1]);
+		json_put_u64(json, "bytes", (uint64_t)st.st_size);
+		json_put_u64(json, "version", 7);
+		json_put_text(json, "compression", v7_reader_compressed(r) ? "zstd" : "none");
+		json_put_u64(json, "page_size", v7_reader_page_size(r));
+		json_put_text(json, "clock", v7_reader_clock(r));
+		json_put_text(json, "trace_clock", clock);
+		json_put_text(json, "uname", uname_text);
+		json_put_text(json, "writer", version);
 		if (has_date)
-			printf(", \"date_offset_us\": %lld", date_us);
-		printf(", \"trace_id\": \"%016" PRIx64 "\", \"cpu_count\": %u, \"cpus\": [",
-		       v7_reader_trace_id(r), v7_reader_cpu_count(r));
+			json_put(json, "date_offset_us", json_integer(date_us));
+		snprintf(id, sizeof(id), "%016" PRIx64, v7_reader_trace_id(r));
+		json_put_text(json, "trace_id", id);
+		json_put_u64(json, "cpu_count", v7_reader_cpu_count(r));
 	} else {
 		print_size(size, sizeof(size), (uint64_t)st.st_size);
 		printf("file:        %s (%s)\n", argv[1], size);
@@ -245,18 +250,26 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 			snprintf(problem, sizeof(problem), "%s", cpu_problem);
 		}
 		if (o->json) {
-			printf("%s\n  {\"buffer\": ", i ? "," : "");
-			print_json_string(cpu->buffer);
-			printf(", \"cpu\": %u, \"bytes\": %" PRIu64 ", \"chunks\": %u, \"pages\": %" PRIu64
-			       ", \"events\": %" PRIu64 ", \"first_ts\": %" PRIu64 ", \"last_ts\": %" PRIu64
-			       ", \"lost_events\": %" PRIu64 ", \"missed_pages\": %" PRIu64
-			       ", \"missed_events\": %" PRIu64, cpu->cpu, cpu->size, chunks,
-			       w.pages, w.events, w.first_ts, w.last_ts, lost, w.missed_pages,
-			       w.missed_events);
-			if (complete_from(r, cpu->cpu, &from_ts, &dropped))
-				printf(", \"complete_from_ts\": %" PRIu64 ", \"older_data_dropped\": %s",
-				       from_ts, dropped ? "true" : "false");
-			printf("}");
+			json_t *c = json_object();
+
+			if (!c)
+				return EXIT_FAILED;
+			json_put_text(c, "buffer", cpu->buffer);
+			json_put_u64(c, "cpu", cpu->cpu);
+			json_put_u64(c, "bytes", cpu->size);
+			json_put_u64(c, "chunks", chunks);
+			json_put_u64(c, "pages", w.pages);
+			json_put_u64(c, "events", w.events);
+			json_put_u64(c, "first_ts", w.first_ts);
+			json_put_u64(c, "last_ts", w.last_ts);
+			json_put_u64(c, "lost_events", lost);
+			json_put_u64(c, "missed_pages", w.missed_pages);
+			json_put_u64(c, "missed_events", w.missed_events);
+			if (complete_from(r, cpu->cpu, &from_ts, &dropped)) {
+				json_put_u64(c, "complete_from_ts", from_ts);
+				json_put_bool(c, "older_data_dropped", dropped);
+			}
+			json_array_append_new(cpus_json, c);
 		} else {
 			print_size(size, sizeof(size), cpu->size);
 			printf("%-10s %5u %10s %7u %8" PRIu64 " %9" PRIu64 " %16.6f %16.6f %9" PRIu64
@@ -278,30 +291,29 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 		else
 			printf("  CPU %u: the start of capture\n", cpu->cpu);
 	}
-	if (o->json)
-		printf("], \"events\": {");
-	else
+	if (!o->json)
 		printf("\nEvents by type:\n");
-	for (int id = 0, first = 1; id < EVENT_IDS_MAX; id++) {
+	for (int id = 0; id < EVENT_IDS_MAX; id++) {
 		if (!by_id[id])
 			continue;
 		if (o->json) {
-			printf("%s", first ? "" : ", ");
-			if (names->name[id])
-				print_json_string(names->name[id]);
-			else
-				printf("\"id %d\"", id);
-			printf(": %" PRIu64, by_id[id]);
+			char unknown[32];
+
+			snprintf(unknown, sizeof(unknown), "id %d", id);
+			json_object_set_new(events_json, names->name[id] ?: unknown,
+					    json_u64(by_id[id]));
 		} else {
 			printf("%10" PRIu64 "  %s", by_id[id], names->name[id] ? names->name[id] : "");
 			if (!names->name[id])
 				printf("(unknown id %d)", id);
 			printf("\n");
 		}
-		first = 0;
 	}
-	if (o->json)
-		printf("}}\n");
+	if (o->json) {
+		json_put(json, "cpus", TAKE_PTR(cpus_json));
+		json_put(json, "events", TAKE_PTR(events_json));
+		json_print(TAKE_PTR(json));
+	}
 	for (int id = 0; id < EVENT_IDS_MAX; id++)
 		free(names->name[id]);
 	if (err < 0) {
@@ -331,16 +343,19 @@ int cmd_verify(const struct client_options *o, int argc, char *argv[])
 	}
 	err = v7_verify(fd, &events, &pages, problem, sizeof(problem));
 	if (o->json) {
-		printf("{\"file\": ");
-		print_json_string(argv[1]);
-		if (err < 0) {
-			printf(", \"valid\": false, \"problem\": ");
-			print_json_string(problem[0] ? problem : strerror(-err));
-			printf("}\n");
-		} else {
-			printf(", \"valid\": true, \"events\": %" PRIu64 ", \"pages\": %" PRIu64
-			       "}\n", events, pages);
+		json_t *v = json_object();
+
+		if (v) {
+			json_put_text(v, "file", argv[1]);
+			json_put_bool(v, "valid", err >= 0);
+			if (err < 0) {
+				json_put_text(v, "problem", problem[0] ? problem : strerror(-err));
+			} else {
+				json_put_u64(v, "events", events);
+				json_put_u64(v, "pages", pages);
+			}
 		}
+		json_print(v);
 	}
 	if (err < 0) {
 		print_error("verify", "%s: invalid: %s", argv[1], problem[0] ? problem :

@@ -22,7 +22,7 @@ static int call_sessions(const struct client_options *o, const char *command, ui
 	if (r < 0)
 		return exit_code_for_call(r);
 	if (rep->type == FTRACED_MSG_ERROR) {
-		print_error(command, "%s", rep->message[0] ? rep->message : strerror(-rep->error));
+		print_error_reply(command, rep);
 		return exit_code_for_error(rep->error);
 	}
 	return EXIT_OK;
@@ -91,12 +91,11 @@ static void print_flight(const struct session_info *s)
 
 static void print_json(const struct reply *rep)
 {
-	printf("[");
-	for (size_t i = 0; i < rep->sessions.n; i++) {
-		printf(i ? ",\n" : "\n");
-		print_session_json(&rep->sessions.items[i], "  ");
-	}
-	printf("%s]\n", rep->sessions.n ? "\n" : "");
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < rep->sessions.n; i++)
+		json_array_append_new(a, session_json(&rep->sessions.items[i]));
+	json_print(a);
 }
 
 /* Instances of finished sessions that tracefs would not remove yet (a process holds them). */
@@ -112,6 +111,8 @@ int cmd_list(const struct client_options *o, int argc, char *argv[])
 	const char *unused;
 	int r;
 
+	if (list_offer(o, argc, argv, &r))
+		return r;
 	if (parse_session_arg("list", argc, argv, false, &unused) < 0 || unused) {
 		if (unused)
 			print_error("list", "unexpected argument '%s'", unused);
@@ -187,8 +188,7 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 		return r;
 	if (o->json) {
 		if (session && rep.sessions.n == 1) {
-			print_session_json(&rep.sessions.items[0], "");
-			printf("\n");
+			json_print(session_json(&rep.sessions.items[0]));
 		} else {
 			print_json(&rep);
 		}
@@ -229,6 +229,8 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 			printf("  error:        %s\n", s->message);
 		if (s->warning[0])
 			printf("  warning:      %s\n", s->warning);
+		if (s->gap[0])
+			printf("  gap:          %s\n", s->gap);
 		printf("  %-4s %12s %12s %8s %10s %10s %10s\n", "CPU", "CAPTURED", "STORED", "CHUNKS",
 		       "READ", "OVERRUN", "DROPPED");
 		for (unsigned k = 0; k < s->n_cpus; k++) {

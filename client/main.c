@@ -25,7 +25,9 @@ static void help(void)
 	       "  stop SESSION                            stop capturing (files are complete on return)\n"
 	       "  snapshot SESSION [-o FILE] [--trim]     write a flight recorder's history\n"
 	       "  destroy SESSION                         stop and forget a session (files stay)\n"
-	       "  list                                    list sessions\n"
+	       "  list [-e [REGEX]|-t|-f [REGEX]|-o|--kernel]  list sessions, or what the\n"
+	       "                                          kernel offers (events, tracers, ...)\n"
+	       "  save SESSION                            print a session's sessions.d file\n"
 	       "  status [SESSION] [--watch]              show sessions in detail, or a live view\n"
 	       "  metrics [-o FILE]                       counters in the Prometheus text format\n"
 	       "  recover STATE_DIR                       rebuild files a crash left unfinished\n"
@@ -57,6 +59,7 @@ int main(int argc, char *argv[])
 		{ "recover", cmd_recover },
 		{ "info", cmd_info },
 		{ "verify", cmd_verify },
+		{ "save", cmd_save },
 	};
 	static const struct option options[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -66,7 +69,7 @@ int main(int argc, char *argv[])
 		{}
 	};
 	struct client_options o = { .socket_path = getenv("FTRACED_SOCKET") };
-	int c;
+	int c, r;
 
 	if (!o.socket_path || !*o.socket_path)
 		o.socket_path = DEFAULT_SOCKET;
@@ -113,7 +116,11 @@ int main(int argc, char *argv[])
 				i--;
 			}
 		}
-		return commands[k].run(&o, argc, argv);
+		json_want(o.json);
+		r = commands[k].run(&o, argc, argv);
+		/* With --json, a failure is a JSON document too. */
+		json_finish(r);
+		return r;
 	}
 	print_error(NULL, "unknown command '%s' (see 'ftracectl --help')", argv[0]);
 	return EXIT_USAGE;

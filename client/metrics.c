@@ -88,7 +88,7 @@ int cmd_metrics(const struct client_options *o, int argc, char *argv[])
 	if (r < 0)
 		return exit_code_for_call(r);
 	if (rep.type == FTRACED_MSG_ERROR) {
-		print_error("metrics", "%s", rep.message[0] ? rep.message : strerror(-rep.error));
+		print_error_reply("metrics", &rep);
 		return exit_code_for_error(rep.error);
 	}
 	if (output) {

@@ -316,6 +316,7 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 	if (r <= 0)
 		return r < 0 ? EXIT_USAGE : EXIT_OK;
 	o.json = a.json;
+	json_want(a.json);
 	progress = progress_wanted(a.quiet, o.json);
 	/* With the trace on stdout, what is said to a person goes to stderr. */
 	text = a.to_stdout ? stderr : stdout;
@@ -362,7 +363,7 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 		if (r < 0)
 			print_error("record", "talking to the daemon failed: %s", strerror(-r));
 		else
-			print_error_reply("record", &o, &rep);
+			print_error_reply("record", &rep);
 		output_discard(partial);
 		return r < 0 ? EXIT_FAILED : exit_code_for_error(rep.error);
 	}
@@ -416,8 +417,7 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 		return EXIT_FAILED;
 	}
 	if (o.json) {
-		print_session_json(&rep.sessions.items[0], "");
-		printf("\n");
+		json_print(session_json(&rep.sessions.items[0]));
 	} else {
 		print_summary(text, &rep.sessions.items[0], a.to_stdout ? "standard output" :
 			      a.output, a.quiet);

@@ -112,14 +112,15 @@ int cmd_snapshot(const struct client_options *o, int argc, char *argv[])
 	if (output && output_commit("snapshot", partial, output) < 0)
 		return EXIT_FAILED;
 	if (o->json) {
-		printf("{\"file\": ");
-		print_json_string(output ? output : rep.path);
-		printf(", \"bytes\": %llu", (unsigned long long)rep.file_bytes);
-		if (rep.note[0]) {
-			printf(", \"note\": ");
-			print_json_string(rep.note);
+		json_t *v = json_object();
+
+		if (v) {
+			json_put_text(v, "file", output ? output : rep.path);
+			json_put_u64(v, "bytes", rep.file_bytes);
+			if (rep.note[0])
+				json_put_text(v, "note", rep.note);
 		}
-		printf("}\n");
+		json_print(v);
 	} else {
 		printf("%s\n", output ? output : rep.path);
 		if (rep.note[0])

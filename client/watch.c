@@ -4,7 +4,9 @@
  * for watching a long capture the way one watches top.
  *
  * On a terminal it takes the whole screen (the alternate one, restored on
- * exit) and draws pictures that fit 80x24: per CPU, the event rate of the
+ * exit) and draws pictures that fit its width, 40 columns or more (the
+ * sparklines and bars shrink; a line that would not fit is cut, never
+ * wrapped): per CPU, the event rate of the
  * last minute as a sparkline and the ring's fill as a bar; losses, bright
  * when not zero; bytes captured and stored and their ratio; a continuous
  * session's disk budget as a bar; a flight recorder's history span and
@@ -16,10 +18,12 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,8 +34,88 @@
 #define HISTORY 60        /* seconds of rates the sparklines show */
 #define WATCH_CPUS_MAX 64 /* CPUs shown per session; more are summed up in one line */
 #define SESSION_WATCH_MAX 16 /* the daemon's own limit on sessions */
-#define SPARK_WIDTH 30
-#define BAR_WIDTH 20
+#define SPARK_WIDTH_MAX 30
+#define BAR_WIDTH_MAX 20
+#define WIDTH_MIN 40      /* narrower terminals get lines cut at 40 columns */
+#define LINE_MAX 1024
+
+/* The screen's width, and what the pictures take of it. */
+static struct {
+	unsigned width;
+	unsigned spark;
+	unsigned bar;
+} layout = { 80, SPARK_WIDTH_MAX, BAR_WIDTH_MAX };
+
+/*
+ * Fits the pictures to the terminal: a CPU line is "  CPU%-3u " (9), the
+ * sparkline, " %8s ring " (15) and the bar with its brackets.
+ */
+static void fit_to_terminal(bool tty)
+{
+	struct winsize ws;
+	unsigned w = 80;
+
+	if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		w = ws.ws_col;
+	w = w < WIDTH_MIN ? WIDTH_MIN : w;
+	layout.width = w;
+	layout.bar = w >= 80 ? BAR_WIDTH_MAX : w >= 60 ? 12 : 6;
+	layout.spark = w - 9 - 15 - (layout.bar + 2) - 1;
+	if (layout.spark > SPARK_WIDTH_MAX)
+		layout.spark = SPARK_WIDTH_MAX;
+}
+
+/* The line being drawn, cut at the screen's width when printed. */
+static char line[LINE_MAX];
+static size_t line_n;
+
+_printf_(1, 2)
+static void put(const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	va_start(ap, fmt);
+	k = vsnprintf(line + line_n, sizeof(line) - line_n, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		line_n = MIN(line_n + (size_t)k, sizeof(line) - 1);
+}
+
+/*
+ * Prints the line, at most the screen's width in columns: escape sequences
+ * take none, a UTF-8 character (the sparkline's blocks) one. A line cut
+ * inside a colour gets it reset.
+ */
+static void end_line(void)
+{
+	unsigned cols = 0;
+	size_t i = 0;
+	bool cut = false;
+
+	while (i < line_n) {
+		size_t n = 1;
+
+		if (line[i] == '\033') {
+			while (i + n < line_n && !((line[i + n] >= 'A' && line[i + n] <= 'Z') ||
+						   (line[i + n] >= 'a' && line[i + n] <= 'z')))
+				n++;
+			n++;
+		} else {
+			if (cols == layout.width) {
+				cut = true;
+				break;
+			}
+			while (i + n < line_n && (line[i + n] & 0xc0) == 0x80)
+				n++;
+			cols++;
+		}
+		fwrite(line + i, 1, MIN(n, line_n - i), stdout);
+		i += n;
+	}
+	fputs(cut ? "\033[0m\n" : "\n", stdout);
+	line_n = 0;
+}
 
 /* What the view remembers of one session between refreshes. */
 struct watched {
@@ -116,35 +200,35 @@ static void rate_text(char *buf, size_t n, double rate)
 		snprintf(buf, n, "%.0f/s", rate);
 }
 
-/* The last SPARK_WIDTH rates as block characters scaled to their maximum. */
+/* The last layout.spark rates as block characters scaled to their maximum. */
 static void sparkline(const double *rates, unsigned n)
 {
 	static const char *const blocks[] = { " ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
-	unsigned from = n > SPARK_WIDTH ? n - SPARK_WIDTH : 0;
+	unsigned from = n > layout.spark ? n - layout.spark : 0;
 	double max = 0;
 
 	for (unsigned i = from; i < n; i++)
 		if (rates[i] > max)
 			max = rates[i];
-	for (unsigned i = n - from; i < SPARK_WIDTH; i++)
-		fputs(" ", stdout);
+	for (unsigned i = n - from; i < layout.spark; i++)
+		put(" ");
 	for (unsigned i = from; i < n; i++) {
 		unsigned level = max > 0 ? (unsigned)(rates[i] / max * 8 + 0.5) : 0;
 
-		fputs(blocks[level > 8 ? 8 : level], stdout);
+		put("%s", blocks[level > 8 ? 8 : level]);
 	}
 }
 
 /* [#####.....] with @fraction filled (0..1). */
 static void bar(double fraction)
 {
-	unsigned fill = fraction <= 0 ? 0 : fraction >= 1 ? BAR_WIDTH :
-		(unsigned)(fraction * BAR_WIDTH + 0.5);
+	unsigned fill = fraction <= 0 ? 0 : fraction >= 1 ? layout.bar :
+		(unsigned)(fraction * layout.bar + 0.5);
 
-	putchar('[');
-	for (unsigned i = 0; i < BAR_WIDTH; i++)
-		fputs(i < fill ? "#" : ".", stdout);
-	putchar(']');
+	put("[");
+	for (unsigned i = 0; i < layout.bar; i++)
+		put(i < fill ? "#" : ".");
+	put("]");
 }
 
 /*
@@ -176,51 +260,58 @@ static void draw_session(const struct session_info *s, const struct watched *w, 
 		       a, b, stored ? (double)raw / (double)stored : 0.0, (unsigned long long)lost);
 		return;
 	}
-	printf("\033[1m%-16s\033[0m %-10s %-8s %6.0f s  %s\n", s->name,
-	       s->mode == FTRACED_MODE_FLIGHT ? "flight" :
-	       s->mode == FTRACED_MODE_CONTINUOUS ? "continuous" : "record", s->state,
-	       (double)s->elapsed_ms / 1000, rate);
-	printf("  captured %s  stored %s  (%.1fx)  lost: %s%llu%s\n", a, b,
-	       stored ? (double)raw / (double)stored : 0.0, lost ? "\033[1;31m" : "",
-	       (unsigned long long)lost, lost ? " events\033[0m" : "");
+	put("\033[1m%-16s\033[0m %-10s %-8s %6.0f s  %s", s->name,
+	    s->mode == FTRACED_MODE_FLIGHT ? "flight" :
+	    s->mode == FTRACED_MODE_CONTINUOUS ? "continuous" : "record", s->state,
+	    (double)s->elapsed_ms / 1000, rate);
+	end_line();
+	put("  captured %s  stored %s  (%.1fx)  lost: %s%llu%s", a, b,
+	    stored ? (double)raw / (double)stored : 0.0, lost ? "\033[1;31m" : "",
+	    (unsigned long long)lost, lost ? " events\033[0m" : "");
+	end_line();
 	for (unsigned c = 0; c < w->n_cpus; c++) {
 		rate_text(rate, sizeof(rate), w->n_rates ? w->rates[c][w->n_rates - 1] : 0);
-		printf("  CPU%-3u ", s->cpus[c].cpu);
+		put("  CPU%-3u ", s->cpus[c].cpu);
 		sparkline(w->rates[c], w->n_rates);
-		printf(" %8s ring ", rate);
+		put(" %8s ring ", rate);
 		bar(ring_fill(s, &s->cpus[c]));
-		printf("\n");
+		end_line();
 	}
 	if (s->mode == FTRACED_MODE_CONTINUOUS) {
 		print_size(a, sizeof(a), s->disk_bytes);
 		print_size(b, sizeof(b), s->max_total);
-		printf("  disk   ");
+		put("  disk   ");
 		bar(s->max_total ? (double)s->disk_bytes / (double)s->max_total : 0);
-		printf(" %s of %s, %u files", a, s->max_total ? b : "no limit", s->segments_kept);
-		if (s->keep_free_percent)
-			printf(", keep %u%% free", s->keep_free_percent);
-		else if (s->keep_free) {
+		put(" %s of %s, %u files", a, s->max_total ? b : "no limit", s->segments_kept);
+		if (s->keep_free_percent) {
+			put(", keep %u%% free", s->keep_free_percent);
+		} else if (s->keep_free) {
 			print_size(a, sizeof(a), s->keep_free);
-			printf(", keep %s free", a);
+			put(", keep %s free", a);
 		}
-		printf("\n");
+		end_line();
 	}
 	if (s->mode == FTRACED_MODE_FLIGHT) {
 		if (s->flight_backend == FTRACED_FLIGHT_KERNEL) {
-			printf("  history in the kernel's ring; %u snapshots\n", s->snapshots);
+			put("  history in the kernel's ring; %u snapshots", s->snapshots);
 		} else {
 			print_size(a, sizeof(a), s->history_bytes);
 			print_size(b, sizeof(b), s->flight_size);
-			printf("  memory ");
+			put("  memory ");
 			bar(s->flight_size ? (double)s->history_bytes / (double)s->flight_size : 0);
-			printf(" %s of %s, history %.1f s, %u snapshots\n", a, b,
-			       (double)s->history_ms / 1000, s->snapshots);
+			put(" %s of %s, history %.1f s, %u snapshots", a, b,
+			    (double)s->history_ms / 1000, s->snapshots);
 		}
-		for (unsigned k = 0; k < s->n_triggers; k++)
-			printf("  trigger %.70s\n", s->triggers[k]);
+		end_line();
+		for (unsigned k = 0; k < s->n_triggers; k++) {
+			put("  trigger %s", s->triggers[k]);
+			end_line();
+		}
 	}
-	if (s->warning[0])
-		printf("  \033[1;33mwarning: %.68s\033[0m\n", s->warning);
+	if (s->warning[0]) {
+		put("  \033[1;33mwarning: %s\033[0m", s->warning);
+		end_line();
+	}
 }
 
 static int refresh(const struct client_options *o, const char *session, struct watched *w,
@@ -250,10 +341,14 @@ static int refresh(const struct client_options *o, const char *session, struct w
 		return exit_code_for_error(rep.error);
 	}
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
-	if (tty)
-		printf("\033[H\033[2J\033[1mftraced\033[0m  %zu session(s)  %s%*s\n\n",
-		       rep.sessions.n, stamp, 40, "q: quit");
-	else
+	if (tty) {
+		fit_to_terminal(tty);
+		printf("\033[H\033[2J");
+		put("\033[1mftraced\033[0m  %zu session(s)  %s%*s", rep.sessions.n, stamp,
+		    (int)layout.width - 31, "q: quit");
+		end_line();
+		end_line();
+	} else
 		printf("%s %zu session(s)", stamp, rep.sessions.n);
 	/* Sessions that went (records get a new name each time) make room for new ones. */
 	for (size_t i = 0; i < *n_w;) {

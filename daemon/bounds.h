@@ -31,6 +31,12 @@
 #define BUFFER_KB_MIN             4u
 #define BUFFER_KB_MAX             (1024u * 1024u) /* per CPU; also capped by memory */
 #define BUFFER_KB_DEFAULT         4096u
+/*
+ * Without -b, a machine whose CPUs would take more than BUFFER_MEM_PERCENT_MAX
+ * of its memory at the default (64 CPUs and 2 GiB) gets the largest power
+ * of two that fits, down to this; -b is refused above the share, as given.
+ */
+#define BUFFER_KB_DEFAULT_MIN     256u
 #define BUFFER_MEM_PERCENT_MAX    10u    /* of MemAvailable, all CPUs together */
 #define SUBBUF_KB_MIN             4u
 /* The kernel takes sub-buffers of at most 128 pages (order 7): 512 KiB with 4 KiB pages. */
@@ -86,6 +92,14 @@
  * (CHUNK_TARGET_BYTES) is a batch by itself; a flight ring's may be smaller.
  */
 #define CAPTURE_BATCH_BYTES       (512u * 1024u)
+/*
+ * Tasks the daemon may run besides its capture workers (one per CPU): the
+ * main thread, and per session a ring being sized, files being assembled
+ * (a segment, or snapshots waiting) and instances being removed; and the
+ * on-segment commands. The unit's TasksMax= leaves room for this above
+ * the CPU count (systemd/ftraced.service.in).
+ */
+#define TASKS_SPARE               (1u + SESSION_MAX * (3u + SNAPSHOTS_PENDING_MAX) + RUNNER_MAX)
 /* A capture worker in one turn for this long (and half the watchdog period) is stuck. */
 #define CAPTURE_STALL_USEC        (UINT64_C(2) * 1000 * 1000)
 
@@ -179,6 +193,16 @@
  * need. With less, they are kept in memory (a memfd).
  */
 #define KALLSYMS_STORE_FREE_MIN   (UINT64_C(64) << 20)
+
+/*
+ * STATE_DIR/recovered/: records whose output could not be written, rebuilt
+ * from their spool. Its own budget, oldest deleted first (the manifest
+ * lists what the daemon wrote there; nothing else is touched).
+ */
+#define RECOVERED_DIR             "recovered"
+#define RECOVERED_MAX_FILES       100u
+#define RECOVERED_MAX_AGE_USEC    (UINT64_C(30) * 24 * 3600 * 1000 * 1000)
+#define RECOVERED_KEEP_FREE_PERCENT 5u
 
 /* Metadata files read from tracefs and /proc: refuse anything larger. */
 #define METADATA_FILE_MAX         (64u * 1024u * 1024u)

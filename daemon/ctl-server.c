@@ -138,13 +138,49 @@ static void conn_free(struct ctl_conn *c)
  */
 int ctl_conn_send(struct ctl_conn *c, struct ctl_builder *b)
 {
+	return ctl_conn_send_fd(c, b, -EBADF);
+}
+
+/**
+ * ctl_conn_send_fd() - send a built message with a descriptor, without blocking.
+ * @c: connection
+ * @b: message
+ * @fd: passed with SCM_RIGHTS (the caller keeps and closes its own), or -EBADF for none
+ *
+ * Return: as ctl_conn_send().
+ */
+int ctl_conn_send_fd(struct ctl_conn *c, struct ctl_builder *b, int fd)
+{
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(int))];
+	} control = {};
+	struct iovec iov;
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = &control,
+		.msg_controllen = sizeof(control),
+	};
+	struct cmsghdr *cm;
 	size_t n;
 	int r;
 
 	r = ctl_builder_finish(b, &n);
 	if (r < 0)
 		return log_error_errno(r, "Reply does not fit in one message: %m");
-	if (send(c->fd, b->buf, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+	iov = (struct iovec){ .iov_base = b->buf, .iov_len = n };
+	if (fd >= 0) {
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	} else {
+		mh.msg_control = NULL;
+		mh.msg_controllen = 0;
+	}
+	if (sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		r = negative_errno();
 		log_ratelimit_debug_errno(r, "Sending to client pid %d failed, dropping it: %m",
 					  (int)c->pid);

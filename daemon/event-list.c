@@ -199,6 +199,30 @@ static int system_events(struct event_catalog *c, struct catalog_system *s)
 	return r < 0 ? r : s->events ? 0 : -ENOMEM;
 }
 
+/**
+ * event_catalog_walk() - every event the kernel lists, system by system, in name order.
+ * @c: catalog
+ * @fn: called with each; a negative return stops the walk
+ * @userdata: for @fn
+ *
+ * Return: 0, or what @fn or a read returned.
+ */
+int event_catalog_walk(struct event_catalog *c,
+		       int (*fn)(const char *system, const char *event, void *userdata),
+		       void *userdata)
+{
+	for (size_t k = 0; k < c->n_systems; k++) {
+		struct catalog_system *s = &c->systems[k];
+		int r = system_events(c, s);
+
+		for (size_t e = 0; r >= 0 && e < s->n_events; e++)
+			r = fn(s->name, s->events[e], userdata);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static bool is_glob(const char *s)
 {
 	return strpbrk(s, "*?[") != NULL;

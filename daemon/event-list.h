@@ -27,6 +27,9 @@ struct event_catalog;
 int event_catalog_new(const char *tracing_dir, struct event_catalog **ret);
 struct event_catalog *event_catalog_free(struct event_catalog *c);
 DEFINE_CLEANUP(struct event_catalog *, event_catalog_free)
+int event_catalog_walk(struct event_catalog *c,
+		       int (*fn)(const char *system, const char *event, void *userdata),
+		       void *userdata);
 
 int event_spec_split(const char *spec, char *system, size_t n_system, char *event, size_t n_event);
 /* The ftrace events a session's instance delivers (NULL-terminated lists). */

@@ -672,6 +672,7 @@ static void trigger_snapshot(struct trigger_slot *slot)
 static int on_post_timer(sd_event_source *source, uint64_t usec, void *userdata)
 {
 	struct trigger_slot *slot = userdata;
+	SESSION_LOG_CONTEXT(slot->session);
 
 	slot->post = sd_event_source_disable_unref(slot->post);
 	trigger_snapshot(slot);
@@ -817,18 +818,47 @@ bool flight_has_waiter(const struct session *s, const void *waiter)
 	return false;
 }
 
+/*
+ * Raw bytes a memory-backend history holds outside its ring: taken by the
+ * workers and not yet in a chunk, or still in the kernel's ring. A snapshot
+ * flushes both into the file.
+ */
+static uint64_t not_yet_in_ring(struct session *s)
+{
+	uint64_t sum = 0;
+
+	if (s->state != SESSION_RUNNING)
+		return 0;
+	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
+		struct cpu_stream *cs = &s->cpus.cpus[cpu];
+		struct capture_counters c = {};
+		struct chunk_ring_stats st = {};
+		struct cpu_counters k = {};
+
+		if (cs->stream)
+			capture_stream_counters(cs->stream, &c);
+		if (cs->ring)
+			chunk_ring_stats(cs->ring, &st);
+		if (c.bytes_raw > st.raw_bytes + st.evicted_raw_bytes)
+			sum += c.bytes_raw - st.raw_bytes - st.evicted_raw_bytes;
+		if (s->instance && instance_read_cpu_stats(s->instance, cpu, &k, NULL) >= 0)
+			sum += k.bytes;
+	}
+	return sum;
+}
+
 /**
  * flight_describe() - the flight recorder's part of a session record.
  * @s: flight session
  * @b: reply being built
  *
  * The history reaches back to the latest time from which every CPU that
- * lost older data is complete (the oldest data held when none did);
- * clocks are in ns.
+ * lost older data is complete, or to the start when none did; clocks are in
+ * ns. Its raw bytes count what is still on the way to the ring too.
  */
 void flight_describe(struct session *s, struct ctl_builder *b)
 {
-	uint64_t bytes = 0, raw = 0, evicted = 0, newest = 0, oldest = UINT64_MAX, complete = 0;
+	uint64_t bytes = 0, raw = 0, evicted = 0, newest = 0, complete = 0;
 	char line[FTRACED_MESSAGE_MAX], dir[PATH_MAX];
 	struct flight *f = s->flight;
 
@@ -847,17 +877,24 @@ void flight_describe(struct session *s, struct ctl_builder *b)
 			if (st.chunks == 0)
 				continue;
 			newest = MAX(newest, st.last_ts);
-			oldest = MIN(oldest, st.first_ts);
 			if (st.evicted_chunks > 0)
 				complete = MAX(complete, st.first_ts);
 		}
-		if (!complete)
-			complete = oldest;
+		raw += not_yet_in_ring(s);
 		ctl_put_u64(b, FTRACED_ATTR_HISTORY_BYTES, bytes);
 		ctl_put_u64(b, FTRACED_ATTR_HISTORY_RAW_BYTES, raw);
 		ctl_put_u64(b, FTRACED_ATTR_EVICTED_RAW_BYTES, evicted);
-		if (newest > 0 && complete <= newest)
-			ctl_put_u64(b, FTRACED_ATTR_HISTORY_MS, (newest - complete) / 1000000);
+		/*
+		 * Nothing evicted: everything since the start is held, in the ring,
+		 * a worker's batch or the kernel's ring (a slow session's first
+		 * chunk may take minutes to fill). Else, what every CPU has whole.
+		 */
+		if (complete)
+			ctl_put_u64(b, FTRACED_ATTR_HISTORY_MS, newest > complete ?
+				    (newest - complete) / 1000000 : 0);
+		else if (s->state == SESSION_RUNNING)
+			ctl_put_u64(b, FTRACED_ATTR_HISTORY_MS,
+				    (monotonic_usec() - s->start_usec) / 1000);
 	}
 	ctl_put_u32(b, FTRACED_ATTR_SNAPSHOTS, f->n_snapshots);
 	ctl_put_u32(b, FTRACED_ATTR_SEGMENTS_KEPT, s->publisher.usage.n_files);

@@ -19,3 +19,4 @@ struct instance {
 #define INSTANCE_PID_LIST_MAX (FTRACED_PIDS_PER_REQUEST_MAX * 12 + 1)
 
 int instance_write_file(struct instance *i, const char *file, const char *value);
+bool instance_word_in(const char *list, const char *name);

@@ -42,6 +42,7 @@ int cpu_counters_parse(const char *text, struct cpu_counters *ret)
 		.overrun = field(text, "overrun"),
 		.dropped = field(text, "dropped events"),
 		.read = field(text, "read events"),
+		.bytes = field(text, "bytes"),
 	};
 	return 0;
 }

@@ -145,17 +145,6 @@ static int top_level_writes(struct instance *i, const struct event_list *events,
 	return 0;
 }
 
-/* Is @name a word of the space-separated @list? */
-static bool word_in(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = list; p && *p; p += strcspn(p, " \n"), p += strspn(p, " \n"))
-		if (strncmp(p, name, n) == 0 && (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
-			return true;
-	return false;
-}
-
 /* The first line of a tracefs file, for messages; "?" when unreadable. */
 static char *first_line(struct tracefs_instance *tfs, const char *file)
 {
@@ -172,10 +161,10 @@ static int check_available(struct instance *i, const char *name, char *error, si
 	_cleanup_free_ char *here = first_line(i->tfs, "available_tracers");
 	_cleanup_free_ char *top = NULL;
 
-	if (here && word_in(here, name))
+	if (here && instance_word_in(here, name))
 		return 0;
 	top = first_line(NULL, "available_tracers");
-	if (top && word_in(top, name))
+	if (top && instance_word_in(top, name))
 		snprintf(error, n_error, "this kernel runs the %s tracer only in the top-level "
 			 "buffer, not in a tracefs instance like the session's (instances offer: %s)",
 			 name, here ?: "?");

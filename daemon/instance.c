@@ -509,6 +509,23 @@ int instance_read_cpu_stats(struct instance *i, unsigned cpu, struct cpu_counter
 }
 
 /**
+ * instance_word_in() - is @name a word of the space-separated @list?
+ * @list: a tracefs listing such as available_tracers (NULL: none)
+ * @name: the word
+ *
+ * Return: true if it is there, whole.
+ */
+bool instance_word_in(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p; p += strcspn(p, " \n"), p += strspn(p, " \n"))
+		if (strncmp(p, name, n) == 0 && (p[n] == ' ' || p[n] == '\n' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+/**
  * instance_tag() - the tag in the instance names of the daemon using @state_dir.
  * @state_dir: the daemon's state directory, as an absolute, resolved path
  *

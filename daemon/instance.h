@@ -17,6 +17,7 @@ struct cpu_counters {
 	uint64_t overrun;
 	uint64_t dropped;
 	uint64_t read;
+	uint64_t bytes;   /* in the ring, not read yet */
 };
 
 /* A function tracer in the session's instance (-p, -l, -n, -g, ...). */

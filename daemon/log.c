@@ -1,22 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Logging: one line per message on stderr, prefixed with "<N>" (the syslog
- * priority), which journald parses for services. Any thread may log; a line
- * is written with one write() so lines never interleave.
+ * Logging, one message at a time, to wherever stderr leads:
+ *  - the journal (systemd's JOURNAL_STREAM names our stderr): sent with
+ *    sd_journal_sendv(), with PRIORITY= and, inside a LOG_CONTEXT(), the
+ *    SESSION= and INSTANCE= a message is about, for journalctl SESSION=bg;
+ *  - a terminal: the text alone, "warning: " or "error: " before those;
+ *  - anything else (a file, a pipe): one line prefixed with "<N>", the
+ *    syslog priority, which journald and syslog daemons parse.
+ * Any thread may log; a line is written with one write() so lines never
+ * interleave.
  *
  * libtraceevent declares tep_vprint() weak and libtracefs routes its
  * warnings through it; defining it here pulls both libraries into our log.
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <systemd/sd-journal.h>
 
 #include <event-parse.h>
 #include <event-utils.h>
 
 #include "daemon/log.h"
+#include "ftraced/proto.h"
 
 #define LOG_LINE_MAX 2048
 #define RATELIMIT_INTERVAL_NS (5ull * 1000 * 1000 * 1000)
@@ -24,6 +36,74 @@
 
 static int max_level = LOG_INFO;
 static bool syslog_prefix = true;
+static enum { TARGET_STREAM, TARGET_TERMINAL, TARGET_JOURNAL } target = TARGET_STREAM;
+static __thread struct log_context context;
+
+/**
+ * log_open() - find where stderr leads: the journal, a terminal or a stream.
+ *
+ * Called once from main(), before any thread starts.
+ */
+void log_open(void)
+{
+	const char *stream = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (isatty(STDERR_FILENO))
+		target = TARGET_TERMINAL;
+	else if (stream && sscanf(stream, "%llu:%llu", &dev, &ino) == 2 &&
+		 fstat(STDERR_FILENO, &st) == 0 && (unsigned long long)st.st_dev == dev &&
+		 (unsigned long long)st.st_ino == ino)
+		target = TARGET_JOURNAL;
+}
+
+/**
+ * log_context_swap() - the session messages are about from now on, in this thread.
+ * @session: its name, or NULL
+ * @instance: its instance's, or NULL
+ *
+ * Return: the context it replaces, for log_context_restore().
+ */
+struct log_context log_context_swap(const char *session, const char *instance)
+{
+	struct log_context previous = context;
+
+	snprintf(context.session, sizeof(context.session), "%s", session ?: "");
+	snprintf(context.instance, sizeof(context.instance), "%s", instance ?: "");
+	return previous;
+}
+
+void log_context_restore(struct log_context *previous)
+{
+	context = *previous;
+}
+
+/* One message to the journal, with the thread's context as fields. */
+static void send_to_journal(int level, const char *message)
+{
+	char priority[16], session[FTRACED_NAME_MAX + 16], instance[FTRACED_NAME_MAX + 16];
+	struct iovec iov[5];
+	size_t n = 0;
+	char *text;
+
+	if (asprintf(&text, "MESSAGE=%s", message) < 0)
+		return;
+	snprintf(priority, sizeof(priority), "PRIORITY=%d", level);
+	iov[n++] = (struct iovec){ text, strlen(text) };
+	iov[n++] = (struct iovec){ priority, strlen(priority) };
+	iov[n++] = (struct iovec){ (char *)"SYSLOG_IDENTIFIER=ftraced", 25 };
+	if (context.session[0]) {
+		snprintf(session, sizeof(session), "SESSION=%s", context.session);
+		iov[n++] = (struct iovec){ session, strlen(session) };
+	}
+	if (context.instance[0]) {
+		snprintf(instance, sizeof(instance), "INSTANCE=%s", context.instance);
+		iov[n++] = (struct iovec){ instance, strlen(instance) };
+	}
+	(void)sd_journal_sendv(iov, (int)n);
+	free(text);
+}
 
 /* The "<N>" prefix is for journald; tools run by hand (ftracectl) turn it off. */
 void log_set_syslog_prefix(bool on)
@@ -80,7 +160,17 @@ int log_internalv(int level, int error, const char *format, va_list ap)
 
 	if (error != 0)
 		errno = -error;
-	n = syslog_prefix ? snprintf(line, sizeof(line), "<%d>", level) : 0;
+	if (target == TARGET_JOURNAL) {
+		vsnprintf(line, sizeof(line), format, ap);
+		send_to_journal(level, line);
+		errno = saved;
+		return error;
+	}
+	if (target == TARGET_TERMINAL)
+		n = snprintf(line, sizeof(line), "%s", level <= LOG_ERR ? "error: " :
+			     level == LOG_WARNING ? "warning: " : "");
+	else
+		n = syslog_prefix ? snprintf(line, sizeof(line), "<%d>", level) : 0;
 	n += vsnprintf(line + n, sizeof(line) - (size_t)n, format, ap);
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;

@@ -9,9 +9,27 @@
 #include <syslog.h>
 
 #include "ftraced/macro.h"
+#include "ftraced/proto.h"
 
 void log_set_max_level(int level);
 void log_set_syslog_prefix(bool on);
+void log_open(void);
+
+/*
+ * The session a thread is working for: its messages carry SESSION= and
+ * INSTANCE= fields in the journal. Set for a scope with LOG_CONTEXT();
+ * the names are copied, so the session may go within the scope.
+ */
+struct log_context {
+	char session[FTRACED_NAME_MAX + 1];
+	char instance[FTRACED_NAME_MAX + 1];
+};
+
+struct log_context log_context_swap(const char *session, const char *instance);
+void log_context_restore(struct log_context *previous);
+#define LOG_CONTEXT(session, instance)                                               \
+	_cleanup_(log_context_restore) struct log_context _log_previous =            \
+		log_context_swap((session), (instance))
 int log_get_max_level(void);
 int log_parse_level(const char *s);
 

@@ -136,6 +136,7 @@ int main(int argc, char *argv[])
 	 * symbol read, for good (bench/README.md).
 	 */
 	mallopt(M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD);
+	log_open();
 	r = parse_argv(argc, argv);
 	if (r <= 0)
 		return r < 0 ? 2 : 0;
@@ -157,6 +158,7 @@ int main(int argc, char *argv[])
 		return 1;
 	config = (struct manager_config){
 		.settings = &settings,
+		.config_path = arg_config,
 		.socket_path = arg_socket,
 		.state_dir = arg_state_dir,
 		.group = arg_group,

@@ -15,6 +15,7 @@ struct manager_config {
 	const char *group; /* may be NULL or name a missing group: then root only */
 	const char *sessions_dir; /* *.conf files of sessions to start, or NULL */
 	const struct daemon_config *settings; /* ftraced.conf */
+	const char *config_path;  /* ftraced.conf's path, read again at SIGHUP */
 	bool test_hooks;          /* FTRACED_TEST_HOOKS=1: SIGUSR2 blocks a capture worker */
 	uint64_t test_symbols_lifetime_usec; /* and FTRACED_TEST_SYMBOLS_LIFETIME_MS; 0: normal */
 	unsigned test_symbols_growth_max;    /* and FTRACED_TEST_SYMBOLS_GROWTH_MAX; 0: normal */

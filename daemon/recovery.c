@@ -424,11 +424,26 @@ static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, cons
 		unlinkat(dir_fd, tmp, 0);
 	/*
 	 * In a session's directory (segments, or snapshots): its retention
-	 * counts and deletes it like the files it wrote.
+	 * counts and deletes it like the files it wrote. In recovered/ (records
+	 * whose output could not be written): a budget of its own, oldest first.
 	 */
-	if (r >= 0 && strncmp(path, "sessions/", strlen("sessions/")) == 0 &&
-	    retention_record(dir_fd, name) < 0)
+	if (r >= 0 && retention_record(dir_fd, name) < 0)
 		log_warning("Recovery: cannot add '%s' to its directory's manifest", name);
+	if (r >= 0 && strncmp(path, RECOVERED_DIR "/", strlen(RECOVERED_DIR "/")) == 0) {
+		static const struct retention_limits recovered = {
+			.max_files = RECOVERED_MAX_FILES,
+			.max_age_usec = RECOVERED_MAX_AGE_USEC,
+			.keep_free_percent = RECOVERED_KEEP_FREE_PERCENT,
+		};
+		struct retention_usage usage;
+
+		if (retention_apply(dir_fd, "", &recovered, &usage) >= 0 && usage.n_deleted > 0)
+			log_notice("Recovery: deleted the %u oldest file(s) of %s/ (at most %u files, "
+				   "%u days, %u%% of the file system kept free)", usage.n_deleted,
+				   RECOVERED_DIR, RECOVERED_MAX_FILES,
+				   (unsigned)(RECOVERED_MAX_AGE_USEC / 86400000000ull),
+				   RECOVERED_KEEP_FREE_PERCENT);
+	}
 	safe_close(fd);
 	safe_close(dir_fd);
 	global_meta_done(&gm);

@@ -127,6 +127,7 @@ void session_check(struct session *s)
 static int on_check_timer(sd_event_source *source, uint64_t usec, void *userdata)
 {
 	struct session *s = userdata;
+	SESSION_LOG_CONTEXT(s);
 	int r;
 
 	check(s, true);
@@ -136,6 +137,9 @@ static int on_check_timer(sd_event_source *source, uint64_t usec, void *userdata
 
 static int on_instance_written(sd_event_source *source, int fd, uint32_t revents, void *userdata)
 {
+	struct session *s = userdata;
+	SESSION_LOG_CONTEXT(s);
+
 	drain_watch(source);
 	check(userdata, true);
 	return 0;
@@ -203,21 +207,24 @@ void session_disarm_check(struct session *s)
  * @text: the kernel's stats text (taken over; may be NULL)
  *
  * So the file says what status said: readers see it in the CPU statistics.
+ * A gap (the daemon was away) goes into the first file after it only.
  *
  * Return: the text to store.
  */
 char *session_cpustat_text(const struct session *s, uint64_t discarded, char *text)
 {
-	char lost[64] = "", warning[sizeof(s->warning) + 32] = "";
+	char lost[64] = "", warning[sizeof(s->warning) + 32] = "", gap[sizeof(s->gap) + 32] = "";
 	char *out;
 
-	if (!s->warning[0] && discarded == 0)
+	if (!s->warning[0] && discarded == 0 && !s->gap_in_next_file)
 		return text;
 	if (discarded > 0)
 		snprintf(lost, sizeof(lost), "ftraced-discarded: %" PRIu64 "\n", discarded);
 	if (s->warning[0])
 		snprintf(warning, sizeof(warning), "ftraced-warning: %s\n", s->warning);
-	if (asprintf(&out, "%s%s%s", text ?: "", lost, warning) < 0)
+	if (s->gap_in_next_file)
+		snprintf(gap, sizeof(gap), "ftraced-gap: %s\n", s->gap);
+	if (asprintf(&out, "%s%s%s%s", text ?: "", lost, warning, gap) < 0)
 		return text;
 	free(text);
 	return out;

@@ -23,11 +23,30 @@
 #include "ftraced/macro.h"
 #include "lib/ctl-proto.h"
 
+/**
+ * default_buffer_kb() - the ring per CPU a session gets without -b.
+ * @n_cpus: CPUs it captures
+ * @avail_kb: MemAvailable; 0: unknown
+ *
+ * Return: BUFFER_KB_DEFAULT, or less on a machine where that many CPUs'
+ * rings would take more than BUFFER_MEM_PERCENT_MAX of its memory: the
+ * largest power of two that fits, not below BUFFER_KB_DEFAULT_MIN.
+ */
+uint32_t default_buffer_kb(unsigned n_cpus, uint64_t avail_kb)
+{
+	uint32_t kb = BUFFER_KB_DEFAULT;
+
+	while (kb > BUFFER_KB_DEFAULT_MIN && avail_kb > 0 &&
+	       (uint64_t)kb * n_cpus > avail_kb / 100 * BUFFER_MEM_PERCENT_MAX)
+		kb /= 2;
+	return kb;
+}
+
 /* Sizes, levels and times: the checks that apply to every mode. */
 static int check_common(const struct ctl_request *req, unsigned n_cpus, uint64_t avail_kb,
 			char *error, size_t n_error)
 {
-	uint32_t buffer_kb = req->buffer_kb ?: BUFFER_KB_DEFAULT;
+	uint32_t buffer_kb = req->buffer_kb ?: default_buffer_kb(n_cpus, avail_kb);
 
 	if (buffer_kb < BUFFER_KB_MIN || buffer_kb > BUFFER_KB_MAX) {
 		snprintf(error, n_error, "buffer size %u KiB per CPU is outside %u..%u KiB",
@@ -431,7 +450,7 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 		return -EOPNOTSUPP;
 	}
 
-	c.buffer_kb = req->buffer_kb ?: BUFFER_KB_DEFAULT;
+	c.buffer_kb = req->buffer_kb ?: default_buffer_kb(n_cpus, mem->available_kb);
 	c.subbuf_kb = req->subbuf_kb;
 	c.n_triggers = req->n_triggers;
 	r = check_memory_limit(&c, n_cpus, mem, error, n_error);

@@ -68,4 +68,5 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 				char *error, size_t n_error);
 uint64_t session_config_memory(const struct session_config *c, unsigned n_cpus);
 uint32_t subbuf_kb_preferred(uint32_t buffer_kb);
+uint32_t default_buffer_kb(unsigned n_cpus, uint64_t avail_kb);
 void session_config_done(struct session_config *c);

@@ -24,6 +24,8 @@
  * before it.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -117,6 +119,7 @@ struct file_state {
 	unsigned n_functions;  /* function-filter, function-notrace, graph-function together */
 	unsigned n_probes;
 	unsigned n_options;
+	unsigned n_pids;
 };
 
 /* Keys that may be given more than once, each adding to a list. */
@@ -124,7 +127,7 @@ static bool key_repeats(const char *key)
 {
 	static const char *const repeating[] = {
 		"event", "events", "event-filter", "trigger", "function-filter",
-		"function-notrace", "graph-function", "probe", "option",
+		"function-notrace", "graph-function", "probe", "option", "pid",
 	};
 
 	for (size_t k = 0; k < ELEMENTSOF(repeating); k++)
@@ -160,6 +163,7 @@ static const struct {
 	{ "ignore-missing", FTRACED_ATTR_IGNORE_MISSING },
 	{ "func-stack", FTRACED_ATTR_FUNC_STACK },
 	{ "no-filter", FTRACED_ATTR_NO_FILTER },
+	{ "children", FTRACED_ATTR_FOLLOW_FORK },
 };
 
 static int parse_line(struct ctl_builder *b, const char *key, char *v, struct file_state *st,
@@ -296,6 +300,13 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 			ctl_put_u32(b, flag_keys[k].attr, 1);
 		return 0;
 	}
+	if (strcmp(key, "pid") == 0) {
+		if (++st->n_pids > FTRACED_PIDS_PER_REQUEST_MAX) {
+			snprintf(error, n_error, "more than %u pids", FTRACED_PIDS_PER_REQUEST_MAX);
+			return -EINVAL;
+		}
+		return put_number(b, FTRACED_ATTR_PID, v, 1, INT32_MAX, error, n_error);
+	}
 	if (strcmp(key, "buffer-kb") == 0)
 		return put_number(b, FTRACED_ATTR_BUFFER_KB, v, 0, UINT32_MAX, error, n_error);
 	if (strcmp(key, "rt-priority") == 0)
@@ -397,4 +408,166 @@ int session_file_parse(const char *text, size_t n, const char *default_name,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Appends to a text being formatted; the first overflow sticks. */
+struct text {
+	char *buf;
+	size_t n;
+	size_t used;
+	bool overflow;
+};
+
+_printf_(2, 3)
+static void add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (t->overflow)
+		return;
+	va_start(ap, fmt);
+	k = vsnprintf(t->buf + t->used, t->n - t->used, fmt, ap);
+	va_end(ap);
+	if (k < 0 || (size_t)k >= t->n - t->used)
+		t->overflow = true;
+	else
+		t->used += (size_t)k;
+}
+
+static const char *key_of(enum ftraced_attr a)
+{
+	for (size_t k = 0; k < ELEMENTSOF(string_keys); k++)
+		if (string_keys[k].attr == a)
+			return string_keys[k].key;
+	for (size_t k = 0; k < ELEMENTSOF(flag_keys); k++)
+		if (flag_keys[k].attr == a)
+			return flag_keys[k].key;
+	return NULL;
+}
+
+/* A size in the largest unit that says it exactly: "64M", "2G", "4097". */
+static void add_size(struct text *t, const char *key, uint64_t v)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+
+	while (u + 1 < (int)sizeof(units) - 1 && v > 0 && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		add(t, "%s = %" PRIu64 "\n", key, v);
+	else
+		add(t, "%s = %" PRIu64 "%c\n", key, v, units[u]);
+}
+
+/* A duration in the largest unit that says it exactly: "10m", "1d", "1500ms". */
+static void add_duration(struct text *t, const char *key, uint64_t ms)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ms;
+	} units[] = { { "d", 86400000 }, { "h", 3600000 }, { "m", 60000 }, { "s", 1000 } };
+
+	for (size_t k = 0; k < ELEMENTSOF(units); k++)
+		if (ms >= units[k].ms && ms % units[k].ms == 0) {
+			add(t, "%s = %" PRIu64 "%s\n", key, ms / units[k].ms, units[k].unit);
+			return;
+		}
+	add(t, "%s = %" PRIu64 "ms\n", key, ms);
+}
+
+/**
+ * session_file_format() - the session file that stands for a CREATE request.
+ * @req: a parsed CREATE request
+ * @buf: receives the text
+ * @n: its size
+ *
+ * The inverse of session_file_parse(): parsing the text gives a request
+ * with the same attributes. Sizes and times are written in the largest
+ * unit that says them exactly. A session's saved
+ * copy and `ftracectl save` are made with it.
+ *
+ * Return: the text's length, or -ENOBUFS if it does not fit in @n.
+ */
+int session_file_format(const struct ctl_request *req, char *buf, size_t n)
+{
+	struct text t = { .buf = buf, .n = n };
+
+	if (n > 0)
+		buf[0] = '\0';
+	add(&t, "name = %s\n", req->session);
+	add(&t, "mode = %s\n", req->mode == FTRACED_MODE_FLIGHT ? "flight" : "continuous");
+	for (unsigned k = 0; k < req->n_events; k++) {
+		const char *f = ctl_request_event_filter(req, k);
+
+		add(&t, "event = %s\n", req->events[k]);
+		if (f)
+			add(&t, "event-filter = %s\n", f);
+	}
+	if (ctl_request_has(req, FTRACED_ATTR_FILTER))
+		add(&t, "filter = %s\n", req->filter);
+	if (ctl_request_has(req, FTRACED_ATTR_CLOCK))
+		add(&t, "clock = %s\n", req->clock);
+	if (ctl_request_has(req, FTRACED_ATTR_COMPRESSION))
+		add(&t, "compression = %s\n",
+		    req->compression == FTRACED_COMPRESSION_NONE ? "none" : "zstd");
+	if (ctl_request_has(req, FTRACED_ATTR_LEVEL))
+		add(&t, "level = %d\n", req->level);
+	if (ctl_request_has(req, FTRACED_ATTR_BUFFER_KB))
+		add(&t, "buffer-kb = %" PRIu32 "\n", req->buffer_kb);
+	if (ctl_request_has(req, FTRACED_ATTR_SUBBUF_KB))
+		add(&t, "subbuf-kb = %" PRIu32 "\n", req->subbuf_kb);
+	if (ctl_request_has(req, FTRACED_ATTR_RT_PRIORITY))
+		add(&t, "rt-priority = %" PRIu32 "\n", req->rt_priority);
+	for (size_t k = 0; k < ELEMENTSOF(flag_keys); k++) {
+		uint32_t v = flag_keys[k].attr == FTRACED_ATTR_STACKTRACE ? req->stacktrace :
+			     flag_keys[k].attr == FTRACED_ATTR_IGNORE_MISSING ? req->ignore_missing :
+			     flag_keys[k].attr == FTRACED_ATTR_FUNC_STACK ? req->func_stack :
+			     flag_keys[k].attr == FTRACED_ATTR_NO_FILTER ? req->no_filter :
+			     req->follow_fork;
+
+		if (v)
+			add(&t, "%s = yes\n", flag_keys[k].key);
+	}
+	for (unsigned k = 0; k < req->n_pids; k++)
+		add(&t, "pid = %" PRIu32 "\n", req->pids[k]);
+	if (ctl_request_has(req, FTRACED_ATTR_TRACER))
+		add(&t, "tracer = %s\n", req->tracer);
+	for (unsigned k = 0; k < req->n_functions; k++)
+		add(&t, "%s = %s\n", key_of(req->functions[k].attr),
+		    req->text + req->functions[k].offset);
+	if (ctl_request_has(req, FTRACED_ATTR_MAX_GRAPH_DEPTH))
+		add(&t, "max-graph-depth = %" PRIu32 "\n", req->max_graph_depth);
+	for (unsigned k = 0; k < req->n_probes; k++)
+		add(&t, "probe = %s\n", req->text + req->probes[k]);
+	for (unsigned k = 0; k < req->n_options; k++)
+		add(&t, "option = %s\n", req->text + req->options[k]);
+	if (ctl_request_cpumask(req))
+		add(&t, "cpumask = %s\n", ctl_request_cpumask(req));
+	if (ctl_request_has(req, FTRACED_ATTR_SEGMENT_SIZE))
+		add_size(&t, "segment-size", req->segment_size);
+	if (ctl_request_has(req, FTRACED_ATTR_SEGMENT_TIME_MS))
+		add_duration(&t, "segment-time", req->segment_time_ms);
+	if (ctl_request_has(req, FTRACED_ATTR_MAX_TOTAL))
+		add_size(&t, "max-total", req->max_total);
+	if (ctl_request_has(req, FTRACED_ATTR_MAX_FILES))
+		add(&t, "max-files = %" PRIu32 "\n", req->max_files);
+	if (ctl_request_has(req, FTRACED_ATTR_MAX_AGE_MS))
+		add_duration(&t, "max-age", req->max_age_ms);
+	if (ctl_request_has(req, FTRACED_ATTR_KEEP_FREE))
+		add_size(&t, "keep-free", req->keep_free);
+	if (ctl_request_has(req, FTRACED_ATTR_KEEP_FREE_PERCENT))
+		add(&t, "keep-free = %" PRIu32 "%%\n", req->keep_free_percent);
+	if (ctl_request_has(req, FTRACED_ATTR_ON_SEGMENT))
+		add(&t, "on-segment = %s\n", req->on_segment);
+	if (ctl_request_has(req, FTRACED_ATTR_FLIGHT_BACKEND))
+		add(&t, "flight-backend = %s\n",
+		    req->flight_backend == FTRACED_FLIGHT_KERNEL ? "kernel" : "memory");
+	if (ctl_request_has(req, FTRACED_ATTR_FLIGHT_SIZE))
+		add_size(&t, "flight-size", req->flight_size);
+	for (unsigned k = 0; k < req->n_triggers; k++)
+		add(&t, "trigger = %s\n", req->triggers[k]);
+	return t.overflow ? -ENOBUFS : (int)t.used;
 }

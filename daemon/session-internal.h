@@ -11,6 +11,7 @@
 #include "daemon/clock-anchor.h"
 #include "daemon/event-list.h"
 #include "daemon/instance.h"
+#include "daemon/log.h"
 #include "daemon/metadata.h"
 #include "daemon/publish.h"
 #include "daemon/segment.h"
@@ -72,9 +73,15 @@ struct session {
 	int cut_short;                  /* capture stopped early; files hold what came before */
 	char cut_message[256];
 	char warning[512];              /* what someone else did to the instance; "" if nothing */
+	char gap[256];                  /* a time it did not capture (the daemon was away); "" */
+	bool gap_in_next_file;          /* ... not yet said in a file */
 
 	struct flight *flight;          /* flight recorders only */
 };
+
+/* Messages of the scope are about @s (journal fields SESSION= and INSTANCE=). */
+#define SESSION_LOG_CONTEXT(s) \
+	LOG_CONTEXT((s)->name, (s)->instance ? instance_name((s)->instance) : NULL)
 
 void session_utc_stamp(char *buf, size_t size);
 void session_wake(struct session *s);

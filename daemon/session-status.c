@@ -151,6 +151,8 @@ void session_describe(struct session *s, struct ctl_builder *b)
 		ctl_put_u64(b, FTRACED_ATTR_EVENTS_DISCARDED, discarded);
 	if (s->warning[0])
 		ctl_put_string(b, FTRACED_ATTR_WARNING, s->warning);
+	if (s->gap[0])
+		ctl_put_string(b, FTRACED_ATTR_GAP, s->gap);
 	if (s->error < 0) {
 		ctl_put_u32(b, FTRACED_ATTR_ERRNO, (uint32_t)-s->error);
 		ctl_put_string(b, FTRACED_ATTR_MESSAGE, s->error_message);

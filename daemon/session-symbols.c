@@ -73,6 +73,7 @@ static void arm_look(struct session *s, uint64_t at)
 static int on_symbols_look(sd_event_source *source, uint64_t usec, void *userdata)
 {
 	struct session *s = userdata;
+	SESSION_LOG_CONTEXT(s);
 	uint64_t expiring = kallsyms_stale_at(s->env.kallsyms, KALLSYMS_EXPIRING), last_look;
 
 	if (s->state != SESSION_RUNNING)

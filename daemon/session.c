@@ -390,6 +390,7 @@ static void rotate(struct session *s);
 static int on_timer(sd_event_source *source, uint64_t usec, void *userdata)
 {
 	struct session *s = userdata;
+	SESSION_LOG_CONTEXT(s);
 
 	if (source == s->segment_timer) {
 		rotate(s);
@@ -599,6 +600,17 @@ int session_stop(struct session *s)
 static bool maybe_done(struct session *s);
 
 /**
+ * session_set_gap() - a time the session did not capture, for status and its next file.
+ * @s: session
+ * @note: what happened, with the times
+ */
+void session_set_gap(struct session *s, const char *note)
+{
+	snprintf(s->gap, sizeof(s->gap), "%s", note);
+	s->gap_in_next_file = true;
+}
+
+/**
  * session_destroy() - stop if needed; env.on_done follows once all files are on disk.
  * @s: session
  */
@@ -773,6 +785,7 @@ static void complete_rotation(struct session *s)
 		cs->base_bytes = cut.bytes_stored;
 		cs->base_chunks = cut.chunks;
 	}
+	s->gap_in_next_file = false;
 	publish_segment(s, TAKE_PTR(s->current));
 	s->current = TAKE_PTR(s->next);
 	s->cut_generation = 0;
@@ -808,6 +821,7 @@ static void all_drained(struct session *s)
 				  c.chunks - cs->base_chunks, &cs->cut,
 				  session_cpustat_text(s, cs->discarded, TAKE_PTR(cs->cut_text)));
 	}
+	s->gap_in_next_file = false;
 	/* The trace_pipe_raw fds must close before the instance can go. */
 	stream_set_release(&s->cpus, true);
 	if (s->config.mode == FTRACED_MODE_RECORD) {
@@ -889,6 +903,7 @@ static bool maybe_done(struct session *s)
 static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *userdata)
 {
 	struct session *s = userdata;
+	SESSION_LOG_CONTEXT(s);
 	uint64_t v;
 
 	(void)!read(fd, &v, sizeof(v));

@@ -74,6 +74,7 @@ DEFINE_CLEANUP(struct session *, session_free)
 int session_start(struct session *s);
 int session_stop(struct session *s);
 void session_destroy(struct session *s);
+void session_set_gap(struct session *s, const char *note);
 int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, char *error,
 		     size_t n_error);
 void session_forget_waiter(struct session *s, void *waiter);

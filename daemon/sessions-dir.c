@@ -20,6 +20,16 @@
 #include "ftraced/macro.h"
 #include "lib/ctl-proto.h"
 
+/* FNV-1a: which version of a file a session came from. */
+static uint64_t text_hash(const char *text, size_t n)
+{
+	uint64_t h = UINT64_C(14695981039346656037);
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)text[i]) * UINT64_C(1099511628211);
+	return h;
+}
+
 /* One file: read (at most SESSION_FILE_MAX), parsed, its request handed on. */
 static void load_file(int dir_fd, const char *file, session_file_fn create, void *userdata)
 {
@@ -68,7 +78,27 @@ static void load_file(int dir_fd, const char *file, session_file_fn create, void
 			log_error("%s: %s; skipping this session", file, error);
 		return;
 	}
-	create(file, req, userdata);
+	create(file, req, text_hash(text, n), userdata);
+}
+
+/**
+ * sessions_dir_load_one() - hand one file of @dir to @create.
+ * @dir: the sessions directory
+ * @file: the file's name in it
+ * @create: called with its request
+ * @userdata: for @create
+ */
+void sessions_dir_load_one(const char *dir, const char *file, session_file_fn create,
+			   void *userdata)
+{
+	int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dir_fd < 0) {
+		log_error_errno(negative_errno(), "Cannot read '%s': %m", dir);
+		return;
+	}
+	load_file(dir_fd, file, create, userdata);
+	close(dir_fd);
 }
 
 static int cmp_str(const void *a, const void *b)

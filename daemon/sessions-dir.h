@@ -5,9 +5,16 @@
 
 struct ctl_request;
 
-/* A session file, parsed into the CREATE request it stands for. */
-typedef void (*session_file_fn)(const char *file, const struct ctl_request *req,
+#include <stdint.h>
+
+/*
+ * A session file, parsed into the CREATE request it stands for; @hash
+ * tells one version of the file from another.
+ */
+typedef void (*session_file_fn)(const char *file, const struct ctl_request *req, uint64_t hash,
 				void *userdata);
 
 void sessions_dir_load(const char *dir, size_t max_files, session_file_fn create,
 		       void *userdata);
+void sessions_dir_load_one(const char *dir, const char *file, session_file_fn create,
+			   void *userdata);

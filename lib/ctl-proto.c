@@ -215,6 +215,7 @@ static bool char_ok(uint16_t type, uint8_t c)
 	case FTRACED_ATTR_TRIGGER_STATUS:
 	case FTRACED_ATTR_PENDING_INSTANCE:
 	case FTRACED_ATTR_WARNING:
+	case FTRACED_ATTR_GAP:
 		return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t';
 	default:
 		return false;
@@ -280,6 +281,7 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 #define CREATE_REQUIRED(M) (M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_MODE))
 #define SESSION_ONLY(M) M(FTRACED_ATTR_SESSION)
 #define SNAPSHOT_ATTRS(M) (M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_TRIM))
+#define OFFER_ATTRS(M) M(FTRACED_ATTR_OFFER)
 
 static const struct ctl_attr_set repeatable_attrs = ATTR_SET(REPEATABLE_ATTRS);
 
@@ -297,6 +299,8 @@ static const struct {
 	[FTRACED_MSG_START] = { ATTR_SET(SESSION_ONLY), ATTR_SET(SESSION_ONLY) },
 	[FTRACED_MSG_DESTROY] = { ATTR_SET(SESSION_ONLY), ATTR_SET(SESSION_ONLY) },
 	[FTRACED_MSG_SNAPSHOT] = { ATTR_SET(SNAPSHOT_ATTRS), ATTR_SET(SESSION_ONLY) },
+	[FTRACED_MSG_SAVE] = { ATTR_SET(SESSION_ONLY), ATTR_SET(SESSION_ONLY) },
+	[FTRACED_MSG_OFFER] = { ATTR_SET(OFFER_ATTRS), ATTR_SET(OFFER_ATTRS) },
 };
 
 static bool is_request(uint16_t type)
@@ -310,6 +314,8 @@ static bool is_request(uint16_t type)
 	case FTRACED_MSG_START:
 	case FTRACED_MSG_DESTROY:
 	case FTRACED_MSG_SNAPSHOT:
+	case FTRACED_MSG_SAVE:
+	case FTRACED_MSG_OFFER:
 		return true;
 	default:
 		return false;
@@ -562,6 +568,11 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 		case FTRACED_ATTR_NO_FILTER:
 			r = ctl_attr_u32(&a, &req.no_filter);
 			if (r >= 0 && req.no_filter > 1)
+				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_OFFER:
+			r = ctl_attr_u32(&a, &req.offer);
+			if (r >= 0 && req.offer >= _FTRACED_OFFER_MAX)
 				r = -EBADMSG;
 			break;
 		default:

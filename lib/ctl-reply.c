@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/ctl-proto.h"
 #include "lib/ctl-reply.h"
@@ -144,6 +145,9 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 			break;
 		case FTRACED_ATTR_WARNING:
 			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->warning);
+			break;
+		case FTRACED_ATTR_GAP:
+			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->gap);
 			break;
 		case FTRACED_ATTR_EVENTS_DISCARDED:
 			r = ctl_attr_u64(&a, &s->discarded);
@@ -315,6 +319,9 @@ void reply_done(struct reply *r)
 	free(r->pending);
 	r->pending = NULL;
 	r->n_pending = 0;
+	if (r->has_fd)
+		close(r->fd);
+	r->has_fd = false;
 }
 
 

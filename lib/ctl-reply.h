@@ -56,6 +56,7 @@ struct session_info {
 	int error;
 	char message[FTRACED_MESSAGE_MAX + 1];
 	char warning[FTRACED_MESSAGE_MAX + 1]; /* what another process did to its instance */
+	char gap[FTRACED_MESSAGE_MAX + 1];     /* a time it did not capture: the daemon was away */
 	uint64_t discarded;              /* events the daemon could not store */
 	struct ftraced_session_counters counters;
 };
@@ -83,6 +84,9 @@ struct reply {
 	struct ftraced_daemon_counters daemon;
 	bool has_daemon_cpu;
 	uint64_t daemon_cpu_usec; /* DAEMON_CPU */
+	/* OK to SAVE and OFFER: the descriptor that came with it, closed by reply_done() */
+	bool has_fd;
+	int fd;
 };
 
 int ctl_reply_decode(const void *buf, size_t n, struct reply *ret);

@@ -3,10 +3,15 @@
  * read()/write() until every byte moved: short counts and EINTR are normal
  * (pipes, signals, a file system under pressure), and a short write must
  * never silently drop data. Writes to a non-blocking FIFO wait for its
- * reader, but not for ever. Thread-safe; no state.
+ * reader, but not for ever. A file replaced whole (replace_file_at()).
+ * Thread-safe; no state.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -196,5 +201,75 @@ int loop_pwrite(int fd, const void *buf, size_t n, uint64_t offset)
 		n -= (size_t)k;
 		offset += (uint64_t)k;
 	}
+	return 0;
+}
+
+/**
+ * replace_file_at() - make @name in @dir_fd hold @data, whole or not at all.
+ * @dir_fd: the directory
+ * @name: the file
+ * @data: its new contents
+ * @n: their length
+ * @mode: permissions of a new file
+ *
+ * Written to ".@name.tmp", synced, renamed over @name, and the directory
+ * synced: a crash leaves the old contents or the new. The temporary file
+ * is made new (O_EXCL, after removing any left): a link planted under its
+ * name, symbolic or hard, is never written through.
+ *
+ * Return: 0 or -errno.
+ */
+int replace_file_at(int dir_fd, const char *name, const void *data, size_t n, mode_t mode)
+{
+	char tmp[NAME_MAX + 1];
+	int fd, r;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	if (unlinkat(dir_fd, tmp, 0) < 0 && errno != ENOENT)
+		return -errno;
+	fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	r = loop_write(fd, data, n);
+	if (r >= 0 && fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+		r = -errno;
+	if (r >= 0 && fsync(dir_fd) < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(dir_fd, tmp, 0);
+	return r;
+}
+
+/**
+ * memfd_sealed() - a memfd holding @data, sealed against change, at its start.
+ * @name: its name (for /proc)
+ * @data: the bytes
+ * @n: how many
+ * @ret_fd: the descriptor (close-on-exec)
+ *
+ * For text handed to a client over the socket, whatever its size.
+ *
+ * Return: 0 or -errno.
+ */
+int memfd_sealed(const char *name, const void *data, size_t n, int *ret_fd)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = loop_write(fd, data, n);
+	if (r >= 0 && (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK |
+			     F_SEAL_SEAL) < 0 || lseek(fd, 0, SEEK_SET) < 0))
+		r = -errno;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
 	return 0;
 }

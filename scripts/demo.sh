@@ -35,8 +35,8 @@ for _ in $(seq 100); do
     sleep 0.05
 done
 
-echo "== ftracectl record -e sched -e irq -d 5s -o demo.dat"
-build/client/ftracectl record -e sched -e irq -d 5s --force -o demo.dat ||
+echo "== ftracectl record -e sched -e irq --duration 5s -o demo.dat"
+build/client/ftracectl record -e sched -e irq --duration 5s --force -o demo.dat ||
     die "recording failed"
 
 echo "== stopping ftraced"

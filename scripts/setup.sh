@@ -3,7 +3,7 @@
 # Set-up steps shared by demo.sh and test.sh, for a fresh Debian 12 machine
 # run as root: Debian packages, a mounted tracefs, a meson build.
 
-BUILD_PACKAGES=(meson ninja-build pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev libzstd-dev
+BUILD_PACKAGES=(meson ninja-build pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev libzstd-dev libjansson-dev
                 libsystemd-dev libcap-dev libelf-dev scdoc)
 RUNTIME_PACKAGES=(trace-cmd util-linux)
 TEST_PACKAGES=(libtracecmd-dev python3 valgrind bindfs tmux)

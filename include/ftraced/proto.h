@@ -73,6 +73,8 @@ enum ftraced_msg_type {
 	FTRACED_MSG_DESTROY,  /* ATTR_SESSION */
 	FTRACED_MSG_SNAPSHOT, /* ATTR_SESSION, optional ATTR_TRIM, optional fd: the output file;
 			       * replied with OK + ATTR_PATH (no fd), ATTR_FILE_BYTES, ATTR_NOTE */
+	FTRACED_MSG_SAVE,     /* ATTR_SESSION; replied with OK + one fd: its session file */
+	FTRACED_MSG_OFFER,    /* ATTR_OFFER; replied with OK + one fd: what the kernel offers */
 	_FTRACED_MSG_TYPE_MAX,
 };
 
@@ -161,6 +163,10 @@ enum ftraced_attr {
 	FTRACED_ATTR_TRACE_OPTION,      /* string, repeated: an instance option, "NAME" or "noNAME" */
 	FTRACED_ATTR_CPUMASK,           /* string: tracing_cpumask in hex, commas allowed */
 	FTRACED_ATTR_NO_FILTER,         /* u32, 0 or 1: keep the daemon's own threads in the trace */
+	/* OFFER */
+	FTRACED_ATTR_OFFER,             /* u32, enum ftraced_offer */
+	/* a session's STATUS record */
+	FTRACED_ATTR_GAP,               /* string: a time it did not capture (the daemon was away) */
 	_FTRACED_ATTR_MAX,
 };
 /* Requests' attribute sets are two u64 bitmaps (lib/ctl-proto.h). */
@@ -178,6 +184,19 @@ enum ftraced_flight_backend {
 	FTRACED_FLIGHT_MEMORY = 0, /* drained into a ring of compressed chunks */
 	FTRACED_FLIGHT_KERNEL = 1, /* kept in the kernel's ring, in overwrite mode */
 	_FTRACED_FLIGHT_BACKEND_MAX,
+};
+
+/*
+ * What an OFFER asks for; the reply's fd holds lines "NAME<TAB>VALUE<TAB>DETAIL"
+ * (events: "system:event"; functions: available_filter_functions as it is).
+ */
+enum ftraced_offer {
+	FTRACED_OFFER_EVENTS = 0,
+	FTRACED_OFFER_TRACERS = 1,
+	FTRACED_OFFER_FUNCTIONS = 2,
+	FTRACED_OFFER_OPTIONS = 3,
+	FTRACED_OFFER_CAPABILITIES = 4,
+	_FTRACED_OFFER_MAX,
 };
 
 enum ftraced_compression {

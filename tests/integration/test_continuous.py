@@ -347,7 +347,9 @@ def test_kill9_loop_recovers_everything():
             started = time.monotonic() - t0
             assert started < 1.0, "restart took %.2f s" % started
             if i > 0:
-                d.ctl("destroy", "k", check=False)
+                # The last round's session came back (saved); it goes, for a fresh one.
+                d.wait_state("k")
+                d.ctl("destroy", "k")
             d.ctl("create", "k", "-e", "ftrace:print", "--segment-time", "150ms")
             d.ctl("start", "k")
             instance = d.ctl_json("status", "k")["instance"]
@@ -455,6 +457,21 @@ def test_status_watch_in_tmux_and_a_pipe():
             while tmux(name, "has-session").returncode == 0 and time.monotonic() < deadline:
                 time.sleep(0.1)
             assert tmux(name, "has-session").returncode != 0, "q did not quit"
+            # 40 columns: the pictures shrink, nothing wraps.
+            r = tmux(name, "new-session", "-d", "-x", "40", "-y", "24", cmd)
+            assert r.returncode == 0, r.stderr
+            screen, deadline = "", time.monotonic() + 30
+            while screen.count("ring [") < len(CPUS) and time.monotonic() < deadline:
+                time.sleep(0.2)
+                screen = tmux(name, "capture-pane", "-p").stdout
+            lines = screen.splitlines()
+            assert "q: quit" in lines[0], screen
+            cpu_lines = [line for line in lines if line.startswith("  CPU")]
+            assert len(cpu_lines) == len(CPUS), screen
+            for line in cpu_lines:
+                assert "ring [" in line and line.rstrip().endswith("]"), screen
+            assert any(line.startswith("  disk   [") for line in lines), screen
+            tmux(name, "send-keys", "q")
         finally:
             tmux(name, "kill-server")
 

@@ -16,6 +16,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (daemon, Daemon, our_instances, markers, start_markers, check_events,  # noqa: E402
                      count_markers, CPUS, FTRACECTL, TRACING, event_lines, report, run,
+                     assert_complete_sequences, parse_markers,
                      wait_cpus_have_events)
 
 
@@ -85,6 +86,22 @@ def test_memory_suffix_and_recording_goes_on():
         assert_suffix(second, "u", later)
         assert d.ctl_json("status", "fl")["snapshots"] == 2
         d.ctl("destroy", "fl")
+
+
+def test_status_shows_history_at_a_low_rate():
+    """A slow flight recorder holds trace long before its first chunk is full: status
+    says how much and how long, and the snapshot holds it."""
+    with daemon() as d:
+        d.ctl("create", "slow", "--mode", "flight", "-e", "ftrace:print")
+        d.ctl("start", "slow")
+        instance = d.ctl_json("status", "slow")["instance"]
+        written = markers(instance, CPUS, 200, rate=400)
+        st = d.ctl_json("status", "slow")
+        assert st["history_raw_bytes"] > 0 and st["history_ms"] >= 400, st
+        out = os.path.join(d.dir, "slow.dat")
+        d.ctl("snapshot", "slow", "-o", out)
+        assert_complete_sequences(parse_markers(report(out)), written)
+        d.ctl("destroy", "slow")
 
 
 def test_trim_and_client_file():

@@ -4,9 +4,9 @@
 # project installed by `meson install`. Prints PASS/FAIL lines and leaves
 # files in /results for the host to verify with trace-cmd; its exit status
 # (through `systemctl exit`) is the container's.
-exec >/results/checks.log 2>&1
+exec >>/results/checks.log 2>&1
 export PATH=/usr/local/bin:/usr/local/sbin:$PATH
-fail=0
+fail=$(cat /results/fail 2>/dev/null || echo 0)
 check() {
     if eval "$2"; then echo "PASS $1"; else echo "FAIL $1"; fail=1; fi
 }
@@ -22,8 +22,58 @@ wait_running() {
     return 1
 }
 service() { systemctl show -P "$1" ftraced.service; }
+# keep_markers TAG: numbered markers into the session "keep", every CPU.
+keep_markers() {
+    local inst
+    inst=$(ftracectl --json status keep | grep -o '"instance": *"[^"]*"' | sed 's/.*: *"\(.*\)"/\1/')
+    for cpu in $(seq 0 $(($(nproc --all) - 1))); do
+        ftraced-loadgen --instance "$inst" --cpu "$cpu" --count 5000 --tag "$1" \
+            >"/results/keep-$1-$cpu.txt"
+    done
+}
+wait_keep_running() {
+    for _ in $(seq 300); do
+        ftracectl --json status keep 2>/dev/null | grep -q '"state": *"running"' && return 0
+        sleep 0.1
+    done
+    return 1
+}
+# The end: the unit's refusals of settings it must not have, the journal, the exit status.
+finish() {
+    dropins=/etc/systemd/system/ftraced.service.d
+    printf '[Service]\nProtectKernelTunables=yes\n' >$dropins/negative.conf
+    systemctl daemon-reload
+    check "ProtectKernelTunables=yes: the daemon refuses to start" '! systemctl start ftraced.service'
+    check "... and says why" \
+        'journalctl -b -u ftraced.service | grep -q "tracefs is read-only here: a unit with ProtectKernelTunables=yes"'
+    printf '[Service]\nProtectKernelLogs=yes\n' >$dropins/negative.conf
+    systemctl daemon-reload
+    systemctl reset-failed ftraced.service
+    check "ProtectKernelLogs=yes: the daemon runs" 'systemctl start ftraced.service'
+    check "... and warns that symbols are lost" \
+        'journalctl -b -u ftraced.service | grep -q "/proc/kallsyms shows no addresses"'
+    systemctl stop ftraced.service
+    rm $dropins/negative.conf
+    systemctl daemon-reload
+    journalctl -b --no-pager >/results/journal.txt
+    systemctl exit $fail
+}
 
 echo "system: $(timeout 60 systemctl is-system-running --wait)"
+
+if [ "$(cat /results/phase 2>/dev/null)" = rebooted ]; then
+    # The second boot: the session made before comes back by itself.
+    check "after a reboot, the created session runs again" wait_keep_running
+    check "... and says what it did not capture" \
+        'ftracectl --json status keep | grep -q "\"gap\": *\"no capture from"'
+    keep_markers k4
+    ftracectl stop keep >/dev/null
+    mkdir -p /results/keep
+    cp /var/lib/ftraced/sessions/keep/*.dat /results/keep/
+    ftracectl destroy keep >/dev/null
+    ftracectl destroy bg >/dev/null 2>&1
+    finish
+fi
 
 check "tracing group made by sysusers" 'getent group tracing >/dev/null'
 check "socket listening, daemon not started yet" \
@@ -130,22 +180,31 @@ rc=$?
 check "systemctl stop finished the record" '[ $rc = 0 ] && [ -s /results/stop.dat ]'
 check "service stopped cleanly" '[ "$(service Result)" = success ]'
 
-# What the unit must not set, each refused or reported with a clear message.
-dropins=/etc/systemd/system/ftraced.service.d
-printf '[Service]\nProtectKernelTunables=yes\n' >$dropins/negative.conf
-systemctl daemon-reload
-check "ProtectKernelTunables=yes: the daemon refuses to start" '! systemctl start ftraced.service'
-check "... and says why" \
-    'journalctl -b -u ftraced.service | grep -q "tracefs is read-only here: a unit with ProtectKernelTunables=yes"'
-printf '[Service]\nProtectKernelLogs=yes\n' >$dropins/negative.conf
-systemctl daemon-reload
-systemctl reset-failed ftraced.service
-check "ProtectKernelLogs=yes: the daemon runs" 'systemctl start ftraced.service'
-check "... and warns that symbols are lost" \
-    'journalctl -b -u ftraced.service | grep -q "/proc/kallsyms shows no addresses"'
-systemctl stop ftraced.service
-rm $dropins/negative.conf
-systemctl daemon-reload
-
-journalctl -b --no-pager >/results/journal.txt
-systemctl exit $fail
+# Sessions made with `ftracectl create` outlive the daemon: systemctl restart, a
+# kill -9 (the unit restarts it), and a reboot of the container. Markers before and
+# after each are counted on the host across every file.
+systemctl start ftraced.service
+ftracectl create keep -e ftrace:print --segment-time 500ms >/dev/null
+ftracectl start keep >/dev/null
+keep_markers k1
+systemctl restart ftraced.service
+check "after systemctl restart, the created session runs again" wait_keep_running
+keep_markers k2
+restarts=$(service NRestarts)
+kill -9 "$(service MainPID)"
+for _ in $(seq 150); do
+    [ "$(service NRestarts)" -gt "$restarts" ] && [ "$(service SubState)" = running ] && break
+    sleep 0.1
+done
+check "after a kill -9 and the unit's restart, it runs again" wait_keep_running
+keep_markers k3
+check "the journal's SESSION= field names it" \
+    'journalctl -b -u ftraced.service SESSION=keep | grep -q "keep"'
+pid=$(service MainPID)
+check "systemctl reload: the same daemon goes on" \
+    'systemctl reload ftraced.service && [ "$(service MainPID)" = "$pid" ] && wait_keep_running'
+check "... and says it reloaded" 'journalctl -b -u ftraced.service | grep -q "Received SIGHUP"'
+check "TasksMax= is a share of the machine's task limit" '[ "$(service TasksMax)" -gt 64 ]'
+echo $fail >/results/fail
+echo rebooted >/results/phase
+systemctl reboot

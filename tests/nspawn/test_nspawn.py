@@ -23,13 +23,13 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from harness import (assert_complete_sequences, assert_real_kallsyms,  # noqa: E402
-                     check_events, event_lines,
+                     check_events, count_markers, event_lines,
                      our_instances, remove_instances_since, parse_markers, report, SKIP,
                      TRACING)
 
 LOADGEN = os.environ["LOADGEN"]
 PACKAGES = ["systemd", "systemd-sysv", "dbus", "libtracefs1", "libtraceevent1", "libzstd1",
-            "libcap2", "libelf1", "rclone"]
+            "libcap2", "libelf1", "libjansson4", "rclone"]
 CACHE = "/var/tmp/ftraced-nspawn"
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 CAP_SYSLOG = 34
@@ -200,6 +200,24 @@ def verify(results):
     assert_complete_sequences(merged, ship_written)
     print("PASS %d shipped segments hold all %d markers, gap-free" % (
         len(shipped), sum(ship_written.values())))
+
+    keep_dir = os.path.join(results, "keep")
+    keep = sorted(os.path.join(keep_dir, n) for n in os.listdir(keep_dir))
+    gaps = 0
+    for tag in ("k1", "k2", "k3", "k4"):
+        written = written_counts(results, "keep-" + tag)
+        assert written and all(n == 5000 for n in written.values()), (tag, written)
+        got = count_markers(keep, tag=tag)["generators"]
+        for cpu, n in written.items():
+            g = got[str(cpu)]
+            assert (g["distinct"], g["duplicates"], g["in_order"]) == (n, 0, True), (tag, cpu, g)
+    for path in keep:
+        dump = subprocess.run(["trace-cmd", "dump", "--options", path], capture_output=True,
+                              text=True).stdout
+        gaps += "ftraced-gap: " in dump
+    assert gaps == 3, "%d files say a gap, expected 3 (restart, kill -9, reboot)" % gaps
+    print("PASS the created session outlived a restart, a kill -9 and a reboot: every "
+          "marker in its %d files, 3 gaps said" % len(keep))
 
 
 def main():

@@ -23,6 +23,7 @@ int main(void)
 
 	assert(cpu_counters_parse(stats, &c) == 0);
 	assert(c.entries == 12 && c.overrun == 34 && c.dropped == 56 && c.read == 78);
+	assert(c.bytes == 4096);
 	assert(cpu_counters_parse("garbage", &c) == -EINVAL);
 
 	assert(subbuf_size_from_header_page(header_16k, &size) == 0 && size == 16384);

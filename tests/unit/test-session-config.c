@@ -324,6 +324,20 @@ static void test_tracer_and_probes(void)
 	expect_refused(wire(&b), 0, PLENTY_KB, -EINVAL, "--func-stack is for -p function");
 }
 
+/*
+ * The ring without -b: the default where it fits the machine's memory, less on
+ * a machine with many CPUs and little memory (64 CPUs, 2 GiB), never below
+ * the floor; a 512-CPU server with plenty gets the default.
+ */
+static void test_default_buffer(void)
+{
+	assert(default_buffer_kb(2, 24u << 20) == BUFFER_KB_DEFAULT);
+	assert(default_buffer_kb(512, 512u << 20) == BUFFER_KB_DEFAULT);
+	assert(default_buffer_kb(64, 1794640) == 2048);
+	assert(default_buffer_kb(512, 1u << 20) == BUFFER_KB_DEFAULT_MIN);
+	assert(default_buffer_kb(64, 0) == BUFFER_KB_DEFAULT);
+}
+
 /* The sub-buffer tried when none is named: 32 KiB, smaller for small rings, never one page. */
 static void test_subbuf_preferred(void)
 {
@@ -346,6 +360,7 @@ static void test_subbuf_preferred(void)
 
 int main(void)
 {
+	test_default_buffer();
 	test_subbuf_preferred();
 	test_record_defaults();
 	test_sizes();

@@ -27,8 +27,78 @@ static int parse(const char *text, const char *name)
 	return 0;
 }
 
+/*
+ * A request made into a file and that file parsed give the same request:
+ * saved sessions and `ftracectl save` rely on it. Both are formatted again
+ * and the texts compared, with the fields that matter checked directly.
+ */
+static void test_format_round_trip(void)
+{
+	static struct ctl_request first;
+	static char text[SESSION_FILE_MAX], again[SESSION_FILE_MAX];
+	int n;
+
+	assert(parse("mode = flight\n"
+		     "event = sched:sched_switch\n"
+		     "event-filter = prev_pid != 0\n"
+		     "events = irq, syscalls:sys_enter_open*\n"
+		     "filter = common_pid != 1\n"
+		     "clock = mono\n"
+		     "compression = none\n"
+		     "level = -3\n"
+		     "buffer-kb = 2048\n"
+		     "subbuf-kb = 16\n"
+		     "stacktrace = yes\n"
+		     "ignore-missing = yes\n"
+		     "no-filter = yes\n"
+		     "pid = 1\n"
+		     "children = yes\n"
+		     "tracer = function_graph\n"
+		     "graph-function = do_sys_openat2\n"
+		     "function-notrace = *spin*\n"
+		     "max-graph-depth = 3\n"
+		     "probe = p:tick do_sys_openat2 dfd=%di:s32\n"
+		     "option = record-tgid\n"
+		     "option = noirq-info\n"
+		     "cpumask = ff,ffffffff\n"
+		     "flight-backend = kernel\n"
+		     "trigger = signal=SIGSEGV,post=2s\n"
+		     "trigger = oom\n"
+		     "max-files = 20\n"
+		     "max-total = 65M\n"
+		     "flight-size = 1536K\n"
+		     "segment-size = 3000\n"
+		     "segment-time = 1500ms\n"
+		     "max-age = 1d\n"
+		     "keep-free = 5%\n"
+		     "rt-priority = 10\n"
+		     "on-segment = /usr/bin/ship 'a b'\n", "fr") == 0);
+	first = req;
+	n = session_file_format(&first, text, sizeof(text));
+	assert(n > 0 && (size_t)n == strlen(text));
+	assert(parse(text, "ignored") == 0);
+	assert(session_file_format(&req, again, sizeof(again)) == n && strcmp(text, again) == 0);
+	assert(strcmp(req.session, "fr") == 0 && req.mode == FTRACED_MODE_FLIGHT);
+	assert(req.n_events == 3 && strcmp(ctl_request_event_filter(&req, 0), "prev_pid != 0") == 0);
+	assert(!ctl_request_event_filter(&req, 1));
+	assert(req.level == -3 && req.buffer_kb == 2048 && req.subbuf_kb == 16);
+	assert(req.stacktrace && req.ignore_missing && req.no_filter && req.follow_fork);
+	assert(req.n_pids == 1 && req.pids[0] == 1 && req.max_graph_depth == 3);
+	assert(req.n_functions == 2 && req.n_probes == 1 && req.n_options == 2);
+	assert(strcmp(ctl_request_cpumask(&req), "ff,ffffffff") == 0);
+	assert(req.n_triggers == 2 && req.max_age_ms == 86400000 && req.keep_free_percent == 5);
+	assert(req.max_total == 65u << 20 && req.flight_size == 1536u << 10);
+	assert(req.segment_size == 3000 && req.segment_time_ms == 1500);
+	assert(strstr(text, "max-total = 65M\n") && strstr(text, "max-age = 1d\n"));
+	assert(memcmp(&req.present, &first.present, sizeof(req.present)) == 0);
+	/* A buffer too small says so instead of cutting a line. */
+	assert(session_file_format(&first, again, 40) == -ENOBUFS);
+}
+
 int main(void)
 {
+	test_format_round_trip();
+
 	assert(parse("# background tracing\n"
 		     "events = sched:sched_switch, irq:*\n"
 		     "\n"

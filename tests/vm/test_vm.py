@@ -207,6 +207,67 @@ emit hp.dat /tmp/hp.dat
     assert "error" not in r.daemon_log.lower(), r.daemon_log
 
 
+CPUS_64 = int(os.environ.get("FTRACED_VM_CPUS", "64"))
+
+
+def unit_tasks_max():
+    """TasksMax= of the shipped unit, as written there."""
+    path = os.path.join(HERE, "..", "..", "systemd", "ftraced.service.in")
+    with open(path) as f:
+        values = [line.split("=", 1)[1].strip() for line in f if line.startswith("TasksMax=")]
+    assert len(values) == 1, values
+    return values[0]
+
+
+def test_64_cpus_every_event_under_the_units_task_limit():
+    """A 64-vCPU guest: the daemon runs in a cgroup v2 whose pids.max is the unit's
+    TasksMax= (a percentage taken of the smaller of kernel.threads-max and pid_max, as
+    systemd computes it), records every event for 2 s, and the file holds 64 CPUs."""
+    tasks_max = unit_tasks_max()
+    r = boot(r"""
+kill $(pidof ftraced)
+while pidof ftraced > /dev/null; do sleep 0.1; done
+mount -t cgroup2 none /sys/fs/cgroup || echo "no cgroup2" >> /tmp/limits
+echo +pids > /sys/fs/cgroup/cgroup.subtree_control || echo "no pids controller" >> /tmp/limits
+mkdir /sys/fs/cgroup/ftraced
+limit=%(limit)s
+threads=$(cat /proc/sys/kernel/threads-max)
+pids=$(($(cat /proc/sys/kernel/pid_max) - 1))
+system=$threads; [ $pids -lt $system ] && system=$pids
+case $limit in
+infinity) max=max ;;
+*%%) max=$((system * ${limit%%?} / 100)) ;;
+*) max=$limit ;;
+esac
+echo $max > /sys/fs/cgroup/ftraced/pids.max
+echo "pids.max $max (TasksMax=$limit, system $system)" > /tmp/limits
+rm -f /run/control
+sh -c 'echo $$ > /sys/fs/cgroup/ftraced/cgroup.procs; exec ftraced --socket /run/control     --state-dir /tmp/state2 --group "" --log-level info' > /tmp/ftraced2.log 2>&1 &
+i=0
+while [ ! -S /run/control ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+pid=$(pidof ftraced)
+ftracectl record --quiet %(events)s --duration 2s -o /tmp/all.dat || echo "record failed" >> /tmp/limits
+echo "threads $(ls /proc/$pid/task | wc -l) peak $(grep VmHWM /proc/$pid/status)" >> /tmp/limits
+echo "pids.current $(cat /sys/fs/cgroup/ftraced/pids.current)" >> /tmp/limits
+kill $pid
+while [ -d /proc/$pid ]; do sleep 0.1; done
+emit limits /tmp/limits
+emit all.dat /tmp/all.dat
+emit log /tmp/ftraced2.log
+""" % {"limit": tasks_max, "events": os.environ.get("FTRACED_VM_EVENTS", "-a")},
+             smp=CPUS_64, memory_mb=2048, timeout=900)
+    limits = r.files["limits"].decode()
+    assert "failed" not in limits and "no " not in limits, limits
+    print("  " + limits.replace("\n", "; "))
+    with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
+        path = r.save("all.dat", d)
+        lines = report(path)
+        assert lines[0].strip() == "cpus=%d" % CPUS_64, lines[0]
+        names = {name for _, name, _ in event_lines(lines)}
+        assert len(names) >= 10, names
+    assert b"Cannot start" not in r.files["log"], r.files["log"]
+
+
 if __name__ == "__main__":
     reason = vm.skip_reason()
     if reason:

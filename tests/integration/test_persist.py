@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Sessions outlive the daemon and the daemon reloads: a session made with
+`ftracectl create` comes back in the state it was in after a clean stop and
+after a kill -9, with the time it did not capture reported in status and in
+its next file; SIGHUP reads sessions.d again (new, changed and removed files)
+without touching a running session; a terminal closing on a foreground
+daemon loses nothing; `ftracectl save` prints a session file that makes the
+same session. Markers are counted across every file."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (CPUS, FTRACED, FTRACECTL, Daemon, count_markers, daemon,  # noqa: E402
+                     our_instances, run, start_markers)
+
+
+def session_files(d, name):
+    directory = os.path.join(d.state, "sessions", name)
+    return sorted(os.path.join(directory, f) for f in os.listdir(directory)
+                  if f.endswith(".dat") and not f.startswith("."))
+
+
+def assert_all_markers(files, tag, written):
+    got = count_markers(files, tag=tag)["generators"]
+    for cpu, n in written.items():
+        g = got.get(str(cpu), {"distinct": 0, "duplicates": 0, "max": -1, "in_order": True})
+        assert (g["distinct"], g["duplicates"], g["max"] + 1, g["in_order"]) == \
+            (n, 0, n, True), "tag %s CPU %d: %s, written %d" % (tag, cpu, g, n)
+
+
+def gap_lines(files):
+    """The ftraced-gap lines in the files' CPU statistics, per file."""
+    out = []
+    for f in files:
+        dump = subprocess.run(["trace-cmd", "dump", "--options", f], capture_output=True,
+                              text=True).stdout
+        out.append(sorted(set(re.findall(r"ftraced-gap: (.*)", dump))))
+    return out
+
+
+def wait_until(predicate, what, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.05)
+
+
+def test_created_sessions_outlive_restart_and_crash():
+    first = Daemon()
+    state = first.state
+    daemons = [first]
+    try:
+        d = first.start()
+        d.ctl("create", "bg", "-e", "ftrace:print", "--segment-time", "300ms")
+        d.ctl("start", "bg")
+        d.ctl("create", "idle", "-e", "sched")
+        d.ctl("create", "gone", "-e", "sched")
+        d.ctl("destroy", "gone")
+        written_a = start_markers(d.ctl_json("status", "bg")["instance"], CPUS, 3000, 6000,
+                                  tag="a")()
+        d.stop()  # SIGTERM: a clean stop
+
+        d = Daemon(state=state)
+        daemons.append(d)
+        d.start()
+        st = d.wait_state("bg")
+        assert "no capture from" in st["gap"] and "the daemon was stopped" in st["gap"], st
+        sessions = {s["name"]: s["state"] for s in d.ctl_json("list")}
+        assert sessions == {"bg": "running", "idle": "created"}, sessions
+        written_b = start_markers(st["instance"], CPUS, 3000, 6000, tag="b")()
+        d.kill()  # a crash: the next start recovers the open segment, and restores bg
+
+        d = Daemon(state=state)
+        daemons.append(d)
+        d.start()
+        st = d.wait_state("bg")
+        assert "the daemon crashed" in st["gap"], st
+        written_c = start_markers(st["instance"], CPUS, 3000, 6000, tag="c")()
+        d.ctl("stop", "bg")
+        files = session_files(d, "bg")
+        for tag, written in (("a", written_a), ("b", written_b), ("c", written_c)):
+            assert_all_markers(files, tag, written)
+        # Each restart said once, in the first file after it, on every CPU.
+        gaps = [g for g in gap_lines(files) if g]
+        assert len(gaps) == 2 and "was stopped" in gaps[0][0] and "crashed" in gaps[1][0], gaps
+        # A stopped session comes back not capturing (created, ready to start); destroyed
+        # ones do not come back.
+        d.stop()
+        d = Daemon(state=state)
+        daemons.append(d)
+        d.start()
+        wait_until(lambda: {s["name"]: s["state"] for s in d.ctl_json("list")} ==
+                   {"bg": "created", "idle": "created"}, "bg and idle created")
+        d.ctl("destroy", "bg")
+        d.ctl("destroy", "idle")
+        d.stop()
+        d = Daemon(state=state)
+        daemons.append(d)
+        d.start()
+        assert d.ctl_json("list") == []
+        d.stop()
+    finally:
+        for x in daemons:
+            x.cleanup()
+
+
+def test_save_prints_the_same_session():
+    with daemon() as d:
+        d.ctl("create", "keep", "-e", "sched:sched_switch", "-f", "prev_pid != 0", "-e",
+              "irq", "-O", "record-tgid", "--segment-size", "64M", "--max-age", "2d",
+              "--keep-free", "10%")
+        text = d.ctl("save", "keep").stdout
+        assert "event-filter = prev_pid != 0" in text and "max-age = 2d" in text, text
+        d.ctl("destroy", "keep")
+        conf = os.path.join(d.dir, "sessions.d")
+        os.makedirs(conf)
+        with open(os.path.join(conf, "keep.conf"), "w") as f:
+            f.write(text)
+        d.stop()
+        d2 = Daemon(state=d.state)
+        d2.extra_args = ["--group", "", "--sessions-dir", conf]
+        try:
+            d2.start()
+            d2.wait_state("keep")
+            assert d2.ctl("save", "keep").stdout.split("\n", 1)[1] == text.split("\n", 1)[1]
+            r = d2.ctl("save", "nosuch", check=False)
+            assert r.returncode == 1 and "no session 'nosuch'" in r.stderr
+            d2.stop()
+        finally:
+            d2.cleanup()
+
+
+def test_sighup_reloads_sessions_d():
+    """A new file starts its session, a changed one restarts with its new settings, a
+    removed one goes; a session the reload does not concern records every marker."""
+    d = Daemon().with_session_files({
+        "steady.conf": "events = ftrace:print\nsegment-time = 200ms\n",
+        "changing.conf": "events = sched:sched_switch\n",
+        "leaving.conf": "events = sched:sched_switch\n",
+    })
+    conf = os.path.join(d.dir, "sessions.d")
+    try:
+        d.start()
+        steady = d.wait_state("steady")
+        d.wait_state("changing")
+        d.wait_state("leaving")
+        finish = start_markers(steady["instance"], CPUS, 20000, 4000, tag="s")
+        with open(os.path.join(conf, "added.conf"), "w") as f:
+            f.write("events = sched:sched_switch\n")
+        with open(os.path.join(conf, "changing.conf"), "w") as f:
+            f.write("events = sched:sched_switch\nmode = continuous\nsegment-time = 1s\n")
+        os.unlink(os.path.join(conf, "leaving.conf"))
+        d.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: sorted(s["name"] for s in d.ctl_json("list")) ==
+                   ["added", "changing", "steady"], "the reload")
+        d.wait_state("added")
+        wait_until(lambda: d.ctl_json("status", "changing").get("segment_time_ms") == 1000,
+                   "changing restarted with its new settings")
+        written = finish()
+        assert d.ctl_json("status", "steady")["instance"] == steady["instance"]
+        d.ctl("stop", "steady")
+        assert_all_markers(session_files(d, "steady"), "s", written)
+        log = d.log()
+        assert "changing.conf changed" in log and "leaving.conf is gone" in log, log
+        assert d.proc.poll() is None
+        d.stop()
+    finally:
+        d.cleanup()
+
+
+def test_terminal_closing_loses_nothing():
+    """`ftraced &` in a terminal that closes: the daemon gets SIGHUP, keeps running (its
+    log has nowhere to go), and a record started before finishes with every marker."""
+    if not shutil.which("tmux"):
+        print("SKIP: tmux is not installed")
+        return
+    d = Daemon()
+    name = "ftraced-test-hup-%d" % os.getpid()
+    try:
+        d.instances_before = set(our_instances())
+        conf = os.path.join(d.dir, "ftraced.conf")
+        with open(conf, "w") as f:
+            f.write("saved-cmdlines = 0\n")
+        cmd = "%s --socket %s --state-dir %s --group '' --config %s" % (
+            FTRACED, d.socket, d.state, conf)
+        subprocess.run(["tmux", "new-session", "-d", "-s", name, cmd], check=True)
+        wait_until(lambda: os.path.exists(d.socket) and d.ctl("list", check=False).returncode == 0,
+                   "the daemon in the terminal")
+        pid = int(subprocess.run(["pgrep", "-f", "--", "--socket " + d.socket],
+                                 capture_output=True, text=True).stdout.split()[0])
+        out = os.path.join(d.dir, "hup.dat")
+        rec = d.record_background("-e", "ftrace:print", "-o", out)
+        session = d.wait_running()
+        finish = start_markers(session["instance"], CPUS, 4000, 4000, tag="h")
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        written = finish()
+        assert os.path.exists("/proc/%d" % pid), "the daemon died with its terminal"
+        d.ctl("stop", session["name"])
+        stdout, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 0, stderr
+        assert_all_markers([out], "h", written)
+        os.kill(pid, signal.SIGTERM)
+        wait_until(lambda: not os.path.exists("/proc/%d" % pid), "the daemon's exit")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        d.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(run())
