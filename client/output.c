@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include "client/ctl.h"
 #include "client/output.h"
 #include "ftraced/macro.h"
+#include "lib/io-util.h"
 
 /**
  * output_open() - create OUTPUT.partial for writing, or open the FIFO OUTPUT.
@@ -133,6 +135,63 @@ int output_commit(const char *command, const char *partial, const char *output)
 		close(fd);
 	}
 	return 0;
+}
+
+/* Copies @in (at its start) into a new file @path; a partial copy is removed. */
+static int copy_into(int in, const char *path)
+{
+	_cleanup_close_ int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	char buf[65536];
+	ssize_t n;
+	int r = 0;
+
+	if (out < 0)
+		return negative_errno();
+	if (lseek(in, 0, SEEK_SET) < 0)
+		r = negative_errno();
+	while (r >= 0 && (n = read(in, buf, sizeof(buf))) != 0)
+		r = n < 0 ? (errno == EINTR ? 0 : negative_errno()) : loop_write(out, buf, (size_t)n);
+	if (r >= 0 && fsync(out) < 0)
+		r = negative_errno();
+	if (r < 0)
+		unlink(path);
+	return r;
+}
+
+/**
+ * output_save_recovered() - a copy of what a failed record recovered, for its user.
+ * @fd: the recovered file, as the daemon passed it
+ * @output: the record's output name
+ * @ret_path: receives where the copy went
+ * @n: its size
+ *
+ * The daemon rebuilt the capture in its state directory, which only root
+ * reads: the copy goes beside the output as NAME-recovered.dat or, where
+ * that fails (the output's file system is what filled up), into the
+ * current directory.
+ *
+ * Return: 0, or the -errno of the last place tried.
+ */
+int output_save_recovered(int fd, const char *output, char *ret_path, size_t n)
+{
+	_cleanup_free_ char *copy = strdup(output);
+	size_t len = strlen(output);
+	int r;
+
+	if (!copy)
+		return -ENOMEM;
+	if (len > 4 && strcmp(output + len - 4, ".dat") == 0)
+		copy[len - 4] = '\0';
+	if ((size_t)snprintf(ret_path, n, "%s-recovered.dat", copy) >= n)
+		return -ENAMETOOLONG;
+	r = copy_into(fd, ret_path);
+	if (r >= 0)
+		return 0;
+	if ((size_t)snprintf(ret_path, n, "%s-recovered.dat", basename(copy)) >= n)
+		return -ENAMETOOLONG;
+	if (strcmp(ret_path, output) == 0)
+		return r;
+	return copy_into(fd, ret_path);
 }
 
 /**

@@ -8,3 +8,4 @@ int output_open(const char *command, const char *output, bool force, char *parti
 int output_open_stdout(const char *command);
 void output_discard(const char *partial);
 int output_commit(const char *command, const char *partial, const char *output);
+int output_save_recovered(int fd, const char *output, char *ret_path, size_t n);

@@ -404,6 +404,18 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 		print_error("record", "capture failed: %s; the partial output is left at '%s'",
 			    rep.message[0] ? rep.message : strerror(-rep.error),
 			    partial[0] ? partial : a.output);
+		if (rep.has_fd) {
+			char copy[PATH_MAX];
+
+			r = output_save_recovered(rep.fd, a.to_stdout ? "trace.dat" : a.output, copy,
+						  sizeof(copy));
+			if (r >= 0)
+				fprintf(stderr, "ftracectl record: a copy of what was captured is in "
+					"'%s'\n", copy);
+			else
+				print_error("record", "cannot copy what was captured out of the "
+					    "daemon's state directory: %s", strerror(-r));
+		}
 		reply_done(&rep);
 		return EXIT_FAILED;
 	}

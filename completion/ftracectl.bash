@@ -41,7 +41,7 @@ _ftracectl_options()
 _ftracectl()
 {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="record create start stop snapshot destroy list status metrics recover info verify"
+    local commands="record create start stop snapshot destroy save list status metrics recover info verify"
     local cmd="" i socket=()
 
     # The command is the first word that is not a global option (or its argument).
@@ -96,7 +96,7 @@ _ftracectl()
         return
     fi
     case $cmd in
-        start|stop|snapshot|destroy|status)
+        start|stop|snapshot|destroy|status|save)
             COMPREPLY=($(compgen -W "$(_ftracectl_sessions "${socket[@]}")" -- "$cur")) ;;
         info|verify)
             COMPREPLY=($(compgen -f -X '!*.dat' -- "$cur") $(compgen -d -- "$cur")) ;;

@@ -109,6 +109,14 @@
 /* Bytes one splice() may move: the pipe is grown to this when the kernel lets us. */
 #define CAPTURE_PIPE_BYTES        (1024u * 1024u)
 
+/*
+ * Session ids are never given out twice by a state directory's daemons (an
+ * orphan keeps its instance's name until it goes): the last taken is in
+ * STATE_DIR/SESSION_ID_FILE, written a block of this many ids ahead.
+ */
+#define SESSION_ID_FILE           "last-session-id"
+#define SESSION_ID_RESERVE        1024u
+
 /* Flight recorder: memory for the history, all CPUs together. */
 #define FLIGHT_SIZE_MIN           (UINT64_C(1) << 20)
 #define FLIGHT_SIZE_DEFAULT       (UINT64_C(64) << 20)

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The session table and what changes it: requests from clients (record,
- * create, start, stop, snapshot, destroy, list, status), sessions.d files
- * (at start and at each reload), and saved sessions (restored at start).
- * It enforces the session limits of bounds.h, routes each answer to the
- * client or log that waits for it, and keeps the saved copy of every
- * session a client created (session-store.c) in step with its state.
+ * create, start, stop, snapshot, destroy, list, status, save, what the
+ * kernel offers) and the sessions' own news (ready, stopped, done, a
+ * snapshot written). It enforces the session limits of bounds.h and routes
+ * each answer to the client or log that waits for it. The sessions the
+ * daemon makes itself (sessions.d, saved copies) and the saved copies'
+ * upkeep are controller-files.c's.
  *
  * Each slot has at most one pending reply, of one kind: a record's client
  * waits for STARTED and then FINISHED; a create, stop or destroy for OK;
@@ -15,7 +16,6 @@
  * The manager owns the loop, the signals and the services this uses
  * (struct controller_env). Main thread only.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -24,12 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "daemon/bounds.h"
-#include "daemon/controller.h"
+#include "daemon/controller-internal.h"
 #include "daemon/ctl-server.h"
 #include "daemon/instance-offer.h"
 #include "daemon/kallsyms.h"
@@ -37,53 +35,11 @@
 #include "daemon/output-fd.h"
 #include "daemon/reaper.h"
 #include "daemon/session-file.h"
-#include "daemon/session-store.h"
-#include "daemon/session.h"
 #include "daemon/sessions-dir.h"
+#include "daemon/session.h"
 #include "lib/ctl-proto.h"
 #include "lib/io-util.h"
 #include "lib/time-util.h"
-
-enum reply_kind {
-	REPLY_NONE,
-	REPLY_RECORD,  /* the record's client: STARTED, then FINISHED */
-	REPLY_OK,      /* a create, stop or destroy: OK or ERROR */
-	REPLY_LOG,     /* a session file's or saved session's: said in the log */
-};
-
-struct pending_reply {
-	enum reply_kind kind;
-	struct ctl_conn *conn;   /* RECORD, OK */
-	char origin[PATH_MAX];   /* LOG: where the session came from, for the log */
-};
-
-struct slot {
-	struct session *session;
-	struct pending_reply reply;
-	char *conf;                 /* its session file: what `ftracectl save` prints */
-	bool persist;               /* created by a client: saved, restored at each start */
-	bool saved;                 /* ... and its saved copy exists */
-	bool start_when_ready;      /* from a file, or saved while running */
-	uint64_t stopped_usec;      /* saved: the daemon's clean stop while it ran; 0: a crash */
-	char file[NAME_MAX + 1];    /* from sessions.d: its file */
-	uint64_t file_hash;         /* ... and what the file said, to tell a change at reload */
-	unsigned file_generation;   /* the last reload that found the file */
-	bool reload_when_done;      /* its file changed: created again from it once it is gone */
-};
-
-struct controller {
-	struct controller_env env;
-	struct controller_limits limits;
-	struct reaper *reaper;      /* instances tracefs would not remove yet */
-	struct instance_offer offer; /* what the kernel offers, found once */
-	struct slot slots[SESSION_MAX];
-	struct ctl_builder reply;
-	uint32_t next_id;
-	uint64_t sessions_started;
-	const char *sessions_dir;   /* sessions.d; NULL until loaded */
-	unsigned file_generation;
-	bool exiting;
-};
 
 static unsigned n_sessions(const struct controller *c, uid_t uid, bool only_uid)
 {
@@ -113,13 +69,15 @@ uint64_t controller_sessions_started(const struct controller *c)
 	return c->sessions_started;
 }
 
-static void changed(struct controller *c)
+void controller_changed(struct controller *c)
 {
 	c->env.changed(c->env.userdata);
 }
 
+
+
 /* An empty slot, cleared of what its last session left. */
-static struct slot *free_slot(struct controller *c)
+struct slot *controller_free_slot(struct controller *c)
 {
 	for (size_t i = 0; i < SESSION_MAX; i++)
 		if (!c->slots[i].session) {
@@ -130,7 +88,7 @@ static struct slot *free_slot(struct controller *c)
 	return NULL;
 }
 
-static struct slot *find_slot(struct controller *c, const char *name)
+struct slot *controller_find_slot(struct controller *c, const char *name)
 {
 	for (size_t i = 0; i < SESSION_MAX; i++)
 		if (c->slots[i].session && strcmp(session_name(c->slots[i].session), name) == 0)
@@ -166,46 +124,13 @@ static void wait_for(struct slot *slot, enum reply_kind kind, struct ctl_conn *c
 	slot->reply = (struct pending_reply){ .kind = kind, .conn = conn };
 }
 
-static void wait_in_log(struct slot *slot, const char *origin)
+void controller_wait_in_log(struct slot *slot, const char *origin)
 {
 	slot->reply = (struct pending_reply){ .kind = REPLY_LOG };
 	snprintf(slot->reply.origin, sizeof(slot->reply.origin), "%s", origin);
 }
 
-/* The saved copy of a client's session, as it is now; failures logged, not fatal. */
-static void save(struct controller *c, struct slot *slot, bool running, uint64_t stopped_usec)
-{
-	struct saved_session s = {
-		.owner = session_owner(slot->session),
-		.running = running,
-		.stopped_usec = stopped_usec,
-	};
-	int r;
 
-	if (!slot->persist || !slot->conf)
-		return;
-	snprintf(s.name, sizeof(s.name), "%s", session_name(slot->session));
-	r = session_store_write(c->env.state_dir_fd, &s, slot->conf);
-	if (r < 0) {
-		log_error_errno(r, "Session '%s': cannot save it, it will not come back after a "
-				"restart: %m", s.name);
-		return;
-	}
-	slot->saved = true;
-}
-
-static void unsave(struct controller *c, struct slot *slot)
-{
-	int r;
-
-	if (!slot->saved)
-		return;
-	r = session_store_remove(c->env.state_dir_fd, session_name(slot->session));
-	if (r < 0)
-		log_error_errno(r, "Session '%s': cannot remove its saved copy, it will come back "
-				"after a restart: %m", session_name(slot->session));
-	slot->saved = false;
-}
 
 /* A continuous session stopped and its last segment is on disk. */
 static void on_session_stopped(struct session *s, void *userdata)
@@ -215,14 +140,11 @@ static void on_session_stopped(struct session *s, void *userdata)
 
 	log_info("Session '%s' stopped", session_name(s));
 	if (slot && !c->exiting)
-		save(c, slot, /* running= */ false, 0);
+		controller_save(c, slot, /* running= */ false, 0);
 	if (slot)
 		answer_ok(c, slot);
-	changed(c);
+	controller_changed(c);
 }
-
-static void create_from_file(const char *file, const struct ctl_request *req, uint64_t hash,
-			     void *userdata);
 
 static void on_session_done(struct session *s, void *userdata)
 {
@@ -239,7 +161,16 @@ static void on_session_done(struct session *s, void *userdata)
 	snprintf(instance, sizeof(instance), "%s", session_instance_name(s) ?: "");
 	if (slot->reply.kind == REPLY_RECORD && slot->reply.conn) {
 		if (error < 0) {
-			ctl_conn_send_error(slot->reply.conn, error, "%s", message);
+			/*
+			 * What a failed record captured, rebuilt in the state
+			 * directory, goes to its client too: it may not read
+			 * that directory (a group member), it can copy the file.
+			 */
+			const char *rel = session_recovered_file(s);
+			_cleanup_close_ int fd = rel ? openat(c->env.state_dir_fd, rel,
+						O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -EBADF;
+
+			ctl_conn_send_error_fd(slot->reply.conn, error, fd, "%s", message);
 		} else {
 			ctl_builder_init(&c->reply, FTRACED_MSG_FINISHED);
 			session_describe(s, &c->reply);
@@ -256,7 +187,7 @@ static void on_session_done(struct session *s, void *userdata)
 		snprintf(file, sizeof(file), "%s", slot->file);
 		slot->reload_when_done = false;
 		slot->file[0] = '\0';
-		sessions_dir_load_one(c->sessions_dir, file, create_from_file, c);
+		sessions_dir_load_one(c->sessions_dir, file, controller_create_from_file, c);
 	}
 	/*
 	 * The session's buffers were freed by several threads into several
@@ -269,7 +200,7 @@ static void on_session_done(struct session *s, void *userdata)
 		reaper_wait(c->reaper, instance, reply.conn, DESTROY_WAIT_USEC);
 	else if (reply.kind == REPLY_OK)
 		reply_ok(c, reply.conn);
-	changed(c);
+	controller_changed(c);
 }
 
 /* A session is done with its instance: the reaper removes it. */
@@ -340,7 +271,7 @@ static uint64_t memory_committed(const struct controller *c)
 }
 
 /* What a new session of @owner gets from the daemon. */
-static struct session_env session_env_of(struct controller *c, uid_t owner)
+struct session_env controller_session_env(struct controller *c, uid_t owner)
 {
 	return (struct session_env){
 		.event = c->env.event,
@@ -363,59 +294,7 @@ static struct session_env session_env_of(struct controller *c, uid_t owner)
 	};
 }
 
-/*
- * A session from a file (sessions.d or a saved copy): created now as
- * @owner, started once its ring is allocated if @start. Problems are
- * logged with @origin.
- */
-static struct slot *create_from(struct controller *c, const char *origin,
-				const struct ctl_request *req, uid_t owner, bool start)
-{
-	char error[FTRACED_MESSAGE_MAX] = "";
-	struct session_env env = session_env_of(c, owner);
-	struct session *s;
-	struct slot *slot;
-	int r;
 
-	if (find_slot(c, req->session)) {
-		log_error("%s: a session '%s' exists already; skipping this one", origin,
-			  req->session);
-		return NULL;
-	}
-	slot = free_slot(c);
-	if (!slot) {
-		log_error("%s: too many sessions (at most %u); skipping session '%s'", origin,
-			  SESSION_MAX, req->session);
-		return NULL;
-	}
-	r = session_new(&env, ++c->next_id, req->session, owner, req, -EBADF, &s, error,
-			sizeof(error));
-	if (r < 0) {
-		log_error("%s: %s; skipping this session", origin, error);
-		return NULL;
-	}
-	slot->session = s;
-	slot->start_when_ready = start;
-	wait_in_log(slot, origin); /* on_session_ready() tells the log */
-	return slot;
-}
-
-/* A session file's request (sessions-dir.c), with a hash of the file for reloads. */
-static void create_from_file(const char *file, const struct ctl_request *req, uint64_t hash,
-			     void *userdata)
-{
-	struct controller *c = userdata;
-	struct slot *slot = create_from(c, file, req, /* owner= */ 0, /* start= */ true);
-
-	if (!slot)
-		return;
-	slot->conf = malloc(SESSION_FILE_MAX);
-	if (slot->conf && session_file_format(req, slot->conf, SESSION_FILE_MAX) < 0)
-		slot->conf = mfree(slot->conf);
-	snprintf(slot->file, sizeof(slot->file), "%s", file);
-	slot->file_hash = hash;
-	slot->file_generation = c->file_generation;
-}
 
 /* RECORD (with the output fd) or CREATE: a new session. */
 static void handle_new(struct controller *c, struct ctl_conn *conn, const struct ctl_request *req,
@@ -423,7 +302,7 @@ static void handle_new(struct controller *c, struct ctl_conn *conn, const struct
 {
 	char error[FTRACED_MESSAGE_MAX] = "", name[FTRACED_NAME_MAX + 1];
 	bool record = req->type == FTRACED_MSG_RECORD;
-	struct session_env env = session_env_of(c, ctl_conn_uid(conn));
+	struct session_env env = controller_session_env(c, ctl_conn_uid(conn));
 	_cleanup_free_ char *conf = NULL;
 	struct session *s;
 	struct slot *slot;
@@ -455,15 +334,15 @@ static void handle_new(struct controller *c, struct ctl_conn *conn, const struct
 				    SESSION_MAX, SESSION_PER_UID_MAX);
 		return;
 	}
-	id = ++c->next_id;
+	id = controller_new_id(c);
 	if (record) {
 		/* Made-up names never take a name someone chose. */
 		do
 			snprintf(name, sizeof(name), "record-%" PRIu32, id);
-		while (find_slot(c, name) && (id = ++c->next_id));
+		while (controller_find_slot(c, name) && (id = controller_new_id(c)));
 	} else {
 		snprintf(name, sizeof(name), "%s", req->session);
-		if (find_slot(c, name)) {
+		if (controller_find_slot(c, name)) {
 			ctl_conn_send_error(conn, -EEXIST, "a session named '%s' exists already", name);
 			return;
 		}
@@ -482,17 +361,17 @@ static void handle_new(struct controller *c, struct ctl_conn *conn, const struct
 		ctl_conn_send_error(conn, r, "%s", error);
 		return;
 	}
-	slot = free_slot(c);
+	slot = controller_free_slot(c);
 	slot->session = s;
 	slot->conf = TAKE_PTR(conf);
 	slot->persist = !record;
 	/* The reply follows in on_session_ready(), once the ring is allocated. */
 	wait_for(slot, record ? REPLY_RECORD : REPLY_OK, conn);
-	changed(c);
+	controller_changed(c);
 }
 
 /* session_start(), counted for the metrics. */
-static int start_session(struct controller *c, struct session *s)
+int controller_start_session(struct controller *c, struct session *s)
 {
 	int r = session_start(s);
 
@@ -508,7 +387,7 @@ static void start_record(struct controller *c, struct slot *slot)
 	const char *message;
 	int r;
 
-	r = start_session(c, s);
+	r = controller_start_session(c, s);
 	if (r < 0) {
 		session_error(s, &message);
 		ctl_conn_send_error(slot->reply.conn, r, "cannot start: %s",
@@ -523,99 +402,9 @@ static void start_record(struct controller *c, struct slot *slot)
 	ctl_conn_send(slot->reply.conn, &c->reply);
 }
 
-/* The newest file's time in a session's directory: when it last wrote one. */
-static uint64_t newest_file_usec(int state_dir_fd, const char *name)
-{
-	char rel[FTRACED_NAME_MAX + 16];
-	uint64_t newest = 0;
-	struct dirent *de;
-	DIR *d;
-	int fd;
 
-	snprintf(rel, sizeof(rel), "sessions/%s", name);
-	fd = openat(state_dir_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	while ((de = readdir(d))) {
-		struct stat st;
 
-		if (de->d_name[0] != '.' && fstatat(dirfd(d), de->d_name, &st,
-						    AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-			newest = MAX(newest, (uint64_t)st.st_mtim.tv_sec * 1000000 +
-					     (uint64_t)st.st_mtim.tv_nsec / 1000);
-	}
-	closedir(d);
-	return newest;
-}
 
-static void format_utc(uint64_t usec, char *buf, size_t n)
-{
-	time_t t = (time_t)(usec / 1000000);
-	struct tm tm;
-
-	if (!gmtime_r(&t, &tm) || strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(buf, n, "?");
-}
-
-/*
- * A saved session running again after the daemon was away: the time it
- * did not capture, said in status and in its next file. After a clean
- * stop that time is known; after a crash it begins at most at the last
- * file the session wrote (what the crash interrupted was recovered from
- * its spool).
- */
-static void account_gap(struct controller *c, struct slot *slot)
-{
-	const char *name = session_name(slot->session);
-	uint64_t now = realtime_usec(), from = slot->stopped_usec;
-	char a[32], b[32], note[256];
-
-	if (!from)
-		from = newest_file_usec(c->env.state_dir_fd, name);
-	if (!from || from > now) {
-		snprintf(note, sizeof(note), "the daemon restarted (after a crash) and this session "
-			 "captured nothing until %s",
-			 (format_utc(now, b, sizeof(b)), b));
-	} else {
-		format_utc(from, a, sizeof(a));
-		format_utc(now, b, sizeof(b));
-		snprintf(note, sizeof(note), "no capture from %s%s to %s (%.1f s): the daemon %s",
-			 slot->stopped_usec ? "" : "at most ", a, b, (double)(now - from) / 1e6,
-			 slot->stopped_usec ? "was stopped" : "crashed");
-	}
-	log_notice("Session '%s': %s", name, note);
-	session_set_gap(slot->session, note);
-}
-
-/* A session file's or saved session's session is ready: started if it should be. */
-static void start_from_file(struct controller *c, struct slot *slot)
-{
-	const char *message;
-	int r;
-
-	if (!slot->start_when_ready) {
-		log_info("%s: session '%s' created", slot->reply.origin,
-			 session_name(slot->session));
-		return;
-	}
-	r = start_session(c, slot->session);
-	if (r < 0) {
-		session_error(slot->session, &message);
-		log_error("%s: cannot start session '%s': %s", slot->reply.origin,
-			  session_name(slot->session), message[0] ? message : strerror(-r));
-		return;
-	}
-	log_info("%s: session '%s' started", slot->reply.origin, session_name(slot->session));
-	if (slot->saved) {
-		account_gap(c, slot);
-		/* Running now: a crash from here on is a crash of this run. */
-		save(c, slot, /* running= */ true, 0);
-	}
-}
 
 /*
  * A new session's ring is allocated (or was refused): the create is
@@ -647,27 +436,27 @@ static void on_session_ready(struct session *s, int result, void *userdata)
 		slot->session = session_free(s);
 		free(slot->conf);
 		*slot = (struct slot){};
-		changed(c);
+		controller_changed(c);
 		return;
 	}
 	if (record) {
 		start_record(c, slot);
 	} else if (reply.kind == REPLY_LOG) {
-		start_from_file(c, slot);
+		controller_start_from_file(c, slot);
 		slot->reply = (struct pending_reply){};
 	} else {
 		log_info("Session '%s' created", session_name(s));
-		save(c, slot, /* running= */ false, 0);
+		controller_save(c, slot, /* running= */ false, 0);
 		answer_ok(c, slot);
 	}
-	changed(c);
+	controller_changed(c);
 }
 
 /* Finds the named session a request may change, or replies with the reason. */
 static struct slot *slot_for_change(struct controller *c, struct ctl_conn *conn,
 				    const struct ctl_request *req)
 {
-	struct slot *slot = find_slot(c, req->session);
+	struct slot *slot = controller_find_slot(c, req->session);
 	uid_t uid = ctl_conn_uid(conn);
 
 	if (!slot) {
@@ -700,7 +489,7 @@ static void handle_start(struct controller *c, struct ctl_conn *conn,
 		ctl_conn_send_error(conn, -EINVAL, "'%s' is an on-demand record", req->session);
 		return;
 	}
-	r = start_session(c, slot->session);
+	r = controller_start_session(c, slot->session);
 	if (r == -EBUSY) {
 		ctl_conn_send_error(conn, r, "session '%s' is %s", req->session,
 				    session_state_to_string(session_state(slot->session)));
@@ -712,14 +501,14 @@ static void handle_start(struct controller *c, struct ctl_conn *conn,
 				    message[0] ? message : strerror(-r));
 		return;
 	}
-	save(c, slot, /* running= */ true, 0);
+	controller_save(c, slot, /* running= */ true, 0);
 	reply_ok(c, conn);
-	changed(c);
+	controller_changed(c);
 }
 
-static void destroy(struct controller *c, struct slot *slot)
+void controller_destroy_slot(struct controller *c, struct slot *slot)
 {
-	unsave(c, slot);
+	controller_unsave(c, slot);
 	session_destroy(slot->session); /* may reply and free the session right away */
 }
 
@@ -737,7 +526,7 @@ static void handle_destroy(struct controller *c, struct ctl_conn *conn,
 		return;
 	}
 	wait_for(slot, REPLY_OK, conn);
-	destroy(c, slot);
+	controller_destroy_slot(c, slot);
 }
 
 static void handle_stop(struct controller *c, struct ctl_conn *conn, const struct ctl_request *req)
@@ -806,36 +595,6 @@ void controller_describe(struct controller *c, struct ctl_builder *b, const char
 	}
 }
 
-/* SAVE: the session's file for sessions.d, as a sealed memfd. */
-static void handle_save(struct controller *c, struct ctl_conn *conn, const struct ctl_request *req)
-{
-	struct slot *slot = find_slot(c, req->session);
-	uid_t uid = ctl_conn_uid(conn);
-	_cleanup_close_ int fd = -EBADF;
-	int r;
-
-	if (!slot) {
-		ctl_conn_send_error(conn, -ENOENT, "no session '%s'", req->session);
-		return;
-	}
-	if (uid != 0 && uid != session_owner(slot->session)) {
-		ctl_conn_send_error(conn, -EPERM, "session '%s' belongs to another user",
-				    req->session);
-		return;
-	}
-	if (!slot->conf) {
-		ctl_conn_send_error(conn, -EINVAL, "'%s' is an on-demand record: it has no session "
-				    "file", req->session);
-		return;
-	}
-	r = memfd_sealed("ftraced-save", slot->conf, strlen(slot->conf), &fd);
-	if (r < 0) {
-		ctl_conn_send_error(conn, r, "cannot pass the session file: %s", strerror(-r));
-		return;
-	}
-	ctl_builder_init(&c->reply, FTRACED_MSG_OK);
-	ctl_conn_send_fd(conn, &c->reply, fd);
-}
 
 /* OFFER: what the kernel offers, as a descriptor to read. */
 static void handle_offer(struct controller *c, struct ctl_conn *conn,
@@ -866,7 +625,7 @@ static void handle_list(struct controller *c, struct ctl_conn *conn,
 {
 	bool one = ctl_request_has(req, FTRACED_ATTR_SESSION);
 
-	if (one && !find_slot(c, req->session)) {
+	if (one && !controller_find_slot(c, req->session)) {
 		ctl_conn_send_error(conn, -ENOENT, "no session '%s'", req->session);
 		return;
 	}
@@ -885,7 +644,7 @@ void controller_request(struct controller *c, struct ctl_conn *conn, const struc
 			int fd)
 {
 	struct slot *named = ctl_request_has(req, FTRACED_ATTR_SESSION) ?
-		find_slot(c, req->session) : NULL;
+		controller_find_slot(c, req->session) : NULL;
 	LOG_CONTEXT(named ? session_name(named->session) : NULL,
 		    named ? session_instance_name(named->session) : NULL);
 
@@ -911,7 +670,7 @@ void controller_request(struct controller *c, struct ctl_conn *conn, const struc
 		handle_list(c, conn, req);
 		break;
 	case FTRACED_MSG_SAVE:
-		handle_save(c, conn, req);
+		controller_handle_save(c, conn, req);
 		break;
 	case FTRACED_MSG_OFFER:
 		handle_offer(c, conn, req);
@@ -968,136 +727,11 @@ bool controller_conn_busy(struct controller *c, const struct ctl_conn *conn)
 	return reaper_has_waiter(c->reaper, conn);
 }
 
-/* A saved session (session-store.c): created again as it was, started if it was running. */
-static void restore_saved(const struct saved_session *s, const char *conf, size_t n_conf,
-			  void *userdata)
-{
-	static struct ctl_builder b;
-	_cleanup_free_ struct ctl_request *req = malloc(sizeof(*req));
-	struct controller *c = userdata;
-	char origin[FTRACED_NAME_MAX + 32], error[256] = "";
-	struct slot *slot;
-	unsigned line;
-	size_t n;
-	int r;
 
-	snprintf(origin, sizeof(origin), "saved session '%s'", s->name);
-	if (!req) {
-		log_error("%s: out of memory, skipping it", origin);
-		return;
-	}
-	r = session_file_parse(conf, n_conf, s->name, &b, error, sizeof(error), &line);
-	if (r >= 0 && ((r = ctl_builder_finish(&b, &n)) < 0 ||
-		       (r = ctl_request_parse(b.buf, n, req, NULL)) < 0))
-		snprintf(error, sizeof(error), "too large or malformed");
-	if (r >= 0 && strcmp(req->session, s->name) != 0) {
-		snprintf(error, sizeof(error), "it names the session '%s'", req->session);
-		r = -EINVAL;
-	}
-	if (r < 0) {
-		log_error("%s: %s; skipping it (it stays saved)", origin, error);
-		return;
-	}
-	slot = create_from(c, origin, req, s->owner, s->running);
-	if (!slot)
-		return;
-	slot->conf = strndup(conf, n_conf);
-	slot->persist = true;
-	slot->saved = true;
-	slot->stopped_usec = s->stopped_usec;
-	if (!slot->conf)
-		log_error("%s: out of memory keeping its saved copy", origin);
-}
 
-/**
- * controller_restore_saved() - bring back the sessions clients created before.
- * @c: controller
- *
- * Each in the state it was in: created, or running again (and the time it
- * did not run accounted for).
- */
-void controller_restore_saved(struct controller *c)
-{
-	int r = session_store_load(c->env.state_dir_fd, restore_saved, c);
 
-	if (r < 0)
-		log_error_errno(r, "Cannot read the saved sessions, none is restored: %m");
-	else if (r > 0)
-		log_info("Restoring %d saved session(s)", r);
-}
 
-/**
- * controller_load_session_files() - start the sessions of sessions.d.
- * @c: controller
- * @dir: the sessions directory (kept: read again at each reload)
- */
-void controller_load_session_files(struct controller *c, const char *dir)
-{
-	c->sessions_dir = dir;
-	c->file_generation++;
-	sessions_dir_load(dir, SESSION_MAX * 4, create_from_file, c);
-}
 
-/* The slot of the session a sessions.d file made, if it still runs. */
-static struct slot *slot_of_file(struct controller *c, const char *file)
-{
-	for (size_t i = 0; i < SESSION_MAX; i++)
-		if (c->slots[i].session && strcmp(c->slots[i].file, file) == 0)
-			return &c->slots[i];
-	return NULL;
-}
-
-/*
- * A file found at a reload: a new one's session starts; a changed one's
- * session is destroyed (its last segment closed and written) and created
- * again from the file once it is gone.
- */
-static void reload_file(const char *file, const struct ctl_request *req, uint64_t hash,
-			void *userdata)
-{
-	struct controller *c = userdata;
-	struct slot *slot = slot_of_file(c, file);
-
-	if (!slot) {
-		create_from_file(file, req, hash, c);
-		return;
-	}
-	slot->file_generation = c->file_generation;
-	if (slot->file_hash == hash || slot->reload_when_done)
-		return;
-	log_notice("%s changed: session '%s' is stopped (its last file written) and started again "
-		   "with what the file says now", file, session_name(slot->session));
-	slot->reload_when_done = true;
-	destroy(c, slot);
-}
-
-/**
- * controller_reload_session_files() - sessions.d read again (SIGHUP).
- * @c: controller
- * @dir: the sessions directory
- *
- * New files start their session; a changed file's session starts again
- * with its new settings once its last file is written; a session whose
- * file went away is destroyed (its files stay). Sessions created by
- * clients are not touched. Each is said in the log.
- */
-void controller_reload_session_files(struct controller *c, const char *dir)
-{
-	c->sessions_dir = dir;
-	c->file_generation++;
-	sessions_dir_load(dir, SESSION_MAX * 4, reload_file, c);
-	for (size_t i = 0; i < SESSION_MAX; i++) {
-		struct slot *slot = &c->slots[i];
-
-		if (!slot->session || !slot->file[0] || slot->reload_when_done ||
-		    slot->file_generation == c->file_generation)
-			continue;
-		log_notice("%s is gone: session '%s' is stopped and destroyed (its files stay)",
-			   slot->file, session_name(slot->session));
-		slot->file[0] = '\0';
-		destroy(c, slot);
-	}
-}
 
 /**
  * controller_set_limits() - the settings sessions are created with from now on.
@@ -1107,36 +741,6 @@ void controller_reload_session_files(struct controller *c, const char *dir)
 void controller_set_limits(struct controller *c, const struct controller_limits *l)
 {
 	c->limits = *l;
-}
-
-/**
- * controller_shutdown() - finish every session: records their file,
- * continuous sessions and flight recorders their last segment.
- * @c: controller
- *
- * A saved session that was running is saved as such, with the time of
- * this clean stop, so the next start runs it again and knows its gap.
- * env.changed() follows as each goes.
- */
-void controller_shutdown(struct controller *c)
-{
-	uint64_t now = realtime_usec();
-
-	c->exiting = true;
-	for (size_t i = 0; i < SESSION_MAX; i++) {
-		struct slot *slot = &c->slots[i];
-		struct session *s = slot->session;
-
-		if (!s)
-			continue;
-		if (session_mode(s) == FTRACED_MODE_RECORD) {
-			session_stop(s);
-			continue;
-		}
-		if (slot->saved && session_state(s) == SESSION_RUNNING)
-			save(c, slot, /* running= */ true, now);
-		session_destroy(s); /* may free it */
-	}
 }
 
 /**
@@ -1156,6 +760,7 @@ int controller_new(const struct controller_env *env, struct controller **ret)
 		return -ENOMEM;
 	c->env = *env;
 	c->offer.tag = env->instance_tag;
+	controller_read_ids(c);
 	r = reaper_new(env->event, on_instance_removed, c, &c->reaper);
 	if (r < 0)
 		return r;

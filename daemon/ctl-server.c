@@ -190,6 +190,9 @@ int ctl_conn_send_fd(struct ctl_conn *c, struct ctl_builder *b, int fd)
 	return 0;
 }
 
+static void ctl_conn_send_error_fdv(struct ctl_conn *c, int error, int fd, const char *fmt,
+				    va_list ap) _printf_(4, 0);
+
 /**
  * ctl_conn_send_error() - send an ERROR reply.
  * @c: connection
@@ -200,13 +203,41 @@ int ctl_conn_send_fd(struct ctl_conn *c, struct ctl_builder *b, int fd)
  */
 int ctl_conn_send_error(struct ctl_conn *c, int error, const char *fmt, ...)
 {
-	static struct ctl_builder b;
-	char msg[FTRACED_MESSAGE_MAX + 1];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ctl_conn_send_error_fdv(c, error, -EBADF, fmt, ap);
 	va_end(ap);
+	return error;
+}
+
+/**
+ * ctl_conn_send_error_fd() - an ERROR reply with a descriptor (a file the
+ * client may read, such as what a failed record recovered).
+ * @c: connection
+ * @error: negative errno
+ * @fd: passed with SCM_RIGHTS (the caller keeps its own), or -EBADF
+ * @fmt: message for the user
+ *
+ * Return: @error.
+ */
+int ctl_conn_send_error_fd(struct ctl_conn *c, int error, int fd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ctl_conn_send_error_fdv(c, error, fd, fmt, ap);
+	va_end(ap);
+	return error;
+}
+
+static void ctl_conn_send_error_fdv(struct ctl_conn *c, int error, int fd, const char *fmt,
+				    va_list ap)
+{
+	static struct ctl_builder b;
+	char msg[FTRACED_MESSAGE_MAX + 1];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	/* Only what the protocol allows in a message goes out. */
 	for (char *p = msg; *p; p++)
 		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
@@ -217,8 +248,7 @@ int ctl_conn_send_error(struct ctl_conn *c, int error, const char *fmt, ...)
 	ctl_put_u32(&b, FTRACED_ATTR_ERRNO, (uint32_t)-error);
 	if (msg[0])
 		ctl_put_string(&b, FTRACED_ATTR_MESSAGE, msg);
-	ctl_conn_send(c, &b);
-	return error;
+	ctl_conn_send_fd(c, &b, fd);
 }
 
 static void close_fds(struct msghdr *mh)

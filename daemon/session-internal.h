@@ -73,6 +73,7 @@ struct session {
 	int cut_short;                  /* capture stopped early; files hold what came before */
 	char cut_message[256];
 	char warning[512];              /* what someone else did to the instance; "" if nothing */
+	char recovered[PATH_MAX];       /* record: its capture, rebuilt (relative to the state dir) */
 	char gap[256];                  /* a time it did not capture (the daemon was away); "" */
 	bool gap_in_next_file;          /* ... not yet said in a file */
 

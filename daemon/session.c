@@ -600,6 +600,17 @@ int session_stop(struct session *s)
 static bool maybe_done(struct session *s);
 
 /**
+ * session_recovered_file() - where a failed record's capture was rebuilt.
+ * @s: session
+ *
+ * Return: its path in the state directory, or NULL.
+ */
+const char *session_recovered_file(const struct session *s)
+{
+	return s->recovered[0] ? s->recovered : NULL;
+}
+
+/**
  * session_set_gap() - a time the session did not capture, for status and its next file.
  * @s: session
  * @note: what happened, with the times
@@ -656,6 +667,7 @@ static void record_failed(struct session *s, const struct publish_outcome *o)
 	}
 	log_error_errno(o->result, "Session '%s': writing the output failed (%m); what was "
 			"captured is in '%s'", s->name, path);
+	snprintf(s->recovered, sizeof(s->recovered), "%s", rel);
 	session_set_error(s, o->result, "writing the output file failed: %s; what was captured "
 			  "is in '%s'", strerror(-o->result), path);
 }

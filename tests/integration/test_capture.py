@@ -137,7 +137,7 @@ def test_probes_after_a_crash():
         assert our_probes() == [], our_probes()
         assert "Removed orphaned probe" in second.log(), second.log()
         recovered = os.path.join(first.state, "recovered")
-        files = os.listdir(recovered)
+        files = [f for f in os.listdir(recovered) if not f.startswith(".")]
         assert len(files) == 1, files
         ticks = [line for _, name, line in event_lines(report(os.path.join(recovered, files[0])))
                  if name == "tick"]

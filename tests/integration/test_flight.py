@@ -184,6 +184,10 @@ def test_kernel_backend_history_survives_a_crash():
         assert all(g["min"] > 0 for g in c["generators"].values()), "the ring did not wrap?"
         check_report_count(path)
         assert "Recovered the flight recorder history" in second.log(), second.log()
+        # The session itself came back (it was made with create): its own recipe is the
+        # only one in the spool, and it goes with it.
+        assert second.wait_state("kc")["state"] == "running"
+        second.ctl("destroy", "kc")
         assert os.listdir(os.path.join(first.state, "spool")) == []
         # Nothing to recover twice, and a clean stop leaves no recipe behind.
         second.stop()

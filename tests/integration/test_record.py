@@ -405,7 +405,7 @@ def test_record_a_command_and_its_children_only():
             out = os.path.join(d.dir, "cmd.dat")
             cmd = "%s --syscall --cpu 0 --count 700 >/dev/null; " \
                   "%s --syscall --cpu 1 --count 300 >/dev/null" % (LOADGEN, LOADGEN)
-            r = d.ctl("record", "-q", "-F", "-c", "-e", "syscalls:sys_enter_getppid", "-o", out,
+            r = d.ctl("record", "-F", "-c", "-e", "syscalls:sys_enter_getppid", "-o", out,
                       "--", "sh", "-c", cmd)
             assert "'sh' exited with status 0" in r.stderr, r.stderr
             counts = task_counts(out)
@@ -734,7 +734,11 @@ def test_full_output_keeps_everything_captured():
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", small], check=True)
         try:
             out = os.path.join(small, "r.dat")
-            rec = d.record_background("-e", "ftrace:print", "--compression", "none", "-o", out)
+            cwd = os.path.join(d.dir, "cwd")
+            os.mkdir(cwd)
+            rec = subprocess.Popen([FTRACECTL, "record", "-e", "ftrace:print", "--compression",
+                                    "none", "-o", out], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, env=d.env(), cwd=cwd)
             session = d.wait_running()
             # About 19 MB of raw markers: more than the 8 MiB the output may take.
             written = markers(session["instance"], CPUS, 200000)
@@ -748,6 +752,11 @@ def test_full_output_keeps_everything_captured():
             assert recovered.startswith(os.path.join(os.path.realpath(d.state), "recovered")), \
                 recovered
             check_markers_file(recovered, written)
+            # The client has its own copy (the state directory is root's): beside the
+            # output could not take it, so the current directory did.
+            m = re.search(r"a copy of what was captured is in '([^']+)'", stderr)
+            assert m and m.group(1) == "r-recovered.dat", stderr
+            check_markers_file(os.path.join(cwd, "r-recovered.dat"), written)
             assert os.listdir(os.path.join(d.state, "spool")) == [], "the spool was not removed"
             assert "what was captured is in" in d.log()
         finally:
@@ -980,7 +989,7 @@ def test_crash_recovered_on_restart():
             p.stderr
         assert session["instance"] not in our_instances(), "orphan not removed at restart"
         recovered = os.path.join(first.state, "recovered")
-        files = os.listdir(recovered)
+        files = [f for f in os.listdir(recovered) if not f.startswith(".")]
         assert len(files) == 1 and files[0].endswith("-recovered.dat"), files
         path = os.path.join(recovered, files[0])
         check_events(path)
@@ -1296,7 +1305,7 @@ def test_recover_by_hand():
         r = subprocess.run([FTRACECTL, "recover", d.state], capture_output=True, text=True)
         assert r.returncode == 0 and "1 capture(s) recovered" in r.stdout, r.stdout + r.stderr
         recovered = os.path.join(d.state, "recovered")
-        (name,) = os.listdir(recovered)
+        (name,) = [f for f in os.listdir(recovered) if not f.startswith(".")]
         check_markers_file(os.path.join(recovered, name), written)
         assert session["instance"] not in our_instances()
         # While a daemon runs on the directory, recover leaves it alone.

@@ -26,8 +26,8 @@ def complete(line, env=None):
 def main():
     checks = [
         ("ftracectl rec", ["record", "recover"]),
-        ("ftracectl ", sorted("record create start stop snapshot destroy list status metrics recover "
-                              "info verify".split())),
+        ("ftracectl ", sorted("record create start stop snapshot destroy save list status metrics "
+                              "recover info verify".split())),
         ("ftracectl --js", ["--json"]),
         ("ftracectl record --du", ["--duration"]),
         ("ftracectl record --compression ", ["none", "zstd"]),
