@@ -240,6 +240,9 @@ void controller_start_from_file(struct controller *c, struct slot *slot)
 			 session_name(slot->session));
 		return;
 	}
+	/* Before it starts: its first file's recipe says the gap, should a crash recover it. */
+	if (slot->saved)
+		account_gap(c, slot);
 	r = controller_start_session(c, slot->session);
 	if (r < 0) {
 		session_error(slot->session, &message);
@@ -248,11 +251,9 @@ void controller_start_from_file(struct controller *c, struct slot *slot)
 		return;
 	}
 	log_info("%s: session '%s' started", slot->reply.origin, session_name(slot->session));
-	if (slot->saved) {
-		account_gap(c, slot);
-		/* Running now: a crash from here on is a crash of this run. */
+	/* Running now: a crash from here on is a crash of this run. */
+	if (slot->saved)
 		controller_save(c, slot, /* running= */ true, 0);
-	}
 }
 
 /* A saved session (session-store.c): created again as it was, started if it was running. */

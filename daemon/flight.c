@@ -144,6 +144,7 @@ static int keep_history_recipe(struct session *s, struct flight *f)
 	r = recovery_write_recipe(f->history.dir_fd, &(struct recipe){
 		.target = target,
 		.date = s->date,
+		.gap = s->gap_in_next_file ? s->gap : NULL,
 		.instance = instance_name(s->instance),
 		.zstd = s->config.zstd,
 		.level = s->config.level,

@@ -17,13 +17,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <tracefs.h>
 
 #include "daemon/event-list.h"
 #include "daemon/instance-internal.h"
 #include "daemon/log.h"
+#include "lib/io-util.h"
 
 #define INSTANCE_PREFIX "ftraced-"
 
@@ -525,26 +529,70 @@ bool instance_word_in(const char *list, const char *name)
 	return false;
 }
 
-/**
- * instance_tag() - the tag in the instance names of the daemon using @state_dir.
- * @state_dir: the daemon's state directory, as an absolute, resolved path
- *
- * tracefs is shared by everything on the machine, possibly by several
- * daemons with different state directories. Each names its instances
- * "ftraced-<tag>-<id>" with its own tag, and holds its state directory's
- * lock, so at start-up a daemon knows that instances with its tag were
- * left by an earlier run of itself and that others are none of its
- * business. The tag is the 32-bit FNV-1a hash of the path.
- *
- * Return: the tag.
- */
-uint32_t instance_tag(const char *state_dir)
+/* The tag of a state directory from before tags were kept in it: its path's FNV-1a hash. */
+static uint32_t path_tag(const char *state_dir)
 {
 	uint32_t h = 2166136261u;
 
 	for (const char *p = state_dir; *p; p++)
 		h = (h ^ (uint8_t)*p) * 16777619u;
 	return h;
+}
+
+/**
+ * instance_tag_load() - the tag in the instance names of the daemon using a state directory.
+ * @state_dir_fd: the directory, locked by the caller
+ * @resolved: its absolute, resolved path
+ * @create: write one down if it has none (a daemon); else only read (--recover)
+ * @ret: the tag
+ *
+ * tracefs is shared by everything on the machine, possibly by several
+ * daemons with different state directories, in different mount
+ * namespaces even, where the same path names another directory. Each
+ * names its instances "ftraced-<tag>-<id>" with its own tag, and holds its
+ * state directory's lock, so at start-up a daemon knows that instances
+ * with its tag were left by an earlier run of itself and that others are
+ * none of its business. The tag is random, made once and kept in the
+ * directory (INSTANCE_TAG_FILE); a directory from before that has its
+ * path's hash, kept from then on.
+ *
+ * Return: 0 or -errno.
+ */
+int instance_tag_load(int state_dir_fd, const char *resolved, bool create, uint32_t *ret)
+{
+	char text[16] = "";
+	unsigned long v;
+	uint32_t tag;
+	struct stat st;
+	ssize_t n = 0;
+	char *end;
+	int fd;
+
+	fd = openat(state_dir_fd, INSTANCE_TAG_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, text, sizeof(text) - 1);
+		close(fd);
+		errno = 0;
+		v = strtoul(text, &end, 16);
+		if (n > 0 && !errno && end != text && (*end == '\n' || !*end) && v <= UINT32_MAX) {
+			*ret = (uint32_t)v;
+			return 0;
+		}
+	} else if (errno != ENOENT) {
+		return negative_errno();
+	}
+	/* A directory that has run a daemon before keeps its instances' old names. */
+	if (fstatat(state_dir_fd, "spool", &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    getrandom(&tag, sizeof(tag), 0) != (ssize_t)sizeof(tag))
+		tag = path_tag(resolved);
+	if (create) {
+		snprintf(text, sizeof(text), "%08" PRIx32 "\n", tag);
+		fd = replace_file_at(state_dir_fd, INSTANCE_TAG_FILE, text, strlen(text), 0600);
+		if (fd < 0)
+			return fd;
+	}
+	*ret = tag;
+	return 0;
 }
 
 struct name_list {

@@ -51,7 +51,10 @@ struct instance_setup {
 	const uint32_t *exclude_pids;
 };
 
-uint32_t instance_tag(const char *state_dir);
+/* In the state directory: the tag of its daemon's instance names, in hex. */
+#define INSTANCE_TAG_FILE "instance-tag"
+
+int instance_tag_load(int state_dir_fd, const char *resolved, bool create, uint32_t *ret);
 int instance_new(uint32_t tag, uint64_t id, struct instance **ret);
 int instance_adopt_orphan(const char *name, const char *prefix, struct instance **ret);
 struct instance *instance_free(struct instance *i);

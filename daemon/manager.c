@@ -242,7 +242,7 @@ static int on_reload(sd_event_source *source, const struct signalfd_siginfo *si,
 
 	if (m->exiting)
 		return 0;
-	sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading");
+	sd_notify(false, "RELOADING=1\nSTATUS=Reloading");
 	log_info("Received SIGHUP, reading '%s'%s%s again", m->config_path,
 		 m->sessions_dir ? " and " : "", m->sessions_dir ?: "");
 	if (daemon_config_load(m->config_path, &settings) < 0) {
@@ -279,6 +279,7 @@ static int on_reload(sd_event_source *source, const struct signalfd_siginfo *si,
 static int open_state_dir(struct manager *m, const char *path)
 {
 	_cleanup_free_ char *resolved = NULL;
+	int r;
 
 	if (mkdir(path, 0700) < 0 && errno != EEXIST)
 		return log_error_errno(negative_errno(), "Cannot create state directory '%s': %m",
@@ -297,7 +298,10 @@ static int open_state_dir(struct manager *m, const char *path)
 	resolved = realpath(path, NULL);
 	if (!resolved)
 		return log_error_errno(negative_errno(), "Cannot resolve '%s': %m", path);
-	m->instance_tag = instance_tag(resolved);
+	r = instance_tag_load(m->state_dir_fd, resolved, /* create= */ true, &m->instance_tag);
+	if (r < 0)
+		return log_error_errno(r, "Cannot read or write '%s/%s': %m", path,
+				       INSTANCE_TAG_FILE);
 	return 0;
 }
 

@@ -60,6 +60,8 @@
 #define RECIPE "recipe"
 /* An "event=SYSTEM:EVENT" line per event: at most 4 bytes for each byte of the list's names. */
 #define RECIPE_MAX (4 * EVENT_LIST_BYTES_MAX + 64u * 1024u)
+/* A gap note: the session's own, made by the daemon (session-internal.h holds 256). */
+#define RECIPE_NOTE_MAX 512u
 /* A recipe's events were checked when the session began: any ftrace event it names was delivered. */
 static const char *const RECIPE_FTRACE_EVENTS[] = {
 	"print", "raw_data", "bprint", "function", "funcgraph_entry", "funcgraph_exit",
@@ -103,6 +105,9 @@ int recovery_write_recipe(int spool_dir_fd, const struct recipe *r)
 		fprintf(f, "history=kernel\n");
 	if (r->date && r->date[0] && boot_id(boot) == 0)
 		fprintf(f, "date=%s\nboot=%s\n", r->date, boot);
+	/* One line: the note is ours, made without line breaks. */
+	if (r->gap && r->gap[0] && !strchr(r->gap, '\n'))
+		fprintf(f, "gap=%s\n", r->gap);
 	for (size_t i = 0; i < r->events->n; i++)
 		fprintf(f, "event=%s:%s\n", r->events->events[i].system, r->events->events[i].event);
 	if (fclose(f) != 0)
@@ -167,6 +172,7 @@ struct parsed_recipe {
 	bool kernel_history;
 	char date[CLOCK_ANCHOR_DATE_MAX]; /* "" unless measured in this boot */
 	char boot[40];
+	char gap[RECIPE_NOTE_MAX]; /* "": the session captured up to this file */
 	struct event_list events;
 	struct instance_meta imeta;
 };
@@ -224,6 +230,8 @@ static int parse_recipe(int dir_fd, struct parsed_recipe *p)
 			strcpy(p->date, v);
 		else if (strcmp(line, "boot") == 0 && strlen(v) < sizeof(p->boot))
 			strcpy(p->boot, v);
+		else if (strcmp(line, "gap") == 0)
+			snprintf(p->gap, sizeof(p->gap), "%s", v);
 		else if (strcmp(line, "event") == 0 &&
 			 !ctl_string_valid(FTRACED_ATTR_EVENT, v, FTRACED_EVENT_SPEC_MAX))
 			return -EBADMSG;
@@ -382,6 +390,31 @@ static int open_parent(int state_dir_fd, const char *path, const char **ret_name
 	return fd;
 }
 
+struct cpustat_texts {
+	unsigned n;
+	char **texts;
+};
+
+static void cpustat_texts_freep(struct cpustat_texts *t)
+{
+	for (unsigned i = 0; t->texts && i < t->n; i++)
+		free(t->texts[i]);
+	free(t->texts);
+}
+
+static int gap_cpustat(struct cpustat_texts *t, const char *gap)
+{
+	t->texts = calloc(t->n, sizeof(*t->texts));
+	if (!t->texts)
+		return -ENOMEM;
+	for (unsigned cpu = 0; cpu < t->n; cpu++)
+		if (asprintf(&t->texts[cpu], "CPU: %u\nftraced-gap: %s\n", cpu, gap) < 0) {
+			t->texts[cpu] = NULL;
+			return -ENOMEM;
+		}
+	return 0;
+}
+
 /* Writes one recovered file from per-CPU data regions, into place atomically. */
 static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, const char *path,
 			   const struct v7_cpu_data *data, struct kallsyms *ks)
@@ -389,6 +422,7 @@ static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, cons
 	struct global_meta gm = {};
 	int dir_fd, fd = -EBADF, r;
 	char tmp[NAME_MAX + 1];
+	_cleanup_(cpustat_texts_freep) struct cpustat_texts stats = { .n = p->n_cpus };
 	const char *name;
 	struct v7_file f;
 
@@ -409,6 +443,11 @@ static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, cons
 			.data = data,
 			.date = p->date[0] ? p->date : NULL,
 		};
+		/* A gap before the file is said where the session's own files say it. */
+		if (p->gap[0] && gap_cpustat(&stats, p->gap) == 0) {
+			f.n_cpustat = stats.n;
+			f.cpustat = (const char *const *)stats.texts;
+		}
 		metadata_to_v7(&p->imeta, &gm, &f);
 		if (getrandom(&f.trace_id, sizeof(f.trace_id), 0) != sizeof(f.trace_id))
 			f.trace_id = (uint64_t)time(NULL);
@@ -811,6 +850,7 @@ int recovery_run_offline(const char *state_dir, bool json)
 	_cleanup_close_ int dir_fd = -EBADF, lock_fd = -EBADF;
 	_cleanup_free_ char *resolved = NULL;
 	unsigned recovered, failed;
+	uint32_t tag;
 	char prefix[32];
 	struct stat st;
 	int r;
@@ -837,7 +877,10 @@ int recovery_run_offline(const char *state_dir, bool json)
 					       "itself when it starts", state_dir);
 		return log_error_errno(-errno, "Cannot lock '%s': %m", state_dir);
 	}
-	snprintf(prefix, sizeof(prefix), "ftraced-%08" PRIx32 "-", instance_tag(resolved));
+	r = instance_tag_load(dir_fd, resolved, /* create= */ false, &tag);
+	if (r < 0)
+		return log_error_errno(r, "Cannot read '%s/%s': %m", state_dir, INSTANCE_TAG_FILE);
+	snprintf(prefix, sizeof(prefix), "ftraced-%08" PRIx32 "-", tag);
 	if (kallsyms_open(&ks) < 0 && !ks)
 		return log_error_errno(-ENOMEM, "Out of memory");
 	r = kallsyms_store_in(ks, dir_fd);
@@ -846,6 +889,10 @@ int recovery_run_offline(const char *state_dir, bool json)
 	r = recovery_recover_all(dir_fd, prefix, ks, &recovered, &failed);
 	if (r < 0)
 		return log_error_errno(r, "Cannot read '%s/spool': %m", state_dir);
+	/* No daemon holds the directory: what is left of its instances (its clock anchor's) goes. */
+	r = instance_remove_orphans(tag);
+	if (r < 0)
+		log_warning_errno(r, "Looking for orphaned instances failed, ignoring: %m");
 	if (json)
 		printf("{\"recovered\": %u, \"failed\": %u}\n", recovered, failed);
 	else

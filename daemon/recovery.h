@@ -23,6 +23,7 @@ struct recipe {
 	 */
 	bool kernel_history;
 	const char *date;     /* the DATE option, measured as the spool began; NULL or "": none */
+	const char *gap;      /* a time the session did not capture before this file; NULL: none */
 };
 
 int recovery_write_recipe(int spool_dir_fd, const struct recipe *r);

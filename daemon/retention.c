@@ -13,13 +13,13 @@
  * and retention walks the manifest, not the directory's names. A file
  * someone else put there (even one named like ours, "<session>-2099...")
  * is never deleted or counted, and a clock stepping backwards does not
- * reorder anything. A directory from before manifests existed is read by
- * name, once, and its manifest written from it.
+ * reorder anything. A directory without a manifest has nothing of ours to
+ * delete. The manifest must be the daemon's own file, no other name
+ * linked to it; else it is neither read nor written.
  *
  * retention_plan() is pure; retention_apply() does the directory work.
  * Main thread only.
  */
-#include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <errno.h>
@@ -33,6 +33,7 @@
 
 #include "daemon/log.h"
 #include "daemon/retention.h"
+#include "ftraced/macro.h"
 #include "lib/io-util.h"
 
 #define RETENTION_FILES_MAX 100000
@@ -74,10 +75,24 @@ size_t retention_plan(const struct retention_limits *l, const struct retention_f
 	return k;
 }
 
-static int cmp_name(const void *a, const void *b)
+/*
+ * The manifest is the daemon's own file: a regular file no other name
+ * links to. A hard link planted under its name would have the daemon
+ * append to, or delete what another file lists.
+ */
+static int manifest_is_ours(int fd)
 {
-	return strcmp(((const struct retention_file *)a)->name,
-		      ((const struct retention_file *)b)->name);
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != geteuid()) {
+		log_warning("Retention: %s is not the daemon's own file (a link, or another "
+			    "owner's): it is left alone, and nothing it lists is deleted",
+			    RETENTION_MANIFEST);
+		return -EMLINK;
+	}
+	return 0;
 }
 
 /**
@@ -98,6 +113,11 @@ int retention_record(int dir_fd, const char *name)
 		    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0640);
 	if (fd < 0)
 		return negative_errno();
+	r = manifest_is_ours(fd);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
 	snprintf(line, sizeof(line), "%s\n", name);
 	r = loop_write(fd, line, strlen(line));
 	if (r >= 0 && fdatasync(fd) < 0)
@@ -147,11 +167,16 @@ static int read_manifest(int dir_fd, const char *prefix, struct retention_file *
 {
 	char line[NAME_MAX + 2];
 	FILE *f;
-	int fd;
+	int fd, r;
 
 	fd = openat(dir_fd, RETENTION_MANIFEST, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return negative_errno();
+	r = manifest_is_ours(fd);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
 	f = fdopen(fd, "re");
 	if (!f) {
 		close(fd);
@@ -182,64 +207,20 @@ static int read_manifest(int dir_fd, const char *prefix, struct retention_file *
 	return 0;
 }
 
-/* No manifest yet (a directory from before they existed): its segments by name. */
-static int adopt_by_name(int dir_fd, const char *prefix, struct retention_file **files, size_t *n,
-			 size_t *cap)
-{
-	struct dirent *de;
-	int fd;
-	DIR *d;
-
-	fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return negative_errno();
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while ((de = readdir(d)) && *n < RETENTION_FILES_MAX) {
-		struct retention_file *rf;
-
-		if (!is_segment(de->d_name, prefix))
-			continue;
-		rf = add_file(files, n, cap);
-		if (!rf) {
-			closedir(d);
-			return -ENOMEM;
-		}
-		if (!stat_file(dir_fd, de->d_name, rf))
-			(*n)--;
-	}
-	closedir(d);
-	if (*n > 0)
-		qsort(*files, *n, sizeof(**files), cmp_name);
-	return 0;
-}
-
-/* Replaces the manifest with @files (the ones kept), atomically. */
+/* Replaces the manifest with @files (the ones kept), whole. */
 static int write_manifest(int dir_fd, const struct retention_file *files, size_t n)
 {
-	static const char tmp[] = RETENTION_MANIFEST ".tmp";
-	int fd, r = 0;
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 
-	fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
-	if (fd < 0)
-		return negative_errno();
-	for (size_t i = 0; i < n && r >= 0; i++) {
-		char line[NAME_MAX + 2];
-
-		snprintf(line, sizeof(line), "%s\n", files[i].name);
-		r = loop_write(fd, line, strlen(line));
-	}
-	if (r >= 0 && fsync(fd) < 0)
-		r = negative_errno();
-	close(fd);
-	if (r >= 0 && renameat(dir_fd, tmp, dir_fd, RETENTION_MANIFEST) < 0)
-		r = negative_errno();
-	if (r < 0)
-		unlinkat(dir_fd, tmp, 0);
-	return r;
+	if (!f)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s\n", files[i].name);
+	if (fclose(f) != 0)
+		return -ENOMEM;
+	return replace_file_at(dir_fd, RETENTION_MANIFEST, text, len, 0640);
 }
 
 /**
@@ -262,10 +243,11 @@ int retention_apply(int dir_fd, const char *prefix, const struct retention_limit
 	struct statvfs sv;
 	int r;
 
+	/* No manifest, no file of ours: nothing is deleted, whatever else is there. */
 	r = read_manifest(dir_fd, prefix, &files, &n, &cap, &rewrite);
 	if (r == -ENOENT) {
-		r = adopt_by_name(dir_fd, prefix, &files, &n, &cap);
-		rewrite = true;
+		*ret = (struct retention_usage){};
+		return 0;
 	}
 	if (r < 0 || fstatvfs(dir_fd, &sv) < 0) {
 		free(files);

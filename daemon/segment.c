@@ -102,6 +102,7 @@ struct segment {
  * @env: the session's shared parts
  * @seq: the segment's number within its session
  * @target: where its file goes, relative to the state directory (for recovery)
+ * @gap: a time the session did not capture before this file; NULL: none
  * @ret: the segment
  *
  * Return: 0 or -errno; nothing is left behind on failure.
@@ -127,7 +128,7 @@ static struct segment *segment_alloc(const struct segment_env *env, uint32_t seq
 	return s;
 }
 
-int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
+int segment_new(const struct segment_env *env, uint32_t seq, const char *target, const char *gap,
 		struct segment **ret)
 {
 	struct segment *s;
@@ -151,6 +152,7 @@ int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
 	r = recovery_write_recipe(s->spool.dir_fd, &(struct recipe){
 		.target = target,
 		.date = env->date,
+		.gap = gap,
 		.instance = env->instance_name,
 		.zstd = env->zstd,
 		.level = env->level,

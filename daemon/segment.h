@@ -29,7 +29,7 @@ struct segment_env {
 	bool in_place; /* spool in place, so the spool becomes the file (see spool.c); zstd only */
 };
 
-int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
+int segment_new(const struct segment_env *env, uint32_t seq, const char *target, const char *gap,
 		struct segment **ret);
 int segment_new_snapshot(const struct segment_env *env, uint32_t seq, const char *target,
 			 bool trim, struct segment **ret);

@@ -20,6 +20,8 @@
 #include "daemon/stream-set.h"
 
 #define SESSIONS_DIR "sessions"
+/* In a session's directory: the uid of the user whose files it holds. */
+#define SESSION_OWNER_FILE ".ftraced-owner"
 /* sd-event's default accuracy (0) lets a timer fire up to 250 ms late. */
 #define TIMER_ACCURACY_USEC 1000
 
@@ -96,7 +98,7 @@ void session_forget_symbols(struct session *s);
 int session_create_probes(struct session *s, char *error, size_t n_error);
 int session_expand_events(struct session *s, char *error, size_t n_error);
 int session_configure_instance(struct session *s, char *error, size_t n_error);
-int session_open_dir(struct session *s);
+int session_open_dir(struct session *s, char *error, size_t n_error);
 int session_check_disk_room(struct session *s, char *error, size_t n_error);
 bool session_spools_in_place(const struct session *s);
 uint64_t session_segment_limit(const struct session *s);

@@ -22,7 +22,9 @@
 #include "daemon/log.h"
 #include "daemon/probe.h"
 #include "daemon/session-internal.h"
+#include "daemon/retention.h"
 #include "daemon/spool.h"
+#include "lib/io-util.h"
 
 /* Room for every ftrace event a session's instance can produce, and the NULL. */
 #define FTRACE_OFFER_MAX 8
@@ -305,26 +307,77 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 	return 0;
 }
 
-/* Opens the session's directory, STATE_DIR/sessions/<name>, creating it. */
-int session_open_dir(struct session *s)
+/*
+ * Whose files a session directory holds (its owner's uid, written when it
+ * is made): a name another user made before, even a destroyed session's,
+ * is refused, so a group member never gets retention over root's files.
+ * Root may use any name. A directory of files from before owners were
+ * written (a manifest, no owner) is root's.
+ */
+static int claim_dir(struct session *s, char *error, size_t n_error)
+{
+	char text[24] = "", mine[24];
+	unsigned long owner;
+	ssize_t n = 0;
+	int fd, r;
+
+	fd = openat(s->dir_fd, SESSION_OWNER_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT) {
+		r = negative_errno();
+		snprintf(error, n_error, "cannot read the owner of the session's directory: %s",
+			 strerror(-r));
+		return r;
+	}
+	if (fd >= 0) {
+		n = read(fd, text, sizeof(text) - 1);
+		close(fd);
+		owner = n > 0 ? strtoul(text, NULL, 10) : 0;
+	} else {
+		owner = faccessat(s->dir_fd, RETENTION_MANIFEST, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ?
+			0 : (unsigned long)s->owner;
+	}
+	if (owner != (unsigned long)s->owner && s->owner != 0) {
+		snprintf(error, n_error, "the name '%s' holds another user's files in the state "
+			 "directory (uid %lu): choose another name", s->name, owner);
+		return -EEXIST;
+	}
+	if (fd >= 0)
+		return 0;
+	snprintf(mine, sizeof(mine), "%lu\n", owner);
+	r = replace_file_at(s->dir_fd, SESSION_OWNER_FILE, mine, strlen(mine), 0600);
+	if (r < 0)
+		snprintf(error, n_error, "cannot write the owner of the session's directory: %s",
+			 strerror(-r));
+	return r;
+}
+
+/* Opens the session's directory, STATE_DIR/sessions/<name>, creating it, and claims it. */
+int session_open_dir(struct session *s, char *error, size_t n_error)
 {
 	int sessions_fd, r;
 
 	if (mkdirat(s->env.state_dir_fd, SESSIONS_DIR, 0700) < 0 && errno != EEXIST)
-		return negative_errno();
+		goto failed;
 	sessions_fd = openat(s->env.state_dir_fd, SESSIONS_DIR,
 			     O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (sessions_fd < 0)
-		return negative_errno();
+		goto failed;
 	/* The name is [A-Za-z0-9_-]{1,64} (checked by the protocol parser): no path tricks. */
 	if (mkdirat(sessions_fd, s->name, 0750) < 0 && errno != EEXIST) {
-		r = negative_errno();
 		close(sessions_fd);
-		return r;
+		goto failed;
 	}
 	s->dir_fd = openat(sessions_fd, s->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	r = s->dir_fd < 0 ? negative_errno() : 0;
 	close(sessions_fd);
+	if (r < 0) {
+		snprintf(error, n_error, "cannot create the session's directory: %s", strerror(-r));
+		return r;
+	}
+	return claim_dir(s, error, n_error);
+failed:
+	r = negative_errno();
+	snprintf(error, n_error, "cannot create the session's directory: %s", strerror(-r));
 	return r;
 }
 

@@ -321,12 +321,9 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		.level = s->config.level,
 	};
 	if (s->config.mode != FTRACED_MODE_RECORD) {
-		r = session_open_dir(s);
-		if (r < 0) {
-			snprintf(error, n_error, "cannot create the session's directory: %s",
-				 strerror(-r));
+		r = session_open_dir(s, error, n_error);
+		if (r < 0)
 			return r;
-		}
 		s->publisher.dir_fd = s->dir_fd;
 	}
 	if (s->config.mode == FTRACED_MODE_CONTINUOUS) {
@@ -441,7 +438,9 @@ static int open_segment(struct session *s, struct segment **ret)
 			 s->name, stamp, seq);
 	else
 		snprintf(target, sizeof(target), "recovered/%s-%s.dat", s->name, stamp);
-	return segment_new(&s->segment_env, seq, target, ret);
+	/* Only the first file after a gap says it, in its recipe too (a crash recovers it). */
+	return segment_new(&s->segment_env, seq, target,
+			   s->gap_in_next_file && ret == &s->current ? s->gap : NULL, ret);
 }
 
 /**

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (CPUS, FTRACED, FTRACECTL, Daemon, count_markers, daemon,  # noqa: E402
-                     our_instances, run, start_markers)
+                     our_instances, run, start_markers, wait_until)
 
 
 def session_files(d, name):
@@ -45,13 +45,6 @@ def gap_lines(files):
     return out
 
 
-def wait_until(predicate, what, timeout=30):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.05)
-
-
 def test_created_sessions_outlive_restart_and_crash():
     first = Daemon()
     state = first.state
@@ -60,6 +53,9 @@ def test_created_sessions_outlive_restart_and_crash():
         d = first.start()
         d.ctl("create", "bg", "-e", "ftrace:print", "--segment-time", "300ms")
         d.ctl("start", "bg")
+        # One file an hour: the file open when the daemon is killed is recovered.
+        d.ctl("create", "hourly", "-e", "sched:sched_switch", "--segment-time", "1h")
+        d.ctl("start", "hourly")
         d.ctl("create", "idle", "-e", "sched")
         d.ctl("create", "gone", "-e", "sched")
         d.ctl("destroy", "gone")
@@ -72,8 +68,9 @@ def test_created_sessions_outlive_restart_and_crash():
         d.start()
         st = d.wait_state("bg")
         assert "no capture from" in st["gap"] and "the daemon was stopped" in st["gap"], st
+        d.wait_state("hourly")
         sessions = {s["name"]: s["state"] for s in d.ctl_json("list")}
-        assert sessions == {"bg": "running", "idle": "created"}, sessions
+        assert sessions == {"bg": "running", "hourly": "running", "idle": "created"}, sessions
         written_b = start_markers(st["instance"], CPUS, 3000, 6000, tag="b")()
         d.kill()  # a crash: the next start recovers the open segment, and restores bg
 
@@ -90,14 +87,23 @@ def test_created_sessions_outlive_restart_and_crash():
         # Each restart said once, in the first file after it, on every CPU.
         gaps = [g for g in gap_lines(files) if g]
         assert len(gaps) == 2 and "was stopped" in gaps[0][0] and "crashed" in gaps[1][0], gaps
+        # The file the kill interrupted was recovered and still says the gap before it.
+        d.wait_state("hourly")
+        d.ctl("stop", "hourly")
+        hourly = session_files(d, "hourly")
+        gaps = gap_lines(hourly)
+        assert len(hourly) == 3 and gaps[0] == [] and "was stopped" in gaps[1][0] and \
+            "crashed" in gaps[2][0], (hourly, gaps)
+        d.ctl("destroy", "hourly")
         # A stopped session comes back not capturing (created, ready to start); destroyed
         # ones do not come back.
         d.stop()
         d = Daemon(state=state)
         daemons.append(d)
         d.start()
-        wait_until(lambda: {s["name"]: s["state"] for s in d.ctl_json("list")} ==
-                   {"bg": "created", "idle": "created"}, "bg and idle created")
+        wait_until("bg and idle created", lambda: {
+            s["name"]: s["state"] for s in d.ctl_json("list")} == {"bg": "created",
+                                                                  "idle": "created"})
         d.ctl("destroy", "bg")
         d.ctl("destroy", "idle")
         d.stop()
@@ -158,11 +164,11 @@ def test_sighup_reloads_sessions_d():
             f.write("events = sched:sched_switch\nmode = continuous\nsegment-time = 1s\n")
         os.unlink(os.path.join(conf, "leaving.conf"))
         d.proc.send_signal(signal.SIGHUP)
-        wait_until(lambda: sorted(s["name"] for s in d.ctl_json("list")) ==
-                   ["added", "changing", "steady"], "the reload")
+        wait_until("the reload", lambda: sorted(s["name"] for s in d.ctl_json("list")) ==
+                   ["added", "changing", "steady"])
         d.wait_state("added")
-        wait_until(lambda: d.ctl_json("status", "changing").get("segment_time_ms") == 1000,
-                   "changing restarted with its new settings")
+        wait_until("changing restarted with its new settings",
+                   lambda: d.ctl_json("status", "changing").get("segment_time_ms") == 1000)
         written = finish()
         assert d.ctl_json("status", "steady")["instance"] == steady["instance"]
         d.ctl("stop", "steady")
@@ -191,8 +197,8 @@ def test_terminal_closing_loses_nothing():
         cmd = "%s --socket %s --state-dir %s --group '' --config %s" % (
             FTRACED, d.socket, d.state, conf)
         subprocess.run(["tmux", "new-session", "-d", "-s", name, cmd], check=True)
-        wait_until(lambda: os.path.exists(d.socket) and d.ctl("list", check=False).returncode == 0,
-                   "the daemon in the terminal")
+        wait_until("the daemon in the terminal", lambda: os.path.exists(d.socket) and
+                   d.ctl("list", check=False).returncode == 0)
         pid = int(subprocess.run(["pgrep", "-f", "--", "--socket " + d.socket],
                                  capture_output=True, text=True).stdout.split()[0])
         out = os.path.join(d.dir, "hup.dat")
@@ -207,7 +213,7 @@ def test_terminal_closing_loses_nothing():
         assert rec.returncode == 0, stderr
         assert_all_markers([out], "h", written)
         os.kill(pid, signal.SIGTERM)
-        wait_until(lambda: not os.path.exists("/proc/%d" % pid), "the daemon's exit")
+        wait_until("the daemon's exit", lambda: not os.path.exists("/proc/%d" % pid))
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
         d.cleanup()

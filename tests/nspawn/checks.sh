@@ -40,6 +40,7 @@ wait_keep_running() {
 }
 # The end: the unit's refusals of settings it must not have, the journal, the exit status.
 finish() {
+    systemctl stop ftraced.service
     dropins=/etc/systemd/system/ftraced.service.d
     printf '[Service]\nProtectKernelTunables=yes\n' >$dropins/negative.conf
     systemctl daemon-reload
@@ -206,5 +207,6 @@ check "systemctl reload: the same daemon goes on" \
 check "... and says it reloaded" 'journalctl -b -u ftraced.service | grep -q "Received SIGHUP"'
 check "TasksMax= is a share of the machine's task limit" '[ "$(service TasksMax)" -gt 64 ]'
 echo $fail >/results/fail
+journalctl -b --no-pager >/results/journal-boot1.txt
 echo rebooted >/results/phase
 systemctl reboot

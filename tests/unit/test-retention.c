@@ -8,6 +8,8 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +79,49 @@ static void test_manifest(void)
 	assert(rmdir(dir) == 0);
 }
 
+/*
+ * Without a manifest nothing is ours: a user's own "bg-mine.dat" in the
+ * directory stays whatever the limits. A manifest another name links to
+ * (planted to make the daemon write through it, or delete what it lists)
+ * is neither written nor read.
+ */
+static void test_no_manifest_and_linked_manifest(void)
+{
+	char dir[] = "/tmp/test-retention-XXXXXX", path[PATH_MAX], other[PATH_MAX];
+	struct retention_limits l = { .max_files = 1 };
+	struct retention_usage u;
+	struct stat st;
+	int dir_fd, fd;
+
+	assert(mkdtemp(dir));
+	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert(dir_fd >= 0);
+	touch(dir_fd, "bg-mine.dat");
+	touch(dir_fd, "bg-yours.dat");
+	assert(retention_apply(dir_fd, "bg-", &l, &u) == 0);
+	assert(u.n_deleted == 0 && exists(dir_fd, "bg-mine.dat") && exists(dir_fd, "bg-yours.dat"));
+	assert(!exists(dir_fd, RETENTION_MANIFEST));
+
+	/* A manifest hard-linked to a file outside: left alone, nothing it lists deleted. */
+	snprintf(other, sizeof(other), "%s/elsewhere", dir);
+	fd = openat(dir_fd, "elsewhere", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	assert(fd >= 0 && write(fd, "bg-mine.dat\nbg-yours.dat\n", 25) == 25);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/%s", dir, RETENTION_MANIFEST);
+	assert(link(other, path) == 0);
+	assert(retention_record(dir_fd, "bg-new.dat") == -EMLINK);
+	assert(retention_apply(dir_fd, "bg-", &l, &u) == -EMLINK);
+	assert(exists(dir_fd, "bg-mine.dat") && exists(dir_fd, "bg-yours.dat"));
+	assert(stat(other, &st) == 0 && st.st_size == 25);
+
+	for (const char *const *n = (const char *const[]){ "bg-mine.dat", "bg-yours.dat",
+							   "elsewhere", RETENTION_MANIFEST, NULL };
+	     *n; n++)
+		unlinkat(dir_fd, *n, 0);
+	close(dir_fd);
+	assert(rmdir(dir) == 0);
+}
+
 int main(void)
 {
 	/* 5 files of 10 MB, closed at t = 100..500 s. */
@@ -113,6 +158,7 @@ int main(void)
 	assert(retention_plan(&l, f, 5, 25 * MB, 1000 * MB, 600 * S) == 5);
 
 	test_manifest();
+	test_no_manifest_and_linked_manifest();
 	printf("retention: all tests passed\n");
 	return 0;
 }
