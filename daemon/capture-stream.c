@@ -41,6 +41,7 @@
 #include "daemon/bounds.h"
 #include "daemon/capture-stream.h"
 #include "daemon/chunk-ring.h"
+#include "daemon/instance.h"
 #include "daemon/log.h"
 #include "daemon/spool.h"
 #include "lib/chunk-record.h"
@@ -376,6 +377,22 @@ static int spool_append(struct capture_stream *s, const uint8_t *record, size_t 
 }
 
 /*
+ * A drain into a ring keeps a copy of each chunk in a file: the ring it
+ * empties is gone for good, so a crash before the snapshot is written
+ * leaves the copy to recover. Without it the snapshot still goes on.
+ */
+static void copy_chunk(struct capture_stream *s, const uint8_t *record, size_t n)
+{
+	int r = loop_write(s->spool_fd, record, n);
+
+	if (r < 0) {
+		log_warning_errno(r, "CPU %u: cannot keep a copy of the drain for recovery, "
+				  "draining without: %m", s->cpu);
+		s->spool_fd = -EBADF;
+	}
+}
+
+/*
  * Stores the stream's pending sub-buffers chunk by chunk: each is framed as
  * a v7 chunk record (zstd) or left raw (ring without compression), then
  * appended to the spool or pushed to the ring.
@@ -394,6 +411,8 @@ static int flush_pending(struct capture_scratch *w, struct capture_stream *s)
 			record = w->out;
 		}
 		r = s->ring ? push_chunk(s, record, n, raw, len) : spool_append(s, record, n);
+		if (r >= 0 && s->ring && s->spool_fd >= 0)
+			copy_chunk(s, record, n);
 		if (r < 0) {
 			/* What was not stored stays pending: capture_stream_fail() counts it. */
 			memmove(s->pending, s->pending + off, s->n_pending - off);
@@ -550,21 +569,25 @@ static int drain_partial_pages(struct capture_scratch *w, struct capture_stream 
 	return k < 0 ? (int)k : 0;
 }
 
-/* The kernel's count of events handed to readers on this CPU so far. */
-static uint64_t read_events(struct capture_stream *s)
+/*
+ * The kernel's count of events handed to readers on this CPU so far, and
+ * of those it lost (overwritten or dropped).
+ */
+static struct spool_start read_start_counters(struct capture_stream *s)
 {
+	struct cpu_counters c;
 	char buf[1024];
-	const char *p;
 	ssize_t n;
 
 	if (s->stats_fd < 0)
-		return UINT64_MAX;
+		return SPOOL_START_UNKNOWN;
 	n = pread(s->stats_fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
-		return UINT64_MAX;
+		return SPOOL_START_UNKNOWN;
 	buf[n] = '\0';
-	p = strstr(buf, "read events:");
-	return p ? strtoull(p + strlen("read events:"), NULL, 10) : UINT64_MAX;
+	if (cpu_counters_parse(buf, &c) < 0 || !strstr(buf, "read events:"))
+		return SPOOL_START_UNKNOWN;
+	return (struct spool_start){ .read = c.read, .overrun = c.overrun, .dropped = c.dropped };
 }
 
 /*
@@ -575,9 +598,10 @@ static uint64_t read_events(struct capture_stream *s)
  */
 static int write_spool_header(struct capture_stream *s, int spool_fd)
 {
+	struct spool_start start = read_start_counters(s);
 	int r;
 
-	r = spool_write_header(spool_fd, read_events(s), &s->spool_pos);
+	r = spool_write_header(spool_fd, &start, &s->spool_pos);
 	if (r < 0)
 		return r;
 	s->kicked = s->dropped = s->spool_pos;

@@ -28,7 +28,8 @@ struct capture_stream_config {
 	unsigned cpu;
 	int trace_fd;     /* per_cpu/cpuN/trace_pipe_raw, O_NONBLOCK; the stream takes it */
 	int stats_fd;     /* per_cpu/cpuN/stats; the stream takes it (-EBADF: none) */
-	int spool_fd;     /* borrowed: chunks are appended here, unless ring is set */
+	int spool_fd;     /* borrowed: chunks are appended here; with a ring, a copy of
+			   * each chunk pushed (a drain that outlives the daemon); -EBADF */
 	struct chunk_ring *ring; /* borrowed: flight recorder, chunks are pushed here */
 	int notify_fd;    /* borrowed eventfd: incremented when the stream fails, is cut, is
 			   * finished, and every notify_bytes stored */

@@ -80,10 +80,15 @@ struct flight {
 	uint64_t n_failed;            /* snapshots that could not be written */
 	uint32_t next_snapshot_seq;
 	char note[256];               /* what the user should know about the backend */
-	struct spool history;         /* kernel: a recipe only, for recovery after a crash */
+	struct spool history;         /* kernel: a recipe, for recovery after a crash ... */
+	int *copies;                  /* ... and while drained snapshots are unwritten, per CPU
+				       * a copy of what the drain took from the kernel's ring */
+	unsigned n_copies;
+	unsigned n_unpublished;       /* kernel: snapshots handed to the publisher, not done */
 };
 
 static void on_trigger_fire(struct trigger *t, uint64_t ts, void *userdata);
+static void drop_copies(struct flight *f);
 
 static bool kernel_backend(const struct session *s)
 {
@@ -109,6 +114,9 @@ struct flight *flight_free(struct flight *f)
 		safe_close(f->jobs[i].out_fd);
 	free(f->jobs);
 	safe_close(f->snap_dir_fd);
+	for (unsigned cpu = 0; f->copies && cpu < f->n_copies; cpu++)
+		safe_close(f->copies[cpu]);
+	free(f->copies);
 	spool_remove(&f->history); /* the session and its instance go: nothing to recover */
 	free(f);
 	return NULL;
@@ -382,6 +390,8 @@ static void write_snapshot(struct session *s, struct snapshot_job *job)
 	r = publisher_add(&s->publisher, seg, TAKE_FD(job->out_fd), &ticket);
 	if (r < 0)
 		snapshot_failed(s, job->waiter, job->trigger, r);
+	else
+		f->n_unpublished++;
 }
 
 /* Memory backend: is the flush this job waits for done? */
@@ -417,6 +427,70 @@ static void serve_jobs(struct session *s)
 	}
 }
 
+/*
+ * Kernel backend: a drain empties the kernel's ring, so what it takes is
+ * also written to the history's spool, "cpuN", until the snapshots made of
+ * it are written: a crash in between leaves it for recovery (recovery.c),
+ * followed by what the ring still holds. Its header has the counters the
+ * drain began with (paused: exact; after a swap the drained buffer's are
+ * not readable). Drains whose snapshots are still being written append.
+ * Without copies (an error) the snapshot goes on, as before.
+ */
+static void open_copies(struct session *s, struct flight *f)
+{
+	unsigned n = s->cpus.n_cpus;
+
+	if (f->copies)
+		return;
+	f->copies = malloc(n * sizeof(*f->copies));
+	if (!f->copies)
+		return;
+	for (unsigned cpu = 0; cpu < n; cpu++) {
+		struct spool_start start = SPOOL_START_UNKNOWN;
+		struct cpu_counters c;
+		char name[32];
+		int r;
+
+		snprintf(name, sizeof(name), "cpu%u", cpu);
+		f->copies[cpu] = openat(f->history.dir_fd, name, O_RDWR | O_CREAT | O_TRUNC |
+					O_CLOEXEC | O_NOFOLLOW, 0600);
+		r = f->copies[cpu] < 0 ? negative_errno() : 0;
+		if (r >= 0 && !f->swap && instance_read_cpu_stats(s->instance, cpu, &c, NULL) >= 0)
+			start = (struct spool_start){ c.read, c.overrun, c.dropped };
+		if (r >= 0)
+			r = spool_write_header(f->copies[cpu], &start, NULL);
+		if (r < 0) {
+			log_warning_errno(r, "Session '%s': cannot keep a copy of the drain for "
+					  "recovery, draining without: %m", s->name);
+			f->n_copies = cpu + 1;
+			drop_copies(f);
+			return;
+		}
+	}
+	f->n_copies = n;
+}
+
+/* Every snapshot of the drains is written: their copies go. */
+static void drop_copies(struct flight *f)
+{
+	for (unsigned cpu = 0; f->copies && cpu < f->n_copies; cpu++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "cpu%u", cpu);
+		unlinkat(f->history.dir_fd, name, 0);
+		safe_close(f->copies[cpu]);
+	}
+	free(f->copies);
+	f->copies = NULL;
+	f->n_copies = 0;
+}
+
+static void drop_copies_when_written(struct flight *f)
+{
+	if (!f->draining && f->n_unpublished == 0)
+		drop_copies(f);
+}
+
 /* Kernel backend: tracing off, and temporary streams drain the ring into temporary rings. */
 static int kernel_drain_begin(struct session *s)
 {
@@ -449,6 +523,10 @@ static int kernel_drain_begin(struct session *s)
 	}
 	session_stream_params(s, &params);
 	params.snapshot_raw = f->swap;
+	if (f->history.dir_fd >= 0) {
+		open_copies(s, f);
+		params.copy_fds = f->copies;
+	}
 	r = stream_set_open(&s->cpus, s->instance, &params, NULL, error, sizeof(error));
 	if (r < 0) {
 		log_error("Session '%s': %s", s->name, error);
@@ -525,6 +603,7 @@ static void kernel_drain_end(struct session *s)
 	f->draining = false;
 	f->flush_done = f->flush_requested;
 	serve_jobs(s);
+	drop_copies_when_written(f);
 	/*
 	 * What was overwritten so far is accounted for: the ring drained is
 	 * empty now, or (swap) tracing goes on in the cleared buffer, from 0.
@@ -728,6 +807,10 @@ void flight_published(struct session *s, const struct publish_outcome *o)
 	struct trigger_slot *trigger = o->ticket.cookie;
 	const char *where = o->path ?: o->name;
 
+	if (s->flight->n_unpublished > 0)
+		s->flight->n_unpublished--;
+	if (kernel_backend(s))
+		drop_copies_when_written(s->flight);
 	if (o->result < 0) {
 		snapshot_failed(s, o->ticket.waiter, trigger, o->result);
 		return;

@@ -13,12 +13,14 @@
  * read at recovery time.
  *
  * Data the daemon had taken from the kernel but not yet stored dies with
- * it. Each spool's header records the kernel's "read events" counter when
- * the spool began: if the intact spool holds every event handed out since,
- * the orphan's remaining events follow in the same file; if not, the
- * recovered file stays a gap-free prefix, the orphan's events go to
- * "...-recovered_tail.dat" (which ls sorts after it), and the number lost
- * is logged.
+ * it, and a ring in overwrite mode goes on overwriting after the crash.
+ * Each spool's header records the kernel's "read events", "overrun" and
+ * "dropped events" counters when the spool began; with the orphan's, read
+ * before its drain, they count per CPU what was lost between the spool
+ * and the ring's rest, which follows in the same file. The counts go into
+ * the file's CPU statistics as a session's files have them. The orphan is
+ * removed only once the file is on disk: a crash during recovery leaves
+ * the spool and the orphan for the next start.
  *
  * Used by the daemon at start-up, before orphaned instances are removed,
  * and by `ftracectl recover`, with the state directory locked either way.
@@ -276,7 +278,7 @@ static int parse_recipe(int dir_fd, struct parsed_recipe *p)
 }
 
 /* Appends what the orphaned instance still holds for one CPU to its spool. */
-static void drain_orphan_cpu(struct instance *orphan, unsigned cpu, int spool_fd,
+static void drain_orphan_cpu(struct instance *orphan, unsigned cpu, bool snapshot, int spool_fd,
 			     const struct parsed_recipe *p, struct compressor *c)
 {
 	uint32_t page = p->imeta.subbuf_size;
@@ -284,7 +286,8 @@ static void drain_orphan_cpu(struct instance *orphan, unsigned cpu, int spool_fd
 	uint8_t *raw = malloc(cap), *out = malloc(chunk_record_bound(cap));
 	int fd = -EBADF;
 
-	if (instance_open_cpu_raw(orphan, cpu, &fd) < 0 || !raw || !out)
+	if ((snapshot ? instance_open_cpu_snapshot_raw(orphan, cpu, &fd) :
+			instance_open_cpu_raw(orphan, cpu, &fd)) < 0 || !raw || !out)
 		goto out;
 	if (lseek(spool_fd, 0, SEEK_END) < 0)
 		goto out;
@@ -317,18 +320,30 @@ out:
 
 /*
  * What the orphaned instance's ring buffers still hold, never read, goes to
- * @fds (appended). Then the instance goes.
+ * @fds (appended). The instance stays until the file is on disk
+ * (remove_orphan()): a crash before leaves the spool to recover again.
  */
 static void drain_orphan(struct instance *orphan, const struct parsed_recipe *p, int *fds)
 {
 	_cleanup_(compressor_freep) struct compressor *c = NULL;
-	int r;
 
 	if (compressor_new(&c) >= 0 && compressor_for_chunks(c) >= 0)
 		for (unsigned cpu = 0; cpu < p->n_cpus; cpu++)
-			if (fds[cpu] >= 0)
-				drain_orphan_cpu(orphan, cpu, fds[cpu], p, c);
-	r = instance_destroy(orphan);
+			if (fds[cpu] >= 0) {
+				/*
+				 * A history swapped out for a snapshot, not yet all
+				 * drained, is older than the ring's: first.
+				 */
+				if (p->kernel_history)
+					drain_orphan_cpu(orphan, cpu, true, fds[cpu], p, c);
+				drain_orphan_cpu(orphan, cpu, false, fds[cpu], p, c);
+			}
+}
+
+static void remove_orphan(struct instance *orphan, const struct parsed_recipe *p)
+{
+	int r = instance_destroy(orphan);
+
 	if (r < 0)
 		log_warning_errno(r, "Recovery: drained orphaned instance '%s', but removing it "
 				  "failed: %m", p->instance);
@@ -390,39 +405,68 @@ static int open_parent(int state_dir_fd, const char *path, const char **ret_name
 	return fd;
 }
 
+/*
+ * A recovered file's CPU statistics, as a session's own files have them:
+ * per CPU, the counters at the end (with what ftraced knows of its losses)
+ * and, where the spool kept them, when the file began.
+ */
 struct cpustat_texts {
-	unsigned n;
-	char **texts;
+	unsigned n_cpus;
+	char **texts; /* [cpu]: the end; [n_cpus + cpu]: when the file began */
 };
 
-static void cpustat_texts_freep(struct cpustat_texts *t)
+static void cpustat_texts_done(struct cpustat_texts *t)
 {
-	for (unsigned i = 0; t->texts && i < t->n; i++)
+	for (unsigned i = 0; t->texts && i < 2 * t->n_cpus; i++)
 		free(t->texts[i]);
 	free(t->texts);
 }
 
-static int gap_cpustat(struct cpustat_texts *t, const char *gap)
+/*
+ * One CPU's texts. @end: the orphan's stats text (NULL: it was gone);
+ * @discarded: events read from the ring but in no spool (UINT64_MAX:
+ * unknown); @start: the counters the spool began with.
+ */
+static int cpustat_set(struct cpustat_texts *t, const struct parsed_recipe *p, unsigned cpu,
+		       const char *end, uint64_t discarded, const struct spool_start *start)
 {
-	t->texts = calloc(t->n, sizeof(*t->texts));
-	if (!t->texts)
+	char lost[64] = "", gap[RECIPE_NOTE_MAX + 16] = "";
+	const char *warning = "";
+
+	if (!end)
+		warning = "ftraced-warning: the daemon stopped before this file was finished, and "
+			  "the ring buffer's rest was gone when it was recovered: events after the "
+			  "last one here were lost, uncounted\n";
+	else if (discarded == UINT64_MAX)
+		warning = "ftraced-warning: the daemon stopped before this file was finished; "
+			  "how many events it had read but not stored is unknown\n";
+	else if (discarded > 0)
+		snprintf(lost, sizeof(lost), "ftraced-discarded: %" PRIu64 "\n", discarded);
+	if (p->gap[0])
+		snprintf(gap, sizeof(gap), "ftraced-gap: %s\n", p->gap);
+	if (asprintf(&t->texts[cpu], "CPU: %u\n%s%s%s%s", cpu, end ?: "", lost, warning, gap) < 0) {
+		t->texts[cpu] = NULL;
 		return -ENOMEM;
-	for (unsigned cpu = 0; cpu < t->n; cpu++)
-		if (asprintf(&t->texts[cpu], "CPU: %u\nftraced-gap: %s\n", cpu, gap) < 0) {
-			t->texts[cpu] = NULL;
-			return -ENOMEM;
-		}
+	}
+	if (start->read == UINT64_MAX || start->overrun == UINT64_MAX)
+		return 0;
+	if (asprintf(&t->texts[t->n_cpus + cpu], "CPU: %u (when this file began)\n"
+		     "overrun: %" PRIu64 "\ndropped events: %" PRIu64 "\nread events: %" PRIu64 "\n",
+		     cpu, start->overrun, start->dropped, start->read) < 0) {
+		t->texts[t->n_cpus + cpu] = NULL;
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 /* Writes one recovered file from per-CPU data regions, into place atomically. */
 static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, const char *path,
-			   const struct v7_cpu_data *data, struct kallsyms *ks)
+			   const struct v7_cpu_data *data, const struct cpustat_texts *stats,
+			   struct kallsyms *ks)
 {
 	struct global_meta gm = {};
 	int dir_fd, fd = -EBADF, r;
 	char tmp[NAME_MAX + 1];
-	_cleanup_(cpustat_texts_freep) struct cpustat_texts stats = { .n = p->n_cpus };
 	const char *name;
 	struct v7_file f;
 
@@ -442,12 +486,9 @@ static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, cons
 			.n_data = p->n_cpus,
 			.data = data,
 			.date = p->date[0] ? p->date : NULL,
+			.n_cpustat = stats->texts ? 2 * (size_t)stats->n_cpus : 0,
+			.cpustat = (const char *const *)stats->texts,
 		};
-		/* A gap before the file is said where the session's own files say it. */
-		if (p->gap[0] && gap_cpustat(&stats, p->gap) == 0) {
-			f.n_cpustat = stats.n;
-			f.cpustat = (const char *const *)stats.texts;
-		}
 		metadata_to_v7(&p->imeta, &gm, &f);
 		if (getrandom(&f.trace_id, sizeof(f.trace_id), 0) != sizeof(f.trace_id))
 			f.trace_id = (uint64_t)time(NULL);
@@ -511,19 +552,31 @@ static int open_spool_file(int spool_dir_fd, const char *name)
 	return fd;
 }
 
-static uint64_t orphan_read_events(struct instance *orphan, unsigned cpu)
+/*
+ * Events of one CPU lost since its spool began, as its counters tell:
+ * those the kernel overwrote or dropped, and those read from the ring but
+ * not in the spool (the daemon died with them in hand). The orphan's
+ * counters @now are read before its drain. UINT64_MAX: unknown.
+ */
+static void count_losses(const struct spool_scan *scan, const struct cpu_counters *now,
+			 uint64_t *ret_ring, uint64_t *ret_in_flight)
 {
-	struct cpu_counters c;
+	const struct spool_start *start = &scan->start;
 
-	return instance_read_cpu_stats(orphan, cpu, &c, NULL) == 0 ? c.read : UINT64_MAX;
+	*ret_ring = *ret_in_flight = UINT64_MAX;
+	if (start->overrun != UINT64_MAX && now->overrun >= start->overrun &&
+	    now->dropped >= start->dropped)
+		*ret_ring = (now->overrun - start->overrun) + (now->dropped - start->dropped);
+	if (start->read != UINT64_MAX && now->read >= start->read &&
+	    now->read - start->read >= scan->events)
+		*ret_in_flight = now->read - start->read - scan->events;
 }
 
 /*
  * The file's CPU data: each CPU's intact spool records (fd < 0: none),
- * after the spool header at @header, or from offset 0 with SPOOL_NO_HEADER.
- * Return: bytes of captured data, all CPUs.
+ * after its header. Return: bytes of captured data, all CPUs.
  */
-static uint64_t describe_spools(const struct parsed_recipe *p, const int *fds, uint64_t header,
+static uint64_t describe_spools(const struct parsed_recipe *p, const int *fds,
 				struct v7_cpu_data *data)
 {
 	uint64_t total = 0;
@@ -533,8 +586,7 @@ static uint64_t describe_spools(const struct parsed_recipe *p, const int *fds, u
 
 		data[cpu] = (struct v7_cpu_data){ .cpu = cpu, .fd = fds[cpu] };
 		if (fds[cpu] >= 0) {
-			spool_scan(fds[cpu], header, p->zstd, p->imeta.subbuf_size,
-				   &scan);
+			spool_scan(fds[cpu], 0, p->zstd, p->imeta.subbuf_size, &scan);
 			data[cpu].offset = scan.data_offset;
 			data[cpu].size = scan.bytes;
 			data[cpu].n_chunks = (uint32_t)scan.chunks;
@@ -544,152 +596,169 @@ static uint64_t describe_spools(const struct parsed_recipe *p, const int *fds, u
 	return total;
 }
 
-/*
- * A kernel-backend flight recorder's history: its recipe has no spool
- * data, the orphaned instance's ring (overwrite mode) holds it all. It
- * becomes a snapshot, "...-recovered.dat" in the session's snapshots
- * directory. -ESRCH: the instance is gone, and the history with it.
- */
-static int recover_history(int state_dir_fd, int spool_dir_fd, const struct parsed_recipe *p,
-			   const char *prefix, struct kallsyms *ks, char *out, size_t n_out)
-{
-	_cleanup_free_ struct v7_cpu_data *data = NULL;
-	_cleanup_free_ int *fds = NULL;
-	struct instance *orphan = NULL;
-	uint64_t total;
-	int r;
+/* Everything one spool's recovery holds. */
+struct recovery {
+	struct parsed_recipe p;
+	struct instance *orphan;   /* the instance that captured into it, if still there */
+	int *fds;                  /* per CPU: its spool file, or < 0 */
+	struct spool_scan *scan;   /* per CPU: what the spool held before the drain */
+	struct v7_cpu_data *data;
+	struct cpustat_texts stats;
+};
 
-	if (!prefix || instance_adopt_orphan(p->instance, prefix, &orphan) < 0)
-		return -ESRCH;
-	fds = calloc(p->n_cpus, sizeof(*fds));
-	data = calloc(p->n_cpus, sizeof(*data));
-	if (!fds || !data) {
-		instance_free(orphan);
-		return -ENOMEM;
-	}
-	for (unsigned cpu = 0; cpu < p->n_cpus; cpu++)
-		fds[cpu] = openat(spool_dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	drain_orphan(orphan, p, fds);
-	total = describe_spools(p, fds, SPOOL_NO_HEADER, data);
-	r = recovered_name(p->target, "-recovered.dat", out, n_out);
-	if (r >= 0)
-		r = write_recovered(state_dir_fd, p, out, data, ks);
-	if (r >= 0)
-		log_notice("Recovered the flight recorder history of instance '%s' as '%s' "
-			   "(%" PRIu64 " bytes of captured data)", p->instance, out, total);
-	for (unsigned cpu = 0; cpu < p->n_cpus; cpu++)
-		safe_close(fds[cpu]);
-	return r;
+static void recovery_done(struct recovery *rc)
+{
+	instance_free(rc->orphan);
+	for (unsigned cpu = 0; rc->fds && cpu < rc->p.n_cpus; cpu++)
+		safe_close(rc->fds[cpu]);
+	free(rc->fds);
+	free(rc->scan);
+	free(rc->data);
+	cpustat_texts_done(&rc->stats);
+	instance_meta_done(&rc->p.imeta);
+	event_list_done(&rc->p.events);
 }
 
+static int recovery_alloc(struct recovery *rc)
+{
+	unsigned n = rc->p.n_cpus;
+
+	rc->stats.n_cpus = n;
+	rc->fds = malloc(n * sizeof(*rc->fds));
+	rc->data = calloc(n, sizeof(*rc->data));
+	rc->scan = calloc(n, sizeof(*rc->scan));
+	rc->stats.texts = calloc(2 * (size_t)n, sizeof(*rc->stats.texts));
+	if (!rc->fds || !rc->data || !rc->scan || !rc->stats.texts)
+		return -ENOMEM;
+	for (unsigned cpu = 0; cpu < n; cpu++)
+		rc->fds[cpu] = -EBADF;
+	return 0;
+}
+
+/*
+ * Each CPU's spool, cut after its last intact record, and what the
+ * orphan's counters say was lost since it began: the statistics the file
+ * will carry. A history's ring overwriting its oldest events is what a
+ * flight recorder does, not a loss: there only what a drain took and did
+ * not store counts. Return: events lost, all CPUs (those known).
+ */
+static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
+{
+	uint64_t lost = 0;
+
+	for (unsigned cpu = 0; cpu < rc->p.n_cpus; cpu++) {
+		_cleanup_free_ char *text = NULL;
+		uint64_t ring = UINT64_MAX, in_flight = UINT64_MAX;
+		struct cpu_counters now;
+		char name[32];
+
+		snprintf(name, sizeof(name), "cpu%u", cpu);
+		if (!split)
+			rc->fds[cpu] = open_spool_file(spool_dir_fd, name);
+		rc->scan[cpu] = (struct spool_scan){ .start = SPOOL_START_UNKNOWN };
+		if (rc->fds[cpu] >= 0) {
+			spool_scan(rc->fds[cpu], 0, rc->p.zstd, rc->p.imeta.subbuf_size,
+				   &rc->scan[cpu]);
+			if (ftruncate(rc->fds[cpu], (off_t)(rc->scan[cpu].data_offset +
+							    rc->scan[cpu].bytes)) < 0)
+				log_warning_errno(negative_errno(),
+						  "Recovery: cannot trim spool, ignoring: %m");
+		} else if (rc->p.kernel_history) {
+			/* No drain was under way: the history is all in the ring. */
+			rc->fds[cpu] = openat(spool_dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+			if (rc->fds[cpu] >= 0 &&
+			    spool_write_header(rc->fds[cpu], &SPOOL_START_UNKNOWN, NULL) < 0)
+				rc->fds[cpu] = safe_close(rc->fds[cpu]);
+			in_flight = 0;
+		}
+		if (rc->orphan && instance_read_cpu_stats(rc->orphan, cpu, &now, &text) == 0) {
+			if (!rc->p.kernel_history || in_flight != 0)
+				count_losses(&rc->scan[cpu], &now, &ring, &in_flight);
+		} else {
+			text = NULL;
+		}
+		if (rc->p.kernel_history)
+			ring = 0;
+		if (ring != UINT64_MAX)
+			lost += ring;
+		if (in_flight != UINT64_MAX)
+			lost += in_flight;
+		/* What the kernel lost is in its counters; what was in flight, ftraced says. */
+		if (cpustat_set(&rc->stats, &rc->p, cpu, text, in_flight,
+				rc->p.kernel_history ? &SPOOL_START_UNKNOWN : &rc->scan[cpu].start) < 0)
+			log_warning("Recovery: out of memory for CPU %u's statistics", cpu);
+	}
+	return lost;
+}
+
+/*
+ * Rebuilds a spool's file: its records, then what the orphaned instance's
+ * ring still holds (after the hole of what was lost, counted). A
+ * kernel-backend flight recorder's history has no spool data of its own
+ * but a drain's copy (flight.c): the orphan holds it all, and it becomes a
+ * snapshot, "...-recovered.dat" in the session's snapshots directory.
+ * -ESRCH: that instance is gone, and the history with it.
+ */
 static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 		       struct kallsyms *ks, char *out, size_t n_out)
 {
-	struct parsed_recipe p = {};
-	struct v7_cpu_data *data = NULL, *after = NULL;
-	struct instance *orphan = NULL;
-	int *fds = NULL, *after_fds = NULL, r;
-	struct spool_scan *scan = NULL;
-	uint64_t total, lost = 0;
-	bool contiguous = true;
-	char after_path[PATH_MAX];
+	struct recovery rc = {};
+	uint64_t total, lost;
+	int r;
 
-	r = parse_recipe(spool_dir_fd, &p);
+	r = parse_recipe(spool_dir_fd, &rc.p);
 	if (r < 0)
 		goto out;
 	/*
 	 * The file is in place: the daemon died between renaming it and removing
 	 * the spool. Recovering it again would duplicate every event.
 	 */
-	if (faccessat(state_dir_fd, p.target, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+	if (faccessat(state_dir_fd, rc.p.target, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 		r = -EEXIST;
 		goto out;
 	}
-	if (p.kernel_history) {
-		r = recover_history(state_dir_fd, spool_dir_fd, &p, prefix, ks, out, n_out);
+	if (!prefix || instance_adopt_orphan(rc.p.instance, prefix, &rc.orphan) < 0)
+		rc.orphan = NULL;
+	/* A history is gone with its instance, unless a drain's copy holds part of it. */
+	if (rc.p.kernel_history && !rc.orphan &&
+	    faccessat(spool_dir_fd, "cpu0", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
+		r = -ESRCH;
 		goto out;
 	}
-	fds = calloc(p.n_cpus, sizeof(*fds));
-	after_fds = calloc(p.n_cpus, sizeof(*after_fds));
-	data = calloc(p.n_cpus, sizeof(*data));
-	after = calloc(p.n_cpus, sizeof(*after));
-	scan = calloc(p.n_cpus, sizeof(*scan));
-	if (!fds || !after_fds || !data || !after || !scan) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if (!prefix || instance_adopt_orphan(p.instance, prefix, &orphan) < 0)
-		orphan = NULL;
-	/* An in-place spool (spool.c) is first split into spool files of its own. */
-	r = spool_split_in_place(spool_dir_fd, p.n_cpus, p.zstd, p.imeta.subbuf_size, fds);
-	if (r < 0 && r != -ENOENT)
-		goto out;
-	/* Cut each spool after its last intact record; count what it holds. */
-	for (unsigned cpu = 0; cpu < p.n_cpus; cpu++) {
-		char name_cpu[32];
-
-		after_fds[cpu] = -EBADF;
-		snprintf(name_cpu, sizeof(name_cpu), "cpu%u", cpu);
-		if (r == -ENOENT)
-			fds[cpu] = open_spool_file(spool_dir_fd, name_cpu);
-		if (fds[cpu] < 0)
-			continue;
-		spool_scan(fds[cpu], 0, p.zstd, p.imeta.subbuf_size, &scan[cpu]);
-		if (ftruncate(fds[cpu], (off_t)(scan[cpu].data_offset + scan[cpu].bytes)) < 0)
-			log_warning_errno(negative_errno(), "Recovery: cannot trim spool, ignoring: %m");
-		if (orphan) {
-			uint64_t read = orphan_read_events(orphan, cpu);
-
-			/* Everything the kernel handed out since the spool began must be in it. */
-			if (read == UINT64_MAX || scan[cpu].start_read == UINT64_MAX ||
-			    read - scan[cpu].start_read != scan[cpu].events) {
-				contiguous = false;
-				if (read != UINT64_MAX && scan[cpu].start_read != UINT64_MAX &&
-				    read - scan[cpu].start_read > scan[cpu].events)
-					lost += read - scan[cpu].start_read - scan[cpu].events;
-			}
-		}
-	}
-	if (orphan) {
-		/* After a gap, the orphan's events go to a file of their own. */
-		if (!contiguous)
-			for (unsigned cpu = 0; cpu < p.n_cpus; cpu++)
-				after_fds[cpu] = openat(spool_dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC,
-							0600);
-		drain_orphan(orphan, &p, contiguous ? fds : after_fds);
-		orphan = NULL;
-	}
-	/* Scanned again: the orphan's events may have been appended. */
-	total = describe_spools(&p, fds, 0, data);
-	r = recovered_name(p.target, "-recovered.dat", out, n_out);
-	if (r >= 0)
-		r = write_recovered(state_dir_fd, &p, out, data, ks);
+	r = recovery_alloc(&rc);
 	if (r < 0)
 		goto out;
-	log_notice("Recovered '%s' (%" PRIu64 " bytes of captured data)", out, total);
-	if (!contiguous) {
-		describe_spools(&p, after_fds, SPOOL_NO_HEADER, after);
-		log_warning("Recovery: %" PRIu64 " event(s) were lost in flight when '%s' stopped; "
-			    "what its ring buffers still held goes to a file of its own", lost,
-			    p.target);
-		if (recovered_name(p.target, "-recovered_tail.dat", after_path,
-				   sizeof(after_path)) >= 0 &&
-		    write_recovered(state_dir_fd, &p, after_path, after, ks) >= 0)
-			log_notice("Recovered '%s'", after_path);
+	/* An in-place spool (spool.c) is first split into spool files of its own. */
+	r = spool_split_in_place(spool_dir_fd, rc.p.n_cpus, rc.p.zstd, rc.p.imeta.subbuf_size,
+				 rc.fds);
+	if (r < 0 && r != -ENOENT)
+		goto out;
+	lost = open_spools(&rc, spool_dir_fd, r == 0);
+	/* The ring's rest follows the spool: each CPU's events stay in time order. */
+	if (rc.orphan)
+		drain_orphan(rc.orphan, &rc.p, rc.fds);
+	total = describe_spools(&rc.p, rc.fds, rc.data);
+	r = recovered_name(rc.p.target, "-recovered.dat", out, n_out);
+	if (r >= 0)
+		r = write_recovered(state_dir_fd, &rc.p, out, rc.data, &rc.stats, ks);
+	if (r < 0)
+		goto out;
+	if (rc.p.kernel_history)
+		log_notice("Recovered the flight recorder history of instance '%s' as '%s' "
+			   "(%" PRIu64 " bytes of captured data)", rc.p.instance, out, total);
+	else
+		log_notice("Recovered '%s' (%" PRIu64 " bytes of captured data)", out, total);
+	if (lost > 0)
+		log_warning("Recovery: %" PRIu64 " event(s) of '%s' were lost (overwritten in the "
+			    "ring, or read but not stored, when the daemon stopped); its CPU "
+			    "statistics count them", lost, out);
+	/* Only now, with the file on disk: a crash before drained nothing for good. */
+	if (rc.orphan) {
+		remove_orphan(rc.orphan, &rc.p);
+		rc.orphan = NULL;
 	}
 out:
-	instance_free(orphan);
-	for (unsigned cpu = 0; fds && cpu < p.n_cpus; cpu++) {
-		safe_close(fds[cpu]);
-		safe_close(after_fds[cpu]);
-	}
-	free(fds);
-	free(after_fds);
-	free(data);
-	free(after);
-	free(scan);
-	instance_meta_done(&p.imeta);
-	event_list_done(&p.events);
+	recovery_done(&rc);
 	return r;
 }
 

@@ -188,13 +188,15 @@ static off_t in_place_size(uint64_t region_bytes, unsigned n_cpus)
 	return (off_t)(spool_region_start(region_bytes, n_cpus - 1) + SPOOL_HDR_SIZE);
 }
 
-static int put_header(int fd, uint64_t offset, uint64_t start_read)
+static int put_header(int fd, uint64_t offset, const struct spool_start *start)
 {
 	uint8_t hdr[SPOOL_HDR_SIZE];
 
 	put_le32(hdr, SPOOL_MAGIC);
 	put_le32(hdr + 4, SPOOL_VERSION);
-	put_le64(hdr + 8, start_read);
+	put_le64(hdr + 8, start->read);
+	put_le64(hdr + 16, start->overrun);
+	put_le64(hdr + 24, start->dropped);
 	put_le32(hdr + SPOOL_COUNT_OFFSET, 0);
 	return loop_pwrite(fd, hdr, sizeof(hdr), offset);
 }
@@ -238,7 +240,7 @@ int spool_create_in_place(struct spool *s, int state_dir_fd, uint64_t trace_id, 
 		else if (cpu == 0 && ftruncate(s->fds[0], in_place_size(region, n_cpus)) < 0)
 			r = negative_errno();
 		else
-			r = put_header(s->fds[cpu], (uint64_t)start, UINT64_MAX);
+			r = put_header(s->fds[cpu], (uint64_t)start, &SPOOL_START_UNKNOWN);
 		if (r >= 0 && lseek(s->fds[cpu], start, SEEK_SET) < 0)
 			r = negative_errno();
 	}
@@ -329,20 +331,20 @@ unsigned spool_report_stale(int state_dir_fd)
 /**
  * spool_write_header() - start a spool: its header, then the data position.
  * @fd: the spool, standing where it starts (0 in its own file, its region in place)
- * @start_read: the kernel's "read events" counter of the CPU at the cut, or UINT64_MAX
+ * @start: the kernel's counters of the CPU at the cut
  * @ret_data_pos: receives where the records start (may be NULL)
  *
  * Return: 0 with the file offset SPOOL_HDR_SIZE further, -ENOSPC for a short
  * write, or -errno.
  */
-int spool_write_header(int fd, uint64_t start_read, uint64_t *ret_data_pos)
+int spool_write_header(int fd, const struct spool_start *start, uint64_t *ret_data_pos)
 {
 	off_t at = lseek(fd, 0, SEEK_CUR);
 	int r;
 
 	if (at < 0)
 		return -errno;
-	r = put_header(fd, (uint64_t)at, start_read);
+	r = put_header(fd, (uint64_t)at, start);
 	if (r < 0)
 		return r;
 	if (lseek(fd, at + SPOOL_HDR_SIZE, SEEK_SET) < 0)
@@ -353,22 +355,30 @@ int spool_write_header(int fd, uint64_t start_read, uint64_t *ret_data_pos)
 }
 
 /*
- * The spool header at @offset: its start counter and where its records
+ * The spool header at @offset: its start counters and where its records
  * begin. false: no header of ours there.
  */
-static bool read_header(int fd, uint64_t offset, uint64_t *ret_start_read,
-			uint64_t *ret_data_offset)
+static bool read_header(int fd, uint64_t offset, struct spool_scan *ret, uint64_t *ret_data_offset)
 {
-	uint8_t hdr[SPOOL_HDR_V1_SIZE];
+	static const uint32_t size_of[] = { [1] = SPOOL_HDR_V1_SIZE, [2] = SPOOL_HDR_V2_SIZE,
+					     [3] = SPOOL_HDR_SIZE };
+	uint8_t hdr[SPOOL_HDR_SIZE];
 	uint32_t version;
 
-	if (loop_pread_exact(fd, hdr, sizeof(hdr), offset) < 0 || get_le32(hdr) != SPOOL_MAGIC)
+	if (loop_pread_exact(fd, hdr, SPOOL_HDR_V1_SIZE, offset) < 0 ||
+	    get_le32(hdr) != SPOOL_MAGIC)
 		return false;
 	version = get_le32(hdr + 4);
-	if (version != 1 && version != SPOOL_VERSION)
+	if (version < 1 || version > SPOOL_VERSION)
 		return false;
-	*ret_start_read = get_le64(hdr + 8);
-	*ret_data_offset = offset + (version == 1 ? SPOOL_HDR_V1_SIZE : SPOOL_HDR_SIZE);
+	ret->start.read = get_le64(hdr + 8);
+	if (version >= 3) {
+		if (loop_pread_exact(fd, hdr, SPOOL_HDR_SIZE, offset) < 0)
+			return false;
+		ret->start.overrun = get_le64(hdr + 16);
+		ret->start.dropped = get_le64(hdr + 24);
+	}
+	*ret_data_offset = offset + size_of[version];
 	return true;
 }
 
@@ -395,9 +405,8 @@ void spool_scan(int fd, uint64_t header, bool zstd, uint32_t page_size,
 	size_t in_cap = 0, raw_cap = 0;
 	struct stat st;
 
-	*ret = (struct spool_scan){ .start_read = UINT64_MAX };
-	if (header != SPOOL_NO_HEADER &&
-	    !read_header(fd, header, &ret->start_read, &off))
+	*ret = (struct spool_scan){ .start = SPOOL_START_UNKNOWN };
+	if (header != SPOOL_NO_HEADER && !read_header(fd, header, ret, &off))
 		off = header + SPOOL_HDR_SIZE;
 	ret->data_offset = off;
 	if (fstat(fd, &st) < 0)
@@ -554,29 +563,38 @@ int spool_mirror_prepare(int fd, unsigned n_cpus, uint64_t *ret_region)
 }
 
 /*
- * Copies @n bytes at @offset of @in to a new unnamed file in @dir_fd, in
- * the kernel (both are on one file system).
+ * Copies @n bytes at @offset of @in to the spool file @name in @dir_fd, in
+ * the kernel (both are on one file system), whole or not at all: written
+ * under a temporary name, then renamed over whatever @name was.
  * Return: its fd, or -errno.
  */
-static int copy_to_tmpfile(int dir_fd, int in, uint64_t offset, uint64_t n)
+static int copy_to_spool_file(int dir_fd, const char *name, int in, uint64_t offset, uint64_t n)
 {
-	int fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	char tmp[NAME_MAX + 1];
 	off_t from = (off_t)offset;
+	int fd, r = 0;
 
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+	unlinkat(dir_fd, tmp, 0);
+	fd = openat(dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return negative_errno();
-	while (n > 0) {
+	while (n > 0 && r >= 0) {
 		ssize_t k = copy_file_range(in, &from, fd, NULL, (size_t)MIN(n, UINT64_C(1) << 30), 0);
 
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k <= 0) {
-			int r = k < 0 ? negative_errno() : -ENODATA;
-
-			close(fd);
-			return r;
-		}
-		n -= (uint64_t)k;
+		if (k <= 0)
+			r = k < 0 ? negative_errno() : -ENODATA;
+		else
+			n -= (uint64_t)k;
+	}
+	if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+		r = negative_errno();
+	if (r < 0) {
+		unlinkat(dir_fd, tmp, 0);
+		close(fd);
+		return r;
 	}
 	return fd;
 }
@@ -587,11 +605,14 @@ static int copy_to_tmpfile(int dir_fd, int in, uint64_t offset, uint64_t n)
  * @n_cpus: its CPU count (from the recipe)
  * @zstd: chunk records (in-place spools always are)
  * @page_size: the capture's sub-buffer size
- * @fds: receives an unnamed spool file per CPU: its header and intact records
+ * @fds: receives each CPU's spool file, "cpuN": its header and intact records
  *
  * A region is either where it was made or, when the daemon died while the
  * file was being finished, moved down to the first block after the
- * previous CPU's records: there a version-2 header says it was moved.
+ * previous CPU's records: there a header of this version says it was moved.
+ * The in-place file goes once every CPU's file is made, so recovery may
+ * append to those (a crash then leaves an ordinary spool); a crash before
+ * that splits it again.
  *
  * Return: 0, -ENOENT when the spool is not in place, or -errno.
  */
@@ -611,20 +632,24 @@ int spool_split_in_place(int dir_fd, unsigned n_cpus, bool zstd, uint32_t page_s
 	}
 	blk = block_size(fd);
 	for (unsigned cpu = 0; cpu < n_cpus && r >= 0; cpu++) {
-		uint64_t start = spool_region_start(region, cpu), moved, start_read, data;
-		struct spool_scan scan;
+		uint64_t start = spool_region_start(region, cpu), moved, data;
+		struct spool_scan scan, at_moved;
+		char name[32];
 
 		moved = ALIGN_UP(prev_end, blk);
-		if (cpu > 0 && moved < start && read_header(fd, moved, &start_read, &data) &&
+		if (cpu > 0 && moved < start && read_header(fd, moved, &at_moved, &data) &&
 		    data == moved + SPOOL_HDR_SIZE)
 			start = moved;
 		spool_scan(fd, start, zstd, page_size, &scan);
 		prev_end = scan.data_offset + scan.bytes;
-		r = copy_to_tmpfile(dir_fd, fd, start, prev_end - start);
+		snprintf(name, sizeof(name), "cpu%u", cpu);
+		r = copy_to_spool_file(dir_fd, name, fd, start, prev_end - start);
 		if (r >= 0)
 			fds[cpu] = r;
 	}
 	close(fd);
+	if (r >= 0 && unlinkat(dir_fd, SPOOL_IN_PLACE_NAME, 0) < 0)
+		r = negative_errno();
 	if (r < 0)
 		for (unsigned cpu = 0; cpu < n_cpus; cpu++)
 			fds[cpu] = safe_close(fds[cpu]);

@@ -6,20 +6,23 @@
 #include <stdint.h>
 
 /*
- * Every spool starts with a header: u32 magic "FTSP", u32 version 2, u64
+ * Every spool starts with a header: u32 magic "FTSP", u32 version 3, u64
  * the kernel's "read events" counter of that CPU when the spool began
- * receiving data (UINT64_MAX: unknown), u32 the number of chunk records
- * (0 until the file is finished). Recovery uses the counter to tell
- * whether anything was lost in flight. The records follow at
+ * receiving data, u64 its "overrun" and u64 its "dropped events" counters
+ * then (UINT64_MAX: unknown), u32 the number of chunk records
+ * (0 until the file is finished). Recovery uses the counters to count
+ * what was lost in flight and in the ring. The records follow at
  * SPOOL_HDR_SIZE, so the last 4 bytes and the records are a v7 CPU data
- * stream where they lie (see spool_create_in_place()). Version 1 had no
- * count; its records start at SPOOL_HDR_V1_SIZE.
+ * stream where they lie (see spool_create_in_place()). Version 2 had no
+ * lost counter (records at SPOOL_HDR_V2_SIZE), version 1 no count either
+ * (records at SPOOL_HDR_V1_SIZE).
  */
-#define SPOOL_HDR_SIZE 20u
+#define SPOOL_HDR_SIZE 36u
+#define SPOOL_HDR_V2_SIZE 20u
 #define SPOOL_HDR_V1_SIZE 16u
-#define SPOOL_COUNT_OFFSET 16u
+#define SPOOL_COUNT_OFFSET 32u
 #define SPOOL_MAGIC UINT32_C(0x50535446) /* "FTSP" in file order */
-#define SPOOL_VERSION 2u
+#define SPOOL_VERSION 3u
 
 /*
  * An in-place spool is one sparse file, SPOOL_IN_PLACE_NAME, holding each
@@ -61,12 +64,21 @@ uint64_t spool_region_start(uint64_t region_bytes, unsigned cpu);
 void spool_close(struct spool *s);
 void spool_remove(struct spool *s);
 unsigned spool_report_stale(int state_dir_fd);
-int spool_write_header(int fd, uint64_t start_read, uint64_t *ret_data_pos);
+/* What the kernel had handed out and lost on a CPU when a spool began; UINT64_MAX: unknown. */
+struct spool_start {
+	uint64_t read;
+	uint64_t overrun;
+	uint64_t dropped;
+};
+
+#define SPOOL_START_UNKNOWN ((struct spool_start){ UINT64_MAX, UINT64_MAX, UINT64_MAX })
+
+int spool_write_header(int fd, const struct spool_start *start, uint64_t *ret_data_pos);
 uint64_t spool_region_end(uint64_t region_bytes, uint64_t pos);
 
 /* What the intact part of a spool holds. */
 struct spool_scan {
-	uint64_t start_read;  /* the kernel's read counter when it began, UINT64_MAX: unknown */
+	struct spool_start start; /* the kernel's counters when it began */
 	uint64_t data_offset; /* where its records start */
 	uint64_t bytes;       /* intact records from there */
 	uint64_t chunks;

@@ -70,7 +70,8 @@ int stream_set_open(struct stream_set *set, struct instance *inst, const struct 
 		struct cpu_stream *cs = &set->cpus[cpu];
 		struct capture_stream_config c = {
 			.cpu = cpu,
-			.spool_fd = seg ? segment_spool_fd(seg, cpu) : -EBADF,
+			.spool_fd = seg ? segment_spool_fd(seg, cpu) :
+				    p->copy_fds ? p->copy_fds[cpu] : -EBADF,
 			.ring = seg ? NULL : cs->ring,
 			.notify_fd = p->notify_fd,
 			.subbuf_size = p->subbuf_size,

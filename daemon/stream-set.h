@@ -37,6 +37,7 @@ struct stream_params {
 	unsigned rt_priority;   /* the workers' SCHED_FIFO priority while they hold it; 0: none */
 	uint64_t wake_bytes;    /* what a CPU's ring holds when its reader wakes; 0: unknown */
 	uint64_t spool_region_bytes; /* in-place spools: each CPU's region; 0: a file per CPU */
+	const int *copy_fds;    /* with rings: per CPU, a file each chunk is also written to; NULL */
 };
 
 /* All CPUs of one session. */

@@ -85,6 +85,11 @@ class Daemon:
         return self
 
     def start(self):
+        self.launch()
+        return self.wait_listening()
+
+    def launch(self):
+        """Runs the daemon without waiting for it: start-up (recovery) under way."""
         self.instances_before = set(our_instances())
         log = open(self.log_path, "ab")
         args = self.extra_args or ["--group", ""]
@@ -97,6 +102,9 @@ class Daemon:
         self.proc = subprocess.Popen(
             self.wrapper + [FTRACED, "--socket", self.socket, "--state-dir", self.state,
              "--log-level", "debug"] + args, stdout=log, stderr=log, env=self.daemon_env)
+        return self
+
+    def wait_listening(self):
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

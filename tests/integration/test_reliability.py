@@ -6,14 +6,14 @@ crash or an outside change that nothing reported; orphans that leaked; two
 daemons whose instance tags collided. Each test counts files or markers."""
 
 import grp
+import json
 import os
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (CPUS, Daemon, count_markers, daemon, our_instances, run,  # noqa: E402
-                     start_markers, wait_until)
+from harness import (CPUS, FTRACECTL, Daemon, count_markers, daemon, our_instances,  # noqa: E402
+                     run, start_markers, wait_cpus_have_events, wait_until)
 
 
 def session_dir(d, name):
@@ -112,6 +112,164 @@ def test_two_daemons_in_two_mount_namespaces():
     finally:
         b.cleanup()
         a.cleanup()
+
+
+
+def lost_per_cpu(path):
+    """The loss a file reports per CPU, as `ftracectl info` reads its CPU statistics."""
+    out = subprocess.run([FTRACECTL, "--json", "info", path], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return {c["cpu"]: c["lost_events"] for c in json.loads(out.stdout)["cpus"]}
+
+
+def test_kill_with_the_load_going_on_loss_counted_exactly():
+    """kill -9 of the daemon while markers keep coming until the orphan's small ring
+    overwrites: the recovered file holds the spool, then the ring's rest after a hole,
+    and the loss its CPU statistics report is exactly the markers missing, per CPU."""
+    first = Daemon().start()
+    try:
+        rec = first.record_background("-e", "ftrace:print", "-b", "64",
+                                      "-o", os.path.join(first.dir, "x.dat"))
+        session = first.wait_running()
+        instance = session["instance"]
+        # 4 s of markers per CPU, far more than a 64 KiB ring holds.
+        finish = start_markers(instance, CPUS, 40000, 10000)
+        wait_cpus_have_events(instance, CPUS)
+        first.kill()
+        rec.communicate(timeout=30)
+        written = finish()
+        stats = {}
+        for cpu in CPUS:
+            with open("/sys/kernel/tracing/instances/%s/per_cpu/cpu%d/stats" % (instance, cpu)) as f:
+                stats[cpu] = dict(line.split(":", 1) for line in f if ":" in line)
+        assert any(int(s["overrun"]) > 0 for s in stats.values()), \
+            "the ring never overwrote: %s" % stats
+
+        second = Daemon(state=first.state).start()
+        try:
+            recovered = os.path.join(first.state, "recovered")
+            files = [os.path.join(recovered, f) for f in os.listdir(recovered)
+                     if f.endswith("-recovered.dat")]
+            assert len(files) == 1, files
+            got = count_markers(files)["generators"]
+            lost = lost_per_cpu(files[0])
+            for cpu in CPUS:
+                g = got.get(str(cpu), {"distinct": 0, "duplicates": 0, "in_order": True})
+                assert g["duplicates"] == 0 and g["in_order"], (cpu, g)
+                missing = written[cpu] - g["distinct"]
+                assert missing == lost[cpu], \
+                    "CPU %d: %d markers missing, the file says %d lost (%s)" % (
+                        cpu, missing, lost[cpu], g)
+            assert sum(lost.values()) > 0
+            assert "were lost (overwritten in the ring" in second.log(), second.log()
+            assert instance not in our_instances()
+        finally:
+            second.stop()
+            second.cleanup()
+    finally:
+        first.cleanup()
+
+
+
+def read_events(instance, cpu):
+    with open("/sys/kernel/tracing/instances/%s/per_cpu/cpu%d/stats" % (instance, cpu)) as f:
+        stats = dict(line.split(":", 1) for line in f if ":" in line)
+    return int(stats["read events"])
+
+
+def test_kill_during_recovery_recovers_again():
+    """kill -9 of the daemon while its start-up drains an orphan's full ring: the
+    orphan stays until the recovered file is on disk, so the next start recovers
+    it all, and what it reports lost is exactly what is missing."""
+    first = Daemon().start()
+    second = third = None
+    try:
+        rec = first.record_background("-e", "ftrace:print", "-b", "32768",
+                                      "-o", os.path.join(first.dir, "x.dat"))
+        instance = first.wait_running()["instance"]
+        before = start_markers(instance, CPUS, 20000)()
+        first.kill()
+        rec.communicate(timeout=30)
+        # Left in the orphan's ring, to drain at the next start.
+        after = start_markers(instance, CPUS, 200000, tag="late")()
+        base = {cpu: read_events(instance, cpu) for cpu in CPUS}
+
+        second = Daemon(state=first.state).launch()
+        wait_until("the drain of the orphan", lambda: any(
+            read_events(instance, cpu) > base[cpu] for cpu in CPUS), timeout=60)
+        second.kill()
+        spool = os.path.join(first.state, "spool")
+        assert os.listdir(spool) and instance in our_instances(), \
+            "recovery was over before the kill:\n" + second.log()
+
+        third = Daemon(state=first.state).start()
+        recovered = os.path.join(first.state, "recovered")
+        files = [os.path.join(recovered, f) for f in os.listdir(recovered)
+                 if f.endswith("-recovered.dat")]
+        assert len(files) == 1, files
+        lost = lost_per_cpu(files[0])
+        got = {tag: count_markers(files, tag=tag)["generators"] for tag in ("t", "late")}
+        for cpu in CPUS:
+            missing = 0
+            for tag, written in (("t", before), ("late", after)):
+                g = got[tag].get(str(cpu), {"distinct": 0, "duplicates": 0, "in_order": True})
+                assert g["duplicates"] == 0 and g["in_order"], (cpu, tag, g)
+                missing += written[cpu] - g["distinct"]
+            assert missing == lost[cpu], "CPU %d: %d markers missing, %d said lost" % (
+                cpu, missing, lost[cpu])
+        assert os.listdir(spool) == [] and instance not in our_instances()
+    finally:
+        for d in (third, second, first):
+            if d:
+                d.cleanup()
+
+
+
+def test_kill_during_a_kernel_backend_snapshot_loses_nothing_silently():
+    """kill -9 while a kernel-backend flight recorder's snapshot drains its ring: what
+    the drain took is kept on disk until the snapshot is written, so the next start
+    recovers it with the ring's rest; what is missing is exactly what it reports."""
+    first = Daemon().start()
+    second = None
+    try:
+        # A ring large enough that its drain takes a while to kill it in.
+        first.ctl("create", "kf", "--mode", "flight", "--flight-backend", "kernel",
+                  "-e", "ftrace:print", "-b", "262144")
+        first.ctl("start", "kf")
+        instance = first.wait_state("kf")["instance"]
+        written = start_markers(instance, CPUS, 1500000)()
+        base = {cpu: read_events(instance, cpu) for cpu in CPUS}
+        snap = subprocess.Popen([FTRACECTL, "snapshot", "kf"], env=first.env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_until("the drain", lambda: any(read_events(instance, cpu) > base[cpu]
+                                            for cpu in CPUS), timeout=60)
+        first.kill()
+        snap.communicate(timeout=30)
+        spool = os.path.join(first.state, "spool")
+        copies = [f for d in os.listdir(spool) for f in os.listdir(os.path.join(spool, d))
+                  if f.startswith("cpu")]
+        assert copies, "the snapshot was written before the kill:\n" + first.log()
+
+        second = Daemon(state=first.state).start()
+        snapshots = os.path.join(first.state, "sessions", "kf", "snapshots")
+        files = [os.path.join(snapshots, f) for f in os.listdir(snapshots)
+                 if f.endswith("-recovered.dat")]
+        assert len(files) == 1, os.listdir(snapshots)
+        got = count_markers(files)["generators"]
+        lost = lost_per_cpu(files[0])
+        for cpu in CPUS:
+            g = got.get(str(cpu), {"distinct": 0, "duplicates": 0, "in_order": True})
+            assert g["duplicates"] == 0 and g["in_order"], (cpu, g)
+            missing = written[cpu] - g["distinct"]
+            assert missing == lost[cpu], "CPU %d: %d markers missing, %d said lost (%s)" % (
+                cpu, missing, lost[cpu], g)
+        assert "Recovered the flight recorder history" in second.log(), second.log()
+        second.ctl("destroy", "kf")
+        assert os.listdir(spool) == []
+    finally:
+        for d in (second, first):
+            if d:
+                d.cleanup()
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ static int spool_with_header(const struct cpu_pages *c, bool zstd, uint64_t *ret
 
 	assert(fd >= 0 && data);
 	assert(pread(src, data, *ret_size, 0) == (ssize_t)*ret_size);
-	assert(spool_write_header(fd, 123456, NULL) == 0);
+	assert(spool_write_header(fd, &(struct spool_start){ 123456, 77, 5 }, NULL) == 0);
 	assert(lseek(fd, 0, SEEK_CUR) == SPOOL_HDR_SIZE);
 	assert(write(fd, data, *ret_size) == (ssize_t)*ret_size);
 	free(data);
@@ -57,7 +57,7 @@ static void test_intact(bool zstd)
 	make_pages(&c, 0, 3000, PAGE);
 	fd = spool_with_header(&c, zstd, &size, &chunks);
 	spool_scan(fd, 0, zstd, PAGE, &scan);
-	assert(scan.start_read == 123456);
+	assert(scan.start.read == 123456 && scan.start.overrun == 77 && scan.start.dropped == 5);
 	assert(scan.bytes == size && scan.events == 3000);
 	assert(scan.chunks == (zstd ? chunks : 0));
 
@@ -107,7 +107,7 @@ static void test_no_header(void)
 	make_pages(&c, 2, 1234, PAGE);
 	fd = make_spool(&c, PAGE, true, PAGES_PER_CHUNK, &size, &chunks);
 	spool_scan(fd, SPOOL_NO_HEADER, true, PAGE, &scan);
-	assert(scan.start_read == UINT64_MAX && scan.bytes == size && scan.events == 1234);
+	assert(scan.start.read == UINT64_MAX && scan.bytes == size && scan.events == 1234);
 	close(fd);
 	free(c.pages);
 }
@@ -134,7 +134,8 @@ static void test_version_1_header(void)
 	assert(write(fd, hdr, sizeof(hdr)) == sizeof(hdr));
 	assert(write(fd, data, size) == (ssize_t)size);
 	spool_scan(fd, 0, true, PAGE, &scan);
-	assert(scan.start_read == 777 && scan.data_offset == SPOOL_HDR_V1_SIZE);
+	assert(scan.start.read == 777 && scan.start.overrun == UINT64_MAX &&
+	       scan.data_offset == SPOOL_HDR_V1_SIZE);
 	assert(scan.bytes == size && scan.events == 2000 && scan.chunks == chunks);
 	free(data);
 	close(src);
@@ -158,7 +159,8 @@ static void fill_in_place(struct spool *s, int state_fd, uint64_t *bytes)
 
 		assert((uint64_t)lseek(s->fds[cpu], 0, SEEK_CUR) ==
 		       spool_region_start(s->region_bytes, cpu));
-		assert(spool_write_header(s->fds[cpu], 1000 + cpu, &pos) == 0);
+		assert(spool_write_header(s->fds[cpu], &(struct spool_start){ 1000 + cpu, 2000 + cpu, 0 },
+					  &pos) == 0);
 		assert(pos == spool_region_start(s->region_bytes, cpu) + SPOOL_HDR_SIZE);
 		assert(spool_region_end(s->region_bytes, pos) ==
 		       spool_region_start(s->region_bytes, cpu + 1));
@@ -181,15 +183,27 @@ static void check_split(const struct spool *s)
 {
 	int fds[IP_CPUS];
 
+	/* Kept under a second name, for the next crash this test plays. */
+	assert(linkat(s->dir_fd, SPOOL_IN_PLACE_NAME, s->dir_fd, "kept", 0) == 0);
 	assert(spool_split_in_place(s->dir_fd, IP_CPUS, true, PAGE, fds) == 0);
+	/* An ordinary spool now: a file per CPU, the in-place file gone. */
+	assert(faccessat(s->dir_fd, SPOOL_IN_PLACE_NAME, F_OK, 0) < 0 && errno == ENOENT);
 	for (unsigned cpu = 0; cpu < IP_CPUS; cpu++) {
 		struct spool_scan scan;
+		char name[16];
+		struct stat a, b;
 
+		snprintf(name, sizeof(name), "cpu%u", cpu);
+		assert(fstatat(s->dir_fd, name, &a, 0) == 0 && fstat(fds[cpu], &b) == 0);
+		assert(a.st_ino == b.st_ino);
 		spool_scan(fds[cpu], 0, true, PAGE, &scan);
-		assert(scan.start_read == 1000 + cpu && scan.data_offset == SPOOL_HDR_SIZE);
+		assert(scan.start.read == 1000 + cpu && scan.start.overrun == 2000 + cpu &&
+		       scan.data_offset == SPOOL_HDR_SIZE);
 		assert(scan.events == ip_events[cpu]);
 		close(fds[cpu]);
+		assert(unlinkat(s->dir_fd, name, 0) == 0);
 	}
+	assert(renameat(s->dir_fd, "kept", s->dir_fd, SPOOL_IN_PLACE_NAME) == 0);
 }
 
 static void test_in_place(void)
