@@ -122,6 +122,23 @@ def lost_per_cpu(path):
     return {c["cpu"]: c["lost_events"] for c in json.loads(out.stdout)["cpus"]}
 
 
+def assert_loss_said_exactly(path, written):
+    """PATH holds each tag's markers ({tag: {cpu: written}}) in order, none twice, and
+    the markers missing on each CPU are exactly the loss it reports there.
+    Returns that loss per CPU."""
+    lost = lost_per_cpu(path)
+    got = {tag: count_markers([path], tag=tag)["generators"] for tag in written}
+    for cpu in CPUS:
+        missing = 0
+        for tag, counts in written.items():
+            g = got[tag].get(str(cpu), {"distinct": 0, "duplicates": 0, "in_order": True})
+            assert g["duplicates"] == 0 and g["in_order"], (cpu, tag, g)
+            missing += counts[cpu] - g["distinct"]
+        assert missing == lost[cpu], "CPU %d: %d markers missing, the file says %d lost" % (
+            cpu, missing, lost[cpu])
+    return lost
+
+
 def test_kill_with_the_load_going_on_loss_counted_exactly():
     """kill -9 of the daemon while markers keep coming until the orphan's small ring
     overwrites: the recovered file holds the spool, then the ring's rest after a hole,
@@ -151,15 +168,7 @@ def test_kill_with_the_load_going_on_loss_counted_exactly():
             files = [os.path.join(recovered, f) for f in os.listdir(recovered)
                      if f.endswith("-recovered.dat")]
             assert len(files) == 1, files
-            got = count_markers(files)["generators"]
-            lost = lost_per_cpu(files[0])
-            for cpu in CPUS:
-                g = got.get(str(cpu), {"distinct": 0, "duplicates": 0, "in_order": True})
-                assert g["duplicates"] == 0 and g["in_order"], (cpu, g)
-                missing = written[cpu] - g["distinct"]
-                assert missing == lost[cpu], \
-                    "CPU %d: %d markers missing, the file says %d lost (%s)" % (
-                        cpu, missing, lost[cpu], g)
+            lost = assert_loss_said_exactly(files[0], {"t": written})
             assert sum(lost.values()) > 0
             assert "were lost (overwritten in the ring" in second.log(), second.log()
             assert instance not in our_instances()
@@ -207,16 +216,7 @@ def test_kill_during_recovery_recovers_again():
         files = [os.path.join(recovered, f) for f in os.listdir(recovered)
                  if f.endswith("-recovered.dat")]
         assert len(files) == 1, files
-        lost = lost_per_cpu(files[0])
-        got = {tag: count_markers(files, tag=tag)["generators"] for tag in ("t", "late")}
-        for cpu in CPUS:
-            missing = 0
-            for tag, written in (("t", before), ("late", after)):
-                g = got[tag].get(str(cpu), {"distinct": 0, "duplicates": 0, "in_order": True})
-                assert g["duplicates"] == 0 and g["in_order"], (cpu, tag, g)
-                missing += written[cpu] - g["distinct"]
-            assert missing == lost[cpu], "CPU %d: %d markers missing, %d said lost" % (
-                cpu, missing, lost[cpu])
+        assert_loss_said_exactly(files[0], {"t": before, "late": after})
         assert os.listdir(spool) == [] and instance not in our_instances()
     finally:
         for d in (third, second, first):
@@ -255,14 +255,7 @@ def test_kill_during_a_kernel_backend_snapshot_loses_nothing_silently():
         files = [os.path.join(snapshots, f) for f in os.listdir(snapshots)
                  if f.endswith("-recovered.dat")]
         assert len(files) == 1, os.listdir(snapshots)
-        got = count_markers(files)["generators"]
-        lost = lost_per_cpu(files[0])
-        for cpu in CPUS:
-            g = got.get(str(cpu), {"distinct": 0, "duplicates": 0, "in_order": True})
-            assert g["duplicates"] == 0 and g["in_order"], (cpu, g)
-            missing = written[cpu] - g["distinct"]
-            assert missing == lost[cpu], "CPU %d: %d markers missing, %d said lost (%s)" % (
-                cpu, missing, lost[cpu], g)
+        assert_loss_said_exactly(files[0], {"t": written})
         assert "Recovered the flight recorder history" in second.log(), second.log()
         second.ctl("destroy", "kf")
         assert os.listdir(spool) == []
