@@ -48,6 +48,7 @@
 #include "lib/compress.h"
 #include "lib/io-util.h"
 #include "lib/rb-page.h"
+#include "lib/time-util.h"
 
 /* Every chunk (a sub-buffer at least) fits in the window compressor_for_chunks() gives. */
 _Static_assert(CHUNK_TARGET_BYTES <= 1u << COMPRESS_CHUNK_WINDOW_LOG, "chunk past the window");
@@ -100,6 +101,9 @@ struct capture_stream {
 	uint64_t kicked;      /* in place: writeback started up to here */
 	uint64_t dropped;     /* in place: dropped from the page cache up to here */
 	struct capture_mirror mirror; /* fd -EBADF once it is broken */
+	struct cpu_counters seen;   /* the kernel's counters at the last turn that moved data */
+	uint64_t seen_usec;         /* ... read then */
+	double events_per_usec;     /* ... the rate events came in between the last two turns */
 	uint64_t mirror_kicked;  /* the same two in the mirror */
 	uint64_t mirror_dropped;
 
@@ -107,6 +111,8 @@ struct capture_stream {
 	_Atomic uint64_t bytes_stored;
 	_Atomic uint64_t chunks;
 	_Atomic uint64_t discarded; /* events taken from the kernel and never stored */
+	_Atomic uint32_t clears;    /* times the kernel's counters went back: the buffer cleared */
+	_Atomic uint64_t cleared;   /* events the buffer held at the turn before each clear */
 	_Atomic int error;
 	_Atomic bool finished;
 	/* The last cut; written before cut_generation is released. */
@@ -257,6 +263,8 @@ void capture_stream_counters(const struct capture_stream *s, struct capture_coun
 		.bytes_stored = atomic_load_explicit(&s->bytes_stored, memory_order_relaxed),
 		.chunks = atomic_load_explicit(&s->chunks, memory_order_relaxed),
 		.discarded = atomic_load_explicit(&s->discarded, memory_order_relaxed),
+		.clears = atomic_load_explicit(&s->clears, memory_order_relaxed),
+		.cleared = atomic_load_explicit(&s->cleared, memory_order_relaxed),
 		.error = atomic_load_explicit(&s->error, memory_order_relaxed),
 		.finished = atomic_load_explicit(&s->finished, memory_order_acquire),
 	};
@@ -714,6 +722,53 @@ void capture_stream_finish(struct capture_stream *s, struct capture_scratch *w)
 	notify(s);
 }
 
+/* Events the kernel took on this CPU, as its counters tell (a clear resets them). */
+static uint64_t taken(const struct cpu_counters *c)
+{
+	return c->read + c->overrun + c->entries;
+}
+
+/*
+ * Another process clearing the buffer (": > trace") resets the kernel's
+ * counters, and loses what the buffer held: nothing in the counters says
+ * so afterwards. Read at every turn that moved data, they are caught
+ * going back. The estimate of what was lost: what the buffer held at the
+ * turn before, plus what came in after it at the rate events came in
+ * before, less what the counters counted since the clear. One small read
+ * per turn, next to the splices of a batch.
+ */
+static void watch_counters(struct capture_stream *s)
+{
+	uint64_t usec = monotonic_usec();
+	struct cpu_counters now;
+	char buf[1024];
+	ssize_t n;
+
+	if (s->stats_fd < 0)
+		return;
+	n = pread(s->stats_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (cpu_counters_parse(buf, &now) < 0)
+		return;
+	if (now.read < s->seen.read || now.overrun < s->seen.overrun) {
+		double came = s->events_per_usec * (double)(usec - s->seen_usec);
+		uint64_t lost = s->seen.entries;
+
+		if (came > (double)taken(&now))
+			lost += (uint64_t)(came - (double)taken(&now));
+		atomic_fetch_add_explicit(&s->clears, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->cleared, lost, memory_order_relaxed);
+		notify(s);
+	} else if (s->seen_usec && usec > s->seen_usec) {
+		s->events_per_usec = (double)(taken(&now) - taken(&s->seen)) /
+				     (double)(usec - s->seen_usec);
+	}
+	s->seen = now;
+	s->seen_usec = usec;
+}
+
 /**
  * capture_stream_drain() - move whole sub-buffers the kernel holds into the spool or ring.
  * @s: stream being read
@@ -725,7 +780,12 @@ void capture_stream_finish(struct capture_stream *s, struct capture_scratch *w)
  */
 int capture_stream_drain(struct capture_stream *s, struct capture_scratch *w, uint64_t max_bytes)
 {
-	return drain_full_pages(w, s, max_bytes);
+	uint64_t before = atomic_load_explicit(&s->bytes_raw, memory_order_relaxed);
+	int r = drain_full_pages(w, s, max_bytes);
+
+	if (r >= 0 && atomic_load_explicit(&s->bytes_raw, memory_order_relaxed) != before)
+		watch_counters(s);
+	return r;
 }
 
 /**
@@ -736,6 +796,7 @@ int capture_stream_drain(struct capture_stream *s, struct capture_scratch *w, ui
  */
 int capture_stream_begin(struct capture_stream *s)
 {
+	watch_counters(s);
 	return s->ring ? 0 : write_spool_header(s, s->spool_fd);
 }
 

@@ -62,6 +62,8 @@ struct capture_counters {
 	uint64_t bytes_stored; /* bytes appended to the spool or pushed to the ring */
 	uint64_t chunks;       /* chunk records in the spool (zstd), or chunks pushed */
 	uint64_t discarded;    /* events read from the kernel and never stored (after an error) */
+	uint32_t clears;       /* times another process cleared this CPU's buffer */
+	uint64_t cleared;      /* about the events those clears lost */
 	int error;             /* first -errno that stopped the stream, or 0 */
 	bool finished;
 };

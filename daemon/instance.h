@@ -75,8 +75,19 @@ int instance_enable_event(struct instance *i, const struct event_id *e, const ch
 int instance_set_buffer_percent(struct instance *i, unsigned percent);
 int instance_set_overwrite(struct instance *i, bool on);
 int instance_set_tracing(struct instance *i, bool on);
-int instance_watch(struct instance *i, const struct event_list *events, unsigned n_cpus,
-		   int *ret_fd);
+/* What another process did to the instance since the last look (instance_watch_read()). */
+struct instance_changes {
+	bool control;       /* tracing_on, set_event, an enable or a trace file was written */
+	char changed[1024]; /* the settings changed (or pid filters written), "; "-separated */
+};
+
+struct instance_watch;
+int instance_watch_new(struct instance *i, const struct event_list *events, unsigned n_cpus,
+		       bool own_snapshot, struct instance_watch **ret, int *ret_watch_error);
+struct instance_watch *instance_watch_free(struct instance_watch *w);
+DEFINE_CLEANUP(struct instance_watch *, instance_watch_free)
+int instance_watch_fd(const struct instance_watch *w);
+void instance_watch_read(struct instance_watch *w, struct instance_changes *ret);
 int instance_check(struct instance *i, const struct event_list *events, bool *ret_tracing_off,
 		   char *ret_disabled, size_t n_disabled);
 int instance_read(struct instance *i, const char *file, char **ret, size_t *ret_size);

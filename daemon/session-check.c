@@ -2,15 +2,18 @@
 /*
  * What other processes do to a running session's instance: tracefs is
  * shared, and root (or anyone the tracefs mount lets in) can turn tracing
- * off in our instance, disable one of its events or clear its buffer. None
- * of it shows in the kernel's loss counters, so a capture would claim "no
- * events lost" after losing them. The checks read tracing_on, set_event and
- * each CPU's stats; each finding is logged once, shown by status (WARNING),
- * written into the files' CPUSTAT texts and reported by the client.
- * A running session checks when one of the files that does these is
- * written (inotify, instance_watch()), so an idle session never wakes;
- * where that cannot be set up, every INTERFERENCE_CHECK_USEC instead.
- * Main thread only.
+ * off in our instance, disable one of its events, clear its buffer or
+ * change a setting that decides what is recorded (the clock, the CPU
+ * mask, a filter, an option). None of it shows in the kernel's loss
+ * counters, so a capture would claim "no events lost" after losing them.
+ * The checks compare the instance with the baseline taken at the start
+ * (instance-watch.c), read tracing_on and set_event, and each CPU's
+ * counters (its worker's, capture-stream.c, where it is read); each
+ * finding is logged once, shown by status (WARNING), written into the
+ * files' CPUSTAT texts and reported by the client. A running session
+ * checks when one of those files is written (inotify), so an idle session
+ * never wakes; where that cannot be set up, every INTERFERENCE_CHECK_USEC
+ * instead. Main thread only.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -35,38 +38,27 @@ static void interfered(struct session *s, const char *what)
 	snprintf(s->warning + n, sizeof(s->warning) - n, "%s%s", n ? "; " : "", what);
 }
 
-/* Reads the watch's pending events; true if there were any (or it cannot tell). */
-static bool drain_watch(sd_event_source *watch)
-{
-	/* Room for a burst of events, each a struct inotify_event without a name. */
-	uint64_t buf[256];
-	int fd = sd_event_source_get_io_fd(watch);
-	bool any = false;
-	ssize_t n;
-
-	if (fd < 0)
-		return true;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		any = true;
-	return any || (n < 0 && errno != EAGAIN);
-}
-
 /*
- * What session_check() does. @written: one of tracing_on, set_event or an
- * enable file may have been written since the last check, so they are read
- * (set_event by a walk through every event the kernel has); the CPUs'
- * counters are always compared, as a clear by any means shows there.
+ * What session_check() does with what the watch found. @c->control: one of
+ * tracing_on, set_event or an enable file may have been written since the
+ * last check, so they are read (set_event by a walk through every event
+ * the kernel has); a CPU no worker reads has its counters compared (its
+ * worker watches them otherwise, session_note_clears()).
  */
-static void check(struct session *s, bool written)
+static void check(struct session *s, const struct instance_changes *c)
 {
 	char disabled[FTRACED_EVENT_SPEC_MAX + FTRACED_NAME_MAX + 2], what[256];
 	bool off = false;
 
+	if (s->state != SESSION_RUNNING || !s->instance)
+		return;
+	if (c->changed[0])
+		interfered(s, c->changed);
 	/* A kernel-backend drain turns tracing off itself. */
-	if (s->state != SESSION_RUNNING || !s->instance || flight_draining(s))
+	if (flight_draining(s))
 		return;
 	disabled[0] = '\0';
-	if (written &&
+	if (c->control &&
 	    instance_check(s->instance, &s->events, &off, disabled, sizeof(disabled)) < 0)
 		return;
 	if (off) {
@@ -81,9 +73,11 @@ static void check(struct session *s, bool written)
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
 		struct cpu_stream *cs = &s->cpus.cpus[cpu];
 		struct cpu_counters now;
-
 		uint64_t gone, lost = 0;
 
+		/* A CPU being read: its worker watches the counters (session_note_clears()). */
+		if (cs->stream)
+			continue;
 		if (instance_read_cpu_stats(s->instance, cpu, &now, NULL) < 0)
 			continue;
 		/*
@@ -107,21 +101,46 @@ static void check(struct session *s, bool written)
 }
 
 /**
+ * session_note_clears() - report the clears a CPU's worker saw in the kernel's counters.
+ * @s: session
+ * @cpu: CPU
+ * @c: its stream's counters now
+ */
+void session_note_clears(struct session *s, unsigned cpu, const struct capture_counters *c)
+{
+	struct cpu_stream *cs = &s->cpus.cpus[cpu];
+	char what[160];
+
+	if (c->clears <= cs->clears_seen)
+		return;
+	snprintf(what, sizeof(what), "the buffer of CPU %u was cleared by another process "
+		 "(about %" PRIu64 " unread events lost)", cpu, c->cleared - cs->cleared_seen);
+	interfered(s, what);
+	cs->clears_seen = c->clears;
+	cs->cleared_seen = c->cleared;
+}
+
+/**
  * session_check() - notice what another process did to a running session's instance.
  * @s: session
  *
- * Tracing turned off (turned on again), an event disabled, a CPU's buffer
- * cleared (its counters went back): each is logged, shown by status and
- * written into the files' CPUSTAT, so no summary claims "no loss" then.
- * Called on the instance's writes (or every INTERFERENCE_CHECK_USEC), for
- * status, at every rotation and at stop. With the watch, a write by
- * another process has queued its event before that process's write()
- * returned: none pending means tracing_on and the enable files are as the
- * last check found them, and only the counters are compared.
+ * Tracing turned off (turned on again), an event disabled, a setting
+ * changed since the start (the clock, the CPU mask, a filter, an option,
+ * the buffer's size, ...), a CPU's buffer cleared: each is logged, shown
+ * by status and written into the files' CPUSTAT, so no summary claims "no
+ * loss" then. Called on the instance's writes (or every
+ * INTERFERENCE_CHECK_USEC), for status, at every rotation and at stop.
+ * With the watch, a write by another process has queued its event before
+ * that process's write() returned: none pending means the instance is as
+ * the last check found it, and only the counters are compared.
  */
 void session_check(struct session *s)
 {
-	check(s, !s->check_watch || drain_watch(s->check_watch));
+	struct instance_changes c = { .control = !s->watch };
+
+	if (s->watch)
+		instance_watch_read(s->watch, &c);
+	check(s, &c);
 }
 
 static int on_check_timer(sd_event_source *source, uint64_t usec, void *userdata)
@@ -130,7 +149,7 @@ static int on_check_timer(sd_event_source *source, uint64_t usec, void *userdata
 	SESSION_LOG_CONTEXT(s);
 	int r;
 
-	check(s, true);
+	session_check(s);
 	r = sd_event_source_set_time_relative(source, INTERFERENCE_CHECK_USEC);
 	return r < 0 ? r : sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
 }
@@ -140,48 +159,37 @@ static int on_instance_written(sd_event_source *source, int fd, uint32_t revents
 	struct session *s = userdata;
 	SESSION_LOG_CONTEXT(s);
 
-	drain_watch(source);
-	check(userdata, true);
-	return 0;
-}
-
-/* Checks whenever another process writes one of the instance's files. */
-static int arm_watch(struct session *s)
-{
-	_cleanup_close_ int fd = -EBADF;
-	int r;
-
-	r = instance_watch(s->instance, &s->events, s->cpus.n_cpus, &fd);
-	if (r < 0)
-		return r;
-	r = sd_event_add_io(s->env.event, &s->check_watch, fd, EPOLLIN, on_instance_written, s);
-	if (r < 0)
-		return r;
-	r = sd_event_source_set_io_fd_own(s->check_watch, true);
-	if (r < 0) {
-		s->check_watch = sd_event_source_disable_unref(s->check_watch);
-		return r;
-	}
-	TAKE_FD(fd);
+	session_check(s);
 	return 0;
 }
 
 /**
- * session_arm_check() - check the instance whenever it is written to, while running.
+ * session_arm_check() - the instance's baseline; checks whenever it is written to.
  * @s: a session that just started running
  *
  * Without inotify on its files, every INTERFERENCE_CHECK_USEC instead.
  */
 void session_arm_check(struct session *s)
 {
-	int r;
+	int r, watch_error = -ENOMEM;
 
 	session_disarm_check(s);
-	r = arm_watch(s);
-	if (r >= 0)
-		return;
-	log_debug_errno(r, "Session '%s': cannot watch the instance (%m), checking it every "
-			"%u s instead", s->name, (unsigned)(INTERFERENCE_CHECK_USEC / 1000000));
+	r = instance_watch_new(s->instance, &s->events, s->cpus.n_cpus, flight_swaps(s),
+			       &s->watch, &watch_error);
+	if (r < 0)
+		log_warning_errno(r, "Session '%s': cannot take the instance's settings to check "
+				  "them against later, checking tracing and events only: %m",
+				  s->name);
+	if (s->watch && watch_error >= 0) {
+		r = sd_event_add_io(s->env.event, &s->check_watch, instance_watch_fd(s->watch),
+				    EPOLLIN, on_instance_written, s);
+		if (r >= 0)
+			return;
+		watch_error = r;
+	}
+	log_debug_errno(watch_error, "Session '%s': cannot watch the instance (%m), checking it "
+			"every %u s instead", s->name,
+			(unsigned)(INTERFERENCE_CHECK_USEC / 1000000));
 	r = sd_event_add_time_relative(s->env.event, &s->check_timer, CLOCK_MONOTONIC,
 				       INTERFERENCE_CHECK_USEC, INTERFERENCE_CHECK_USEC / 4,
 				       on_check_timer, s);
@@ -198,6 +206,7 @@ void session_disarm_check(struct session *s)
 {
 	s->check_timer = sd_event_source_disable_unref(s->check_timer);
 	s->check_watch = sd_event_source_disable_unref(s->check_watch);
+	s->watch = instance_watch_free(s->watch);
 }
 
 /**

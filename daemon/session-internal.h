@@ -64,6 +64,7 @@ struct session {
 	sd_event_source *segment_timer;
 	sd_event_source *check_timer;   /* interference checks while running, if not watched */
 	sd_event_source *check_watch;   /* inotify on the instance's files: checks when written */
+	struct instance_watch *watch;   /* while running: the instance's baseline and watches */
 	sd_event_source *symbols_look;  /* while running: when the symbols' copy needs a refresh */
 
 	uint64_t start_usec;
@@ -103,3 +104,4 @@ int session_check_disk_room(struct session *s, char *error, size_t n_error);
 bool session_spools_in_place(const struct session *s);
 uint64_t session_segment_limit(const struct session *s);
 char *session_cpustat_text(const struct session *s, uint64_t discarded, char *text);
+void session_note_clears(struct session *s, unsigned cpu, const struct capture_counters *c);

@@ -730,6 +730,7 @@ static void check_streams(struct session *s)
 		if (!s->cpus.cpus[cpu].stream)
 			continue;
 		capture_stream_counters(s->cpus.cpus[cpu].stream, &c);
+		session_note_clears(s, cpu, &c);
 		if (c.error < 0 && s->cut_short == 0) {
 			s->cut_short = c.error;
 			snprintf(s->cut_message, sizeof(s->cut_message),

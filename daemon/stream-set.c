@@ -104,6 +104,8 @@ int stream_set_open(struct stream_set *set, struct instance *inst, const struct 
 		}
 		cs->base_bytes = 0;
 		cs->base_chunks = 0;
+		cs->clears_seen = 0;
+		cs->cleared_seen = 0;
 	}
 	return 0;
 }

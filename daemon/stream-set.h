@@ -22,6 +22,8 @@ struct cpu_stream {
 	struct chunk_ring *ring;        /* flight recorder: the history (or a drain's) */
 	uint64_t lost_base;             /* flight, kernel: overrun after the last drain */
 	struct cpu_counters seen;       /* the last counters a check saw (a clear resets them) */
+	uint32_t clears_seen;           /* the stream's clears already reported */
+	uint64_t cleared_seen;
 	uint64_t discarded;             /* at stop: events ftraced took or left and never stored */
 };
 

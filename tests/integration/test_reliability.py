@@ -8,12 +8,14 @@ daemons whose instance tags collided. Each test counts files or markers."""
 import grp
 import json
 import os
+import re
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (CPUS, FTRACECTL, Daemon, count_markers, daemon, our_instances,  # noqa: E402
-                     run, start_markers, wait_cpus_have_events, wait_until)
+from harness import (CPUS, FTRACECTL, Daemon, count_markers, daemon, loadgen,  # noqa: E402
+                     loadgen_result, our_instances, run, start_markers,
+                     wait_cpus_have_events, wait_until)
 
 
 def session_dir(d, name):
@@ -263,6 +265,84 @@ def test_kill_during_a_kernel_backend_snapshot_loses_nothing_silently():
         for d in (second, first):
             if d:
                 d.cleanup()
+
+
+
+def test_clearing_the_buffer_during_a_record_is_reported_with_an_estimate():
+    """`: > trace` in the session's instance while markers come in: the client, status
+    and the file say so, with about how many events it lost, and the client exits 1."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "cleared.dat")
+        rec = d.record_background("-e", "ftrace:print", "-o", out)
+        session = d.wait_running()
+        instance = session["instance"]
+        procs = {cpu: loadgen("--instance", instance, "--cpu", str(cpu), "--count", "200000",
+                              "--rate", "100000") for cpu in CPUS}
+        wait_cpus_have_events(instance, CPUS)
+        # Half way: the buffer holds what came in since its reader's last turn.
+        wait_until("markers stored", lambda: all(
+            read_events(instance, cpu) > 50000 for cpu in CPUS))
+        open("/sys/kernel/tracing/instances/%s/trace" % instance, "w").close()
+        # Writes while the kernel clears fail: the writer counts them, not lost events.
+        written, failed = {}, {}
+        for cpu, p in procs.items():
+            written[cpu], failed[cpu], _ = loadgen_result(p)
+        d.ctl("stop", session["name"])
+        stdout, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 1 and "events may be missing" in stderr, stdout + stderr
+        assert "No events lost" not in stdout, stdout
+        got = count_markers([out])["generators"]
+        estimates = {int(cpu): int(n) for cpu, n in re.findall(
+            r"the buffer of CPU (\d+) was cleared by another process \(about (\d+)", stderr)}
+        assert "trace was written by another process" in stderr, stderr
+        for cpu in CPUS:
+            lost = written[cpu] - got[str(cpu)]["distinct"]
+            assert lost > 0, "nothing was lost on CPU %d: %s" % (cpu, got)
+            # An estimate, from the rate events came in (writes that failed during the
+            # clear count in it): within a factor of two.
+            assert cpu in estimates and \
+                lost / 2 <= estimates[cpu] <= (lost + failed[cpu]) * 2, \
+                "CPU %d: %d lost, estimated %s (%s)" % (cpu, lost, estimates.get(cpu), stderr)
+        dump = subprocess.run(["trace-cmd", "dump", "--options", out], capture_output=True,
+                              text=True).stdout
+        assert "ftraced-warning: " in dump and "was cleared by another process" in dump
+
+
+def test_outside_changes_to_what_is_recorded_are_reported():
+    """Another process changes the clock, the CPU mask, an event's filter, an option,
+    the buffer's size and the pid filter of a running session's instance: each is
+    compared with the start, and status, the client and the file name it."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "changed.dat")
+        rec = d.record_background("-e", "ftrace:print", "-e", "sched:sched_switch", "-o", out)
+        session = d.wait_running()
+        base = "/sys/kernel/tracing/instances/%s" % session["instance"]
+        changes = [("trace_clock", "global", "trace_clock was changed by another process "
+                    "(from 'local' to 'global')"),
+                   ("tracing_cpumask", "1", "tracing_cpumask was changed"),
+                   ("events/sched/sched_switch/filter", "prev_pid == 1",
+                    "events/sched/sched_switch/filter was changed"),
+                   ("options/record-tgid", "1", "options/record-tgid was changed"),
+                   ("buffer_size_kb", "1024", "buffer_size_kb was changed"),
+                   ("set_event_pid", "1", "set_event_pid was written by another process")]
+        for path, value, _ in changes:
+            with open(os.path.join(base, path), "w") as f:
+                f.write(value)
+        # Writing the same value again is no change.
+        with open(os.path.join(base, "options", "irq-info")) as f:
+            same = f.read()
+        with open(os.path.join(base, "options", "irq-info"), "w") as f:
+            f.write(same)
+        warning = d.ctl_json("status", session["name"]).get("warning", "")
+        for _, _, said in changes:
+            assert said in warning, (said, warning)
+        assert "irq-info" not in warning, warning
+        d.ctl("stop", session["name"])
+        stdout, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 1 and "trace_clock was changed" in stderr, stdout + stderr
+        dump = subprocess.run(["trace-cmd", "dump", "--options", out], capture_output=True,
+                              text=True).stdout
+        assert "tracing_cpumask was changed" in dump, dump[-2000:]
 
 
 if __name__ == "__main__":
