@@ -211,6 +211,18 @@ static void retire_instance(struct instance *i, bool now, void *userdata)
 	reaper_retire(c->reaper, i, now);
 }
 
+/**
+ * controller_retire_instance() - an instance of no session goes: at once, or when it is free.
+ * @c: controller
+ * @i: the instance, taken over (a busy orphan found at start-up)
+ *
+ * Until it goes, list and status show it, and no session gets its name.
+ */
+void controller_retire_instance(struct controller *c, struct instance *i)
+{
+	reaper_retire(c->reaper, i, /* now= */ true);
+}
+
 /* A destroy waited for its session's busy instance: gone, or still busy at the deadline. */
 static void on_instance_removed(void *waiter, const char *name, int result, void *userdata)
 {

@@ -16,6 +16,7 @@ struct ctl_builder;
 struct ctl_conn;
 struct ctl_request;
 struct controller;
+struct instance;
 struct kallsyms;
 struct runner;
 
@@ -59,4 +60,5 @@ uint64_t controller_sessions_started(const struct controller *c);
 void controller_load_session_files(struct controller *c, const char *dir);
 void controller_reload_session_files(struct controller *c, const char *dir);
 void controller_restore_saved(struct controller *c);
+void controller_retire_instance(struct controller *c, struct instance *i);
 void controller_shutdown(struct controller *c);

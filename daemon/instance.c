@@ -642,20 +642,37 @@ int instance_check_writable(void)
 	return access(path, W_OK) < 0 ? negative_errno() : 0;
 }
 
+/*
+ * A busy orphan (a process holds one of its files open) keeps its ring
+ * buffers until it goes: tracing off, its events off and its ring at the
+ * least the kernel allows, so it pins next to nothing while it waits.
+ */
+static void quiet_orphan(struct instance *i)
+{
+	(void)tracefs_instance_file_write(i->tfs, "set_event", "");
+	if (tracefs_instance_file_write(i->tfs, "buffer_size_kb", "1") < 0)
+		log_debug_errno(negative_errno(), "Cannot shrink the ring buffers of busy instance "
+				"'%s': %m", i->name);
+}
+
 /**
  * instance_remove_orphans() - destroy the instances an earlier run left.
  * @tag: this daemon's tag
+ * @busy: takes over an orphan tracefs will not remove yet (a process holds one of its
+ *	  files open), to retry; NULL: it is left for the next start
+ * @userdata: for @busy
  *
  * Called once at start-up, with the state directory locked and before any
  * session exists: an instance with our tag then belongs to an earlier run
  * of this daemon that died, and each one pins its ring buffers in kernel
- * memory. Other daemons' instances are left alone. (tracefs_instances()
- * would take a regex, but libtracefs 1.6 leaks it; comparing the prefix
- * needs none.)
+ * memory. Other daemons' instances are left alone. A busy one is quieted
+ * (quiet_orphan()) before it is handed over. (tracefs_instances() would
+ * take a regex, but libtracefs 1.6 leaks it; comparing the prefix needs
+ * none.)
  *
  * Return: the number removed, or -errno.
  */
-int instance_remove_orphans(uint32_t tag)
+int instance_remove_orphans(uint32_t tag, instance_busy_fn busy, void *userdata)
 {
 	char prefix[32];
 	struct name_list l = { .prefix = prefix };
@@ -665,16 +682,25 @@ int instance_remove_orphans(uint32_t tag)
 	if (tracefs_instances_walk(collect_ours, &l) < 0 && l.error == 0)
 		l.error = negative_errno();
 	for (size_t k = 0; k < l.n; k++) {
-		struct tracefs_instance *t = tracefs_instance_alloc(NULL, l.names[k]);
+		struct instance *i = NULL;
+		int r = instance_adopt_orphan(l.names[k], prefix, &i);
 
-		if (t && tracefs_instance_destroy(t) == 0) {
+		if (r >= 0)
+			r = instance_try_remove(i);
+		if (r >= 0) {
 			log_notice("Removed orphaned instance '%s'", l.names[k]);
 			n++;
+		} else if (r == -EBUSY && i) {
+			log_warning("Orphaned instance '%s' is busy (a process holds one of its files "
+				    "open): %s", l.names[k], busy ? "shrunk, and removed once it is "
+				    "free" : "left for the daemon's next start");
+			quiet_orphan(i);
+			if (busy)
+				busy(TAKE_PTR(i), userdata);
 		} else {
-			log_warning_errno(negative_errno(),
-					  "Removing orphaned instance '%s' failed: %m", l.names[k]);
+			log_warning_errno(r, "Removing orphaned instance '%s' failed: %m", l.names[k]);
 		}
-		tracefs_instance_free(t);
+		instance_abandon(i);
 		free(l.names[k]);
 	}
 	free(l.names);

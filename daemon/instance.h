@@ -104,7 +104,9 @@ int instance_read_cpu_stats(struct instance *i, unsigned cpu, struct cpu_counter
 int instance_check_writable(void);
 int instance_raise_saved_cmdlines(unsigned n);
 bool instance_gets_trace_printk(void);
-int instance_remove_orphans(uint32_t tag);
+/* Takes over a busy orphan (see instance_remove_orphans()). */
+typedef void (*instance_busy_fn)(struct instance *i, void *userdata);
+int instance_remove_orphans(uint32_t tag, instance_busy_fn busy, void *userdata);
 
 int cpu_counters_parse(const char *text, struct cpu_counters *ret);
 int subbuf_size_from_header_page(const char *text, uint32_t *ret);

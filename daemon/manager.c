@@ -56,6 +56,8 @@ struct manager {
 	int state_dir_fd;
 	int lock_fd;
 	uint32_t instance_tag;
+	struct instance **busy_orphans; /* from start-up to the controller's reaper */
+	size_t n_busy_orphans;
 	struct kallsyms *kallsyms;
 	struct clock_anchor *clock_anchor; /* every file's wall-clock anchor (DATE) */
 	struct runner *runner;
@@ -368,6 +370,21 @@ static int watch_signals(struct manager *m, bool test_hooks)
 	return r < 0 ? log_error_errno(r, "Cannot watch signals: %m") : 0;
 }
 
+/* An orphan a process keeps busy: the reaper retries it, and list shows it (start_controller()). */
+static void keep_busy_orphan(struct instance *i, void *userdata)
+{
+	struct manager *m = userdata;
+	struct instance **grown = reallocarray(m->busy_orphans, m->n_busy_orphans + 1,
+					       sizeof(*grown));
+
+	if (!grown) {
+		instance_abandon(i); /* the next start tries again */
+		return;
+	}
+	m->busy_orphans = grown;
+	m->busy_orphans[m->n_busy_orphans++] = i;
+}
+
 /*
  * What a crash of an earlier run left: spools become files first (draining
  * what their orphaned instances still hold), then the orphans go.
@@ -384,7 +401,7 @@ static void recover_leftovers(struct manager *m)
 		log_warning_errno(r, "Recovering interrupted captures failed, ignoring: %m");
 	else if (n > 0)
 		log_notice("Recovered %u interrupted capture(s)", n);
-	r = instance_remove_orphans(m->instance_tag);
+	r = instance_remove_orphans(m->instance_tag, keep_busy_orphan, m);
 	if (r < 0)
 		log_warning_errno(r, "Looking for orphaned instances failed, ignoring: %m");
 	r = probes_remove_orphans(m->instance_tag);
@@ -450,6 +467,10 @@ static int start_controller(struct manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Out of memory");
 	controller_set_limits(m->controller, &limits);
+	for (size_t k = 0; k < m->n_busy_orphans; k++)
+		controller_retire_instance(m->controller, m->busy_orphans[k]);
+	m->busy_orphans = mfree(m->busy_orphans);
+	m->n_busy_orphans = 0;
 	if (m->sessions_dir)
 		controller_load_session_files(m->controller, m->sessions_dir);
 	controller_restore_saved(m->controller);
@@ -586,6 +607,10 @@ struct manager *manager_free(struct manager *m)
 	m->server = ctl_server_free(m->server);
 	sd_event_source_disable_unref(m->extend_timer);
 	m->controller = controller_free(m->controller);
+	/* A start that failed before the controller: the next start finds them again. */
+	for (size_t k = 0; k < m->n_busy_orphans; k++)
+		instance_abandon(m->busy_orphans[k]);
+	free(m->busy_orphans);
 	m->pool = capture_pool_free(m->pool);
 	m->runner = runner_free(m->runner);
 	m->metrics = metrics_file_free(m->metrics);

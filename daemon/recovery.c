@@ -959,7 +959,7 @@ int recovery_run_offline(const char *state_dir, bool json)
 	if (r < 0)
 		return log_error_errno(r, "Cannot read '%s/spool': %m", state_dir);
 	/* No daemon holds the directory: what is left of its instances (its clock anchor's) goes. */
-	r = instance_remove_orphans(tag);
+	r = instance_remove_orphans(tag, NULL, NULL);
 	if (r < 0)
 		log_warning_errno(r, "Looking for orphaned instances failed, ignoring: %m");
 	if (json)

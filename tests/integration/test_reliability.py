@@ -345,5 +345,44 @@ def test_outside_changes_to_what_is_recorded_are_reported():
         assert "tracing_cpumask was changed" in dump, dump[-2000:]
 
 
+
+def test_busy_orphan_listed_shrunk_and_removed_once_free():
+    """A process holds an instance's trace_marker open across a crash of the daemon: the
+    next start recovers its capture, cannot remove it (EBUSY), shrinks its ring, lists
+    it, and removes it once the holder lets go; a new session never gets its name."""
+    first = Daemon().start()
+    second = None
+    marker = None
+    try:
+        rec = first.record_background("-e", "ftrace:print", "-o", os.path.join(first.dir, "x.dat"))
+        instance = first.wait_running()["instance"]
+        base = "/sys/kernel/tracing/instances/%s" % instance
+        marker = open(os.path.join(base, "trace_marker"), "w")
+        marker.write("ftseq=t:0:0\n")
+        marker.flush()
+        first.kill()
+        rec.communicate(timeout=30)
+
+        second = Daemon(state=first.state).start()
+        assert instance in our_instances(), "a busy instance cannot have been removed"
+        with open(os.path.join(base, "buffer_size_kb")) as f:
+            assert int(f.read().split()[0]) < 64, "the busy orphan's ring was not shrunk"
+        text = second.ctl("list").stdout
+        assert "Waiting for removal: instance " + instance in text, text
+        second.ctl("record", "-e", "ftrace:print", "--duration", "100ms",
+                   "-o", os.path.join(first.dir, "y.dat"))
+        marker.close()
+        marker = None
+        wait_until("the orphan's removal", lambda: instance not in our_instances(), timeout=30)
+        assert "Waiting for removal" not in second.ctl("list").stdout
+        assert "Removed instance '%s'" % instance in second.log(), second.log()
+    finally:
+        if marker:
+            marker.close()
+        for d in (second, first):
+            if d:
+                d.cleanup()
+
+
 if __name__ == "__main__":
     sys.exit(run())
