@@ -659,6 +659,11 @@ static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
 		if (rc->fds[cpu] >= 0) {
 			spool_scan(rc->fds[cpu], 0, rc->p.zstd, rc->p.imeta.subbuf_size,
 				   &rc->scan[cpu]);
+			/* A crash tears a record; anything more was never ours to recover. */
+			if (rc->scan[cpu].ignored > 0)
+				log_notice("Recovery: CPU %u's spool has %" PRIu64 " bytes after its "
+					   "last intact record (torn, damaged, or not sub-buffers): "
+					   "left out", cpu, rc->scan[cpu].ignored);
 			if (ftruncate(rc->fds[cpu], (off_t)(rc->scan[cpu].data_offset +
 							    rc->scan[cpu].bytes)) < 0)
 				log_warning_errno(negative_errno(),

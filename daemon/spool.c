@@ -382,6 +382,22 @@ static bool read_header(int fd, uint64_t offset, struct spool_scan *ret, uint64_
 	return true;
 }
 
+/*
+ * Every sub-buffer the kernel hands out holds data: one whose header says
+ * none (a zero-filled file, a hole) was never captured, and ends the
+ * intact part rather than pass for thousands of empty pages.
+ */
+static bool pages_hold_data(const uint8_t *pages, size_t n, uint32_t page_size)
+{
+	for (size_t off = 0; off + page_size <= n; off += page_size) {
+		struct rb_page_info info;
+
+		if (rb_page_parse(pages + off, page_size, &info) < 0 || info.data_size == 0)
+			return false;
+	}
+	return true;
+}
+
 /**
  * spool_scan() - read a spool up to its last intact record.
  * @fd: the spool, or a file of chunk records without a header
@@ -393,9 +409,10 @@ static bool read_header(int fd, uint64_t offset, struct spool_scan *ret, uint64_
  *       (checksum) into whole, well-formed pages, or whole pages
  *
  * Reads nothing beyond what each record header, bounded by chunk_record_check(),
- * allows; a damaged or torn record ends the intact part. A header that is
- * not ours leaves the start counter unknown, and records are looked for
- * after it all the same.
+ * allows; a damaged or torn record, or a sub-buffer without data, ends the
+ * intact part (what follows is left out: @ret->ignored says how much). A
+ * header that is not ours leaves the start counter unknown, and records
+ * are looked for after it all the same.
  */
 void spool_scan(int fd, uint64_t header, bool zstd, uint32_t page_size,
 		struct spool_scan *ret)
@@ -445,7 +462,7 @@ void spool_scan(int fd, uint64_t header, bool zstd, uint32_t page_size,
 			break;
 		}
 		events = rb_pages_count_events(raw, usize, page_size);
-		if (events < 0)
+		if (events < 0 || !pages_hold_data(raw, usize, page_size))
 			break;
 		ret->events += (uint64_t)events;
 		off += zstd ? CHUNK_HDR_SIZE + csize : page_size;
@@ -454,6 +471,7 @@ void spool_scan(int fd, uint64_t header, bool zstd, uint32_t page_size,
 	free(in);
 	free(raw);
 	ret->bytes = off - ret->data_offset;
+	ret->ignored = size > off ? size - off : 0;
 }
 
 /* The granule the file system moves extents by (collapse offsets must be multiples). */

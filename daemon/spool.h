@@ -83,6 +83,7 @@ struct spool_scan {
 	uint64_t bytes;       /* intact records from there */
 	uint64_t chunks;
 	uint64_t events;
+	uint64_t ignored;     /* bytes after the intact part: torn, damaged, or not records */
 };
 
 /* spool_scan()'s @header for a file of records alone, from offset 0 */

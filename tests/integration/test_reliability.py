@@ -384,5 +384,38 @@ def test_busy_orphan_listed_shrunk_and_removed_once_free():
                 d.cleanup()
 
 
+
+def test_zero_filled_spool_is_not_taken_for_data():
+    """A spool grown by 100 GiB of zeros (a planted sparse file) after a crash: start-up
+    does not scan it as pages, the recovered file holds just the markers, and the log
+    says what was left out."""
+    first = Daemon().start()
+    second = None
+    try:
+        rec = first.record_background("-e", "ftrace:print", "--compression", "none",
+                                      "-o", os.path.join(first.dir, "x.dat"))
+        instance = first.wait_running()["instance"]
+        written = start_markers(instance, CPUS, 5000)()
+        first.kill()
+        rec.communicate(timeout=30)
+        spool = os.path.join(first.state, "spool")
+        (trace_id,) = os.listdir(spool)
+        cpu0 = os.path.join(spool, trace_id, "cpu0")
+        with open(cpu0, "r+b") as f:
+            f.truncate(os.path.getsize(cpu0) + (100 << 30))
+
+        second = Daemon(state=first.state).start()
+        recovered = os.path.join(first.state, "recovered")
+        (name,) = [f for f in os.listdir(recovered) if f.endswith("-recovered.dat")]
+        path = os.path.join(recovered, name)
+        assert os.path.getsize(path) < 64 << 20, os.path.getsize(path)
+        assert_loss_said_exactly(path, {"t": written})
+        assert "bytes after its last intact record" in second.log(), second.log()
+    finally:
+        for d in (second, first):
+            if d:
+                d.cleanup()
+
+
 if __name__ == "__main__":
     sys.exit(run())

@@ -112,6 +112,25 @@ static void test_no_header(void)
 	free(c.pages);
 }
 
+/* A hole (a planted sparse file, zeros) after the data is no data: not scanned as pages. */
+static void test_zeros_are_not_pages(void)
+{
+	struct cpu_pages c = {};
+	struct spool_scan scan;
+	uint32_t chunks;
+	uint64_t size;
+	int fd;
+
+	make_pages(&c, 0, 500, PAGE);
+	fd = spool_with_header(&c, false, &size, &chunks);
+	assert(ftruncate(fd, (off_t)(SPOOL_HDR_SIZE + size + (UINT64_C(1) << 30))) == 0);
+	spool_scan(fd, 0, false, PAGE, &scan);
+	assert(scan.bytes == size && scan.events == 500);
+	assert(scan.ignored == UINT64_C(1) << 30);
+	close(fd);
+	free(c.pages);
+}
+
 /* A version-1 spool (16-byte header, no count) from before the count slot still reads. */
 static void test_version_1_header(void)
 {
@@ -316,6 +335,7 @@ int main(void)
 	test_intact(false);
 	test_damaged_record_ends_the_intact_part();
 	test_no_header();
+	test_zeros_are_not_pages();
 	test_version_1_header();
 	test_in_place();
 	test_mirror_prepare();
