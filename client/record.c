@@ -360,7 +360,11 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 	if (r < 0 || rep.type == FTRACED_MSG_ERROR) {
 		if (a.command)
 			spawn_abort(&cmd);
-		if (r < 0)
+		if (r == -EINTR && stop_requested)
+			print_error("record", "stopped before recording began (a signal came while "
+				    "the daemon was setting the session up, e.g. allocating its ring "
+				    "buffer): nothing was recorded");
+		else if (r < 0)
 			print_error("record", "talking to the daemon failed: %s", strerror(-r));
 		else
 			print_error_reply("record", &rep);
@@ -378,6 +382,8 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 			a.to_stdout ? "standard output" : a.output, rep.sessions.items[0].name,
 			rep.sessions.items[0].instance, progress ? " (Ctrl-C to stop)" : "");
 	print_skipped("record", &rep.sessions.items[0]);
+	if (rep.sessions.items[0].note[0] && !o.json)
+		fprintf(stderr, "ftracectl record: note: %s\n", rep.sessions.items[0].note);
 	if (a.command) {
 		/* A command that cannot run after all ends the record; its file is still made. */
 		r = spawn_release(&cmd);

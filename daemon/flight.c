@@ -989,8 +989,17 @@ void flight_describe(struct session *s, struct ctl_builder *b)
 		trigger_describe(f->triggers[k].trigger, line, sizeof(line));
 		ctl_put_string(b, FTRACED_ATTR_TRIGGER_STATUS, line);
 	}
-	if (f->note[0])
-		ctl_put_string(b, FTRACED_ATTR_NOTE, f->note);
+}
+
+/**
+ * flight_note() - what the user should know about the backend (session-status.c says it).
+ * @s: flight session
+ *
+ * Return: the note, "" if none.
+ */
+const char *flight_note(const struct session *s)
+{
+	return s->flight->note;
 }
 
 /* A flight recorder's part of the session's counters: its snapshots and triggers. */

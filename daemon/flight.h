@@ -18,6 +18,7 @@ void flight_stop_triggers(struct session *s);
 bool flight_stop(struct session *s);
 bool flight_draining(const struct session *s);
 bool flight_swaps(const struct session *s);
+const char *flight_note(const struct session *s);
 void flight_progress(struct session *s);
 void flight_drained(struct session *s);
 void flight_published(struct session *s, const struct publish_outcome *o);

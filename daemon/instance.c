@@ -707,6 +707,17 @@ int instance_remove_orphans(uint32_t tag, instance_busy_fn busy, void *userdata)
 	return l.error < 0 ? l.error : n;
 }
 
+/**
+ * instance_clear() - empty every CPU's ring buffer (what ": > trace" does).
+ * @i: instance
+ *
+ * Return: 0 or -errno.
+ */
+int instance_clear(struct instance *i)
+{
+	return tracefs_instance_file_clear(i->tfs, "trace") < 0 ? negative_errno() : 0;
+}
+
 /* One trace_marker write: an ftrace:print event in this instance's ring. */
 int instance_write_marker(struct instance *i, const char *text)
 {

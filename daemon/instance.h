@@ -75,6 +75,7 @@ int instance_enable_event(struct instance *i, const struct event_id *e, const ch
 int instance_set_buffer_percent(struct instance *i, unsigned percent);
 int instance_set_overwrite(struct instance *i, bool on);
 int instance_set_tracing(struct instance *i, bool on);
+int instance_clear(struct instance *i);
 /* What another process did to the instance since the last look (instance_watch_read()). */
 struct instance_changes {
 	bool control;       /* tracing_on, set_event, an enable or a trace file was written */

@@ -183,6 +183,35 @@ static int find_symbol(Elf *e, const char *symbol, uint64_t *ret)
 	return -ENOENT;
 }
 
+/*
+ * The kernel answers a uprobe on a file that is not there, or past its
+ * end, with EINVAL and no word on which: said here, with the numbers.
+ */
+static int uprobe_offset_check(const char *def, const char *path, uint64_t offset, char *error,
+			       size_t n_error)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		int r = negative_errno();
+
+		snprintf(error, n_error, "probe '%s': cannot use '%s': %s", def, path, strerror(-r));
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(error, n_error, "probe '%s': '%s' is not a regular file (a uprobe is in an "
+			 "executable or library)", def, path);
+		return -EINVAL;
+	}
+	if (offset >= (uint64_t)st.st_size) {
+		snprintf(error, n_error, "probe '%s': offset 0x%" PRIx64 " is past the end of '%s' "
+			 "(%" PRIu64 " bytes); a uprobe's offset counts from the file's start",
+			 def, offset, path, (uint64_t)st.st_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /**
  * elf_symbol_offset() - where a function starts in an ELF file, as uprobes count.
  * @path: the executable or library
@@ -272,6 +301,11 @@ static int probe_add(struct probe_set *ps, const char *def, char *error, size_t 
 		if (r < 0)
 			return r;
 		offset += at;
+	}
+	if (d.uprobe) {
+		r = uprobe_offset_check(def, d.target, offset, error, n_error);
+		if (r < 0)
+			return r;
 	}
 	grown = realloc(ps->events, (ps->n + 1) * sizeof(*grown));
 	if (!grown)

@@ -78,6 +78,7 @@ struct session {
 	char warning[512];              /* what someone else did to the instance; "" if nothing */
 	char recovered[PATH_MAX];       /* record: its capture, rebuilt (relative to the state dir) */
 	char gap[256];                  /* a time it did not capture (the daemon was away); "" */
+	char note[256];                 /* what the user should know about its files; "" */
 	bool gap_in_next_file;          /* ... not yet said in a file */
 
 	struct flight *flight;          /* flight recorders only */

@@ -274,9 +274,12 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 	 * up exactly with each other; a counter clock has none.
 	 */
 	r = s->env.clock_anchor ? clock_anchor_date(s->env.clock_anchor, s->imeta.clock, s->date) : 0;
-	if (r < 0 && r != -EOPNOTSUPP)
-		log_warning_errno(r, "Session '%s': no wall-clock anchor for clock %s, files will "
-				  "have trace-clock times only: %m", s->name, s->imeta.clock);
+	if (r < 0 && r != -EOPNOTSUPP) {
+		snprintf(s->note, sizeof(s->note), "no wall-clock anchor for clock %s (%s): its "
+			 "files have trace-clock times only, readers cannot show the time of day",
+			 s->imeta.clock, strerror(-r));
+		log_warning("Session '%s': %s", s->name, s->note);
+	}
 	if (c->mode != FTRACED_MODE_FLIGHT || c->backend != FTRACED_FLIGHT_KERNEL) {
 		/*
 		 * Readers wake when a CPU's buffer is half full by default: a stop

@@ -7,6 +7,9 @@
  * adds its own part (flight.c). Reads the session; changes nothing.
  * Main thread only.
  */
+#include <errno.h>
+#include <stdio.h>
+
 #include "daemon/flight.h"
 #include "daemon/session-internal.h"
 #include "lib/ctl-proto.h"
@@ -151,14 +154,35 @@ void session_describe(struct session *s, struct ctl_builder *b)
 		ctl_put_u64(b, FTRACED_ATTR_EVENTS_DISCARDED, discarded);
 	if (s->warning[0])
 		ctl_put_string(b, FTRACED_ATTR_WARNING, s->warning);
+	{
+		const char *f = s->flight ? flight_note(s) : "";
+		char note[sizeof(s->note) + 512];
+
+		snprintf(note, sizeof(note), "%s%s%s", f, f[0] && s->note[0] ? "; " : "", s->note);
+		if (note[0])
+			ctl_put_string(b, FTRACED_ATTR_NOTE, note);
+	}
 	if (s->gap[0])
 		ctl_put_string(b, FTRACED_ATTR_GAP, s->gap);
 	if (s->error < 0) {
 		ctl_put_u32(b, FTRACED_ATTR_ERRNO, (uint32_t)-s->error);
 		ctl_put_string(b, FTRACED_ATTR_MESSAGE, s->error_message);
 	} else if (s->cut_short < 0) {
+		char message[sizeof(s->cut_message) + 256];
+		bool full = s->cut_short == -ENOSPC || s->cut_short == -EDQUOT;
+
+		/*
+		 * A full file system stops a continuous session rather than have
+		 * it lose events in a loop: whoever frees the room starts it
+		 * again, and its next file says the gap.
+		 */
+		snprintf(message, sizeof(message), "%s%s", s->cut_message,
+			 full && s->config.mode == FTRACED_MODE_CONTINUOUS ?
+			 "; the session stopped: start it again (ftracectl start) once its file "
+			 "system has room (what it could not store is counted as lost; a spool it "
+			 "kept becomes a file when ftraced starts)" : "");
 		ctl_put_u32(b, FTRACED_ATTR_ERRNO, (uint32_t)-s->cut_short);
-		ctl_put_string(b, FTRACED_ATTR_MESSAGE, s->cut_message);
+		ctl_put_string(b, FTRACED_ATTR_MESSAGE, message);
 	}
 }
 

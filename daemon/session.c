@@ -506,6 +506,16 @@ int session_start(struct session *s)
 		return -ESHUTDOWN;
 	if (s->flight)
 		return flight_start(s);
+	/*
+	 * Started again: what a stop cut short left in the ring (a full file
+	 * system) was counted as lost with that run, and goes with it.
+	 */
+	if (s->state == SESSION_STOPPED) {
+		r = instance_clear(s->instance);
+		if (r < 0)
+			log_warning_errno(r, "Session '%s': cannot empty the ring of the last run, "
+					  "its rest goes into this one: %m", s->name);
+	}
 	r = open_segment(s, &s->current);
 	if (r < 0) {
 		session_set_error(s, r, "cannot create spool files in the state directory: %s",

@@ -133,7 +133,10 @@ int trigger_spec_parse(const char *text, struct trigger_spec *ret, char *error, 
 			int sig = signal_number(v);
 
 			if (sig < 0) {
-				snprintf(error, n_error, "trigger: unknown signal '%s'", v);
+				snprintf(error, n_error, "trigger: signal=%.32s: only a process dying "
+					 "of a fatal signal (ILL TRAP ABRT BUS FPE KILL SEGV SYS, or "
+					 "1-64); for another, event=signal:signal_deliver,filter=sig==N",
+					 v);
 				return -EINVAL;
 			}
 			/* Delivered with the default action: the process dies of it. */

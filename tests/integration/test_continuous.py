@@ -550,15 +550,22 @@ def test_disk_full():
         assert "No space left on device" in d.log()
         for f in segments(d, "full"):
             check_events(f)  # every closed segment stays valid
+        # It says how to go on, and goes on once there is room.
+        assert "start it again (ftracectl start) once its file system has room" in \
+            st.get("error", ""), st
         # The daemon and the other session are fine.
         assert other.ctl_json("status", "elsewhere")["state"] == "running"
         assert d.ctl_json("list")[0]["name"] == "full"
+        subprocess.run(["mount", "-o", "remount,size=64m", d.state], check=True)
+        d.ctl("start", "full")
+        assert d.wait_state("full")["state"] == "running"
+        d.ctl("stop", "full")
+        assert "error" not in d.ctl_json("status", "full")
         d.ctl("destroy", "full")
         other.ctl("stop", "elsewhere")
         assert len(segments(other, "elsewhere")) >= 1
         # Room again: what the session kept (spools) becomes files at the next start.
         d.stop(spool_empty=False)
-        subprocess.run(["mount", "-o", "remount,size=64m", d.state], check=True)
         d.start()
         assert os.listdir(os.path.join(d.state, "spool")) == [], d.log()
         for f in segments(d, "full"):

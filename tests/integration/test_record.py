@@ -695,8 +695,9 @@ def test_spool_full_keeps_what_was_captured():
         session = d.wait_running()
         written = markers(session["instance"], CPUS, 8000)
         d.ctl("stop", session["name"])
-        _, stderr = rec.communicate(timeout=60)
+        stdout, stderr = rec.communicate(timeout=60)
         assert rec.returncode == 1, stderr
+        assert "No events lost" not in stdout, stdout
         assert "No space left on device" in stderr and "holds what was captured" in stderr, \
             stderr
         check_events(out)

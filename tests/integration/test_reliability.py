@@ -9,6 +9,7 @@ import grp
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -415,6 +416,73 @@ def test_zero_filled_spool_is_not_taken_for_data():
         for d in (second, first):
             if d:
                 d.cleanup()
+
+
+
+def test_messages_say_what_to_do():
+    """The messages a tester found misleading: each now says what happened and what to
+    do, through the real daemon."""
+    with daemon() as d:
+        def refused(*args):
+            r = d.ctl(*args, check=False)
+            assert r.returncode != 0, (args, r.stdout)
+            return r.stderr
+
+        err = refused("record", "-e", "sched", "--duration", "31d", "-o", "/dev/null")
+        assert "from 1 ms to 30 days" in err, err
+        err = refused("create", "t", "--mode", "flight", "-e", "sched:sched_switch",
+                      "--trigger", "signal=SIGUSR1")
+        assert "only a process dying of a fatal signal" in err and \
+            "event=signal:signal_deliver" in err, err
+        size = os.path.getsize("/bin/true")
+        err = refused("record", "--probe", "p:past /bin/true:0x%x" % (size + 4096),
+                      "--duration", "100ms", "-o", os.path.join(d.dir, "u.dat"))
+        assert "is past the end of '/bin/true' (%d bytes)" % size in err, err
+
+        # Ctrl-C while the daemon allocates a large ring: nothing was recorded, said so.
+        rec = subprocess.Popen([FTRACECTL, "record", "-e", "sched", "-b", "1000000",
+                                "-o", os.path.join(d.dir, "big.dat")], env=d.env(),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_until("the allocation", lambda: "allocating" in d.ctl("list").stdout)
+        rec.send_signal(signal.SIGINT)
+        _, err = rec.communicate(timeout=60)
+        assert rec.returncode == 1 and "stopped before recording began" in err and \
+            "Interrupted system call" not in err, err
+        assert not [f for f in os.listdir(d.dir) if f.startswith("big.dat")]
+
+        # A wall-clock anchor that cannot be measured is said to the client and in status.
+        d.ctl("record", "-e", "sched:sched_switch", "--duration", "100ms",
+              "-o", os.path.join(d.dir, "a.dat"))
+        (anchor,) = [i for i in our_instances() if i.endswith("-0")]
+        with open("/sys/kernel/tracing/instances/%s/options/markers" % anchor, "w") as f:
+            f.write("0")
+        r = d.ctl("record", "-e", "sched:sched_switch", "--duration", "100ms",
+                  "-o", os.path.join(d.dir, "b.dat"))
+        assert "note: no wall-clock anchor for clock local" in r.stderr, r.stderr
+
+
+
+def test_create_refused_while_shutting_down():
+    """SIGTERM while a record's file is still being written (its reader, a pipe, is
+    slow): a create in that window is refused, not answered OK for a session that
+    would never exist."""
+    d = Daemon().start()
+    try:
+        rec = subprocess.Popen([FTRACECTL, "record", "-e", "ftrace:print", "-o", "-"],
+                               env=d.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        session = d.wait_running()
+        start_markers(session["instance"], CPUS, 30000)()
+        d.proc.send_signal(signal.SIGTERM)
+        # The file does not fit in the pipe: the daemon cannot exit before it is read.
+        wait_until("the shutdown", lambda: "finishing 1 session(s) and exiting" in d.log())
+        r = d.ctl("create", "late", "-e", "sched", check=False)
+        assert r.returncode != 0 and "the daemon is shutting down" in r.stderr, r
+        trace, _ = rec.communicate(timeout=60)
+        assert rec.returncode == 0 and len(trace) > 65536, (rec.returncode, len(trace))
+        assert d.proc.wait(timeout=60) == 0
+        assert "late" not in d.log()
+    finally:
+        d.cleanup()
 
 
 if __name__ == "__main__":

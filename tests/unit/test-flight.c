@@ -131,7 +131,8 @@ static void test_trigger_spec(void)
 	parse_bad("post=1s", "must begin with");
 	parse_bad("event=sched", "one SYSTEM:EVENT");
 	parse_bad("event=sched:*", "one SYSTEM:EVENT");
-	parse_bad("signal=SIGNOPE", "unknown signal");
+	parse_bad("signal=SIGNOPE", "dying of a fatal signal");
+	parse_bad("signal=SIGUSR1", "event=signal:signal_deliver,filter=sig==N");
 	parse_bad("oom,post=11m", "at most 10 minutes");
 	parse_bad("oom,post=5s,min-interval=1s", "at least post");
 	parse_bad("oom,max=0", "max must be");
