@@ -52,10 +52,9 @@
 #include "daemon/metadata.h"
 #include "daemon/recovery.h"
 #include "daemon/segment.h"
+#include "daemon/snapshot-trim.h"
 #include "daemon/spool.h"
-#include "lib/chunk-record.h"
 #include "lib/compress.h"
-#include "lib/rb-page.h"
 #include "lib/time-util.h"
 #include "lib/v7-writer.h"
 
@@ -360,115 +359,6 @@ void segment_close_cpu(struct segment *s, unsigned cpu, uint64_t bytes, uint64_t
 	free(cpustat);
 }
 
-static void drop_first(struct chunk_list *l)
-{
-	l->bytes -= l->chunks[0]->size;
-	l->raw_bytes -= l->chunks[0]->raw_size;
-	chunk_unref(l->chunks[0]);
-	memmove(l->chunks, l->chunks + 1, (l->n - 1) * sizeof(*l->chunks));
-	l->n--;
-}
-
-/* A chunk of @raw (compressed into a chunk record with zstd), or NULL. */
-static struct chunk *make_chunk(struct segment *s, struct compressor *zc, const uint8_t *raw,
-				size_t n, uint32_t page_size)
-{
-	struct chunk *c;
-	size_t csize;
-
-	if (!s->env.zstd) {
-		c = chunk_new(n);
-		if (c)
-			memcpy(c->data, raw, n);
-	} else {
-		c = chunk_new(chunk_record_bound(n));
-		if (c && chunk_record_encode(zc, s->env.level, raw, n, c->data, c->size, &csize) < 0)
-			c = chunk_unref(c);
-		if (c)
-			c->size = (uint32_t)csize;
-	}
-	if (c) {
-		c->raw_size = (uint32_t)n;
-		c->first_ts = get_le64(raw);
-		c->last_ts = get_le64(raw + n - page_size);
-	}
-	return c;
-}
-
-/*
- * Drops the events of a snapshot's CPU older than @start: whole chunks
- * first, then whole pages and events of the first chunk left, which is
- * rebuilt (recompressed with zstd). Runs in the assembler.
- */
-static int trim_cpu(struct segment *s, struct segment_cpu *c, uint32_t page_size,
-		    uint64_t start, struct compressor *zc)
-{
-	struct chunk_list *l = &c->held;
-	_cleanup_free_ uint8_t *raw = NULL;
-	struct chunk *first, *rebuilt;
-	size_t n_raw, keep_from = 0;
-	bool changed = false;
-	uint64_t next_ts;
-	int r;
-
-	while (l->n > 1 && l->chunks[1]->first_ts < start)
-		drop_first(l);
-	if (l->n == 0)
-		return 0;
-	first = l->chunks[0];
-	n_raw = first->raw_size;
-	raw = malloc(n_raw);
-	if (!raw)
-		return -ENOMEM;
-	if (s->env.zstd) {
-		r = chunk_record_decode(first->data, first->size, page_size, raw, n_raw);
-		if (r < 0)
-			return r;
-	} else {
-		memcpy(raw, first->data, n_raw);
-	}
-	/* Pages whose successor starts before @start end before it too. */
-	next_ts = l->n > 1 ? l->chunks[1]->first_ts : UINT64_MAX;
-	for (size_t off = 0; off < n_raw; off += page_size) {
-		uint64_t after = off + page_size < n_raw ? get_le64(raw + off + page_size) : next_ts;
-		struct rb_page_info info;
-
-		if (after < start) {
-			keep_from = off + page_size;
-			continue;
-		}
-		r = rb_page_parse(raw + off, page_size, &info);
-		if (r >= 0)
-			r = rb_page_trim(raw + off, page_size, start);
-		if (r < 0)
-			return r;
-		if (r == 0)
-			keep_from = off + page_size;
-		changed = (uint32_t)r != info.data_size;
-		break;
-	}
-	if (keep_from == 0 && !changed)
-		return 0; /* nothing was older than @start */
-	if (keep_from == n_raw) {
-		drop_first(l);
-		return 0;
-	}
-	rebuilt = make_chunk(s, zc, raw + keep_from, n_raw - keep_from, page_size);
-	if (!rebuilt)
-		return -ENOMEM;
-	l->bytes += (uint64_t)rebuilt->size - first->size;
-	l->raw_bytes -= first->raw_size - rebuilt->raw_size;
-	chunk_unref(first);
-	l->chunks[0] = rebuilt;
-	return 0;
-}
-
-/* When a CPU's data is complete from: 0 for "since capture began". */
-static uint64_t complete_from(const struct segment_cpu *c)
-{
-	return c->older_lost && c->held.n > 0 ? c->held.chunks[0]->first_ts : 0;
-}
-
 /*
  * A snapshot's data as blobs, after trimming if asked, and the CPUSTAT
  * text saying from when each CPU is complete.
@@ -480,22 +370,28 @@ static int prepare_snapshot(struct segment *s, uint32_t page_size)
 	int r;
 
 	for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++)
-		start = MAX(start, complete_from(&s->cpus[cpu]));
+		start = MAX(start, snapshot_complete_from(&s->cpus[cpu].held,
+							  s->cpus[cpu].older_lost));
 	if (s->trim && start > 0) {
+		struct trim_format fmt = { .page_size = page_size, .zstd = s->env.zstd,
+					   .level = s->env.level };
+
 		r = compressor_new(&zc);
 		if (r >= 0)
 			r = compressor_for_chunks(zc); /* chunks as the capture makes them */
 		if (r < 0)
 			return r;
+		fmt.zc = zc;
 		for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++) {
-			r = trim_cpu(s, &s->cpus[cpu], page_size, start, zc);
+			r = snapshot_trim(&s->cpus[cpu].held, start, &fmt);
 			if (r < 0)
 				return r;
 		}
 	}
 	for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++) {
 		struct segment_cpu *c = &s->cpus[cpu];
-		uint64_t from = s->trim && start > 0 ? start : complete_from(c);
+		uint64_t from = s->trim && start > 0 ? start :
+			snapshot_complete_from(&c->held, c->older_lost);
 		int k;
 
 		c->blobs = calloc(MAX(c->held.n, (size_t)1), sizeof(*c->blobs));
