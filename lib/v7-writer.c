@@ -29,25 +29,19 @@
  * different fds may run in parallel (each makes its own compressor).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ftraced/macro.h"
 #include "lib/compress.h"
 #include "lib/io-util.h"
 #include "lib/v7-format.h"
+#include "lib/v7-out.h"
 #include "lib/v7-writer.h"
 
-/* iovecs per writev() of in-memory data (IOV_MAX is 1024 on Linux). */
-#define BLOB_IOV_MAX 256
-#define WRITEBACK_KICK_BYTES (UINT64_C(8) << 20)
 
 /* A growable byte buffer whose first allocation failure sticks. */
 struct buf {
@@ -258,311 +252,19 @@ static void body_event_formats(struct buf *b, const struct v7_file *f)
 	}
 }
 
-/*
- * Direct output: a file whose data is all in memory (a flight snapshot) is
- * written around the page cache (O_DIRECT) through an aligned staging
- * buffer, when it is a regular file. A file we write once and fsync before
- * calling it complete gains nothing from the cache: buffered, every byte
- * is copied into freshly allocated cache pages (on a VM whose host backs
- * guest memory lazily, about 4 ms per MiB here), and the server's own
- * cache is evicted for a file nobody reads back soon. Data in spool files
- * is copied in the kernel instead (copy_file_range), which measured as
- * fast as direct output and needs no stage.
- * Offsets and lengths stay multiples of V7_DIRECT_ALIGN; the last, partial
- * block goes out buffered once O_DIRECT is cleared again. Any refusal
- * (a file system without O_DIRECT, a device with larger blocks) falls back
- * to buffered writes for the rest of the file.
- */
-#define DIRECT_STAGE_BYTES (512u * 1024u)
-
-/* Where the output is, and who else counts the bytes (the daemon, to see progress). */
-struct out {
-	int fd;
-	uint64_t pos;
-	_Atomic uint64_t *progress;
-	off_t start;       /* a regular file: where writing began; -1: writeback is not ours */
-	uint64_t kicked;   /* output up to here has had its writeback started */
-	int saved_flags;   /* the fd's status flags before O_DIRECT was set; -1: never set */
-	uint8_t *stage;    /* direct output: bytes not written yet; NULL: buffered */
-	size_t n_stage;
-};
-
-/*
- * Buffered output into a regular file starts its writeback every
- * WRITEBACK_KICK_BYTES, so the disk works while we write and the caller's
- * final fsync() has less left to wait for.
- */
-static void advance(struct out *o, uint64_t n)
-{
-	o->pos += n;
-	if (o->progress)
-		atomic_fetch_add_explicit(o->progress, n, memory_order_relaxed);
-	if (o->start >= 0 && !o->stage && o->pos - o->kicked >= WRITEBACK_KICK_BYTES) {
-		(void)sync_file_range(o->fd, o->start + (off_t)o->kicked, (off_t)(o->pos - o->kicked),
-				      SYNC_FILE_RANGE_WRITE);
-		o->kicked = o->pos;
-	}
-}
-
-/* Back to buffered writes: O_DIRECT cleared (the fd may be shared with a client). */
-static void direct_leave(struct out *o)
-{
-	if (o->saved_flags >= 0)
-		(void)fcntl(o->fd, F_SETFL, o->saved_flags);
-	o->saved_flags = -1;
-}
-
-/*
- * Switches a regular file written from an aligned offset (o->start) to
- * O_DIRECT. Anything else (pipes, O_APPEND, a refusing file system, no
- * memory for the stage) stays buffered: direct output is an optimisation only.
- */
-static void direct_enter(struct out *o)
-{
-	int flags = fcntl(o->fd, F_GETFL);
-
-	if (o->start < 0 || o->start % V7_DIRECT_ALIGN != 0 || flags < 0 ||
-	    (flags & (O_APPEND | O_DIRECT)))
-		return;
-	if (posix_memalign((void **)&o->stage, V7_DIRECT_ALIGN, DIRECT_STAGE_BYTES) != 0) {
-		o->stage = NULL;
-		return;
-	}
-	if (fcntl(o->fd, F_SETFL, flags | O_DIRECT) < 0) {
-		o->stage = mfree(o->stage);
-		return;
-	}
-	o->saved_flags = flags;
-}
-
-/*
- * Writes the whole blocks staged; a partial block stays staged unless @all.
- * A write refused with EINVAL (the file system or device will not take
- * these alignments) leaves O_DIRECT, and the rest goes out buffered.
- */
-static int direct_flush(struct out *o, bool all)
-{
-	size_t whole = o->n_stage / V7_DIRECT_ALIGN * V7_DIRECT_ALIGN, done = 0;
-	int r;
-
-	while (o->saved_flags >= 0 && done < whole) {
-		ssize_t k = write(o->fd, o->stage + done, whole - done);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0 && errno == EINVAL) {
-			direct_leave(o);
-			break;
-		}
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return -EIO;
-		done += (size_t)k;
-	}
-	memmove(o->stage, o->stage + done, o->n_stage - done);
-	o->n_stage -= done;
-	if (all || o->saved_flags < 0) {
-		direct_leave(o);
-		r = loop_write(o->fd, o->stage, o->n_stage);
-		if (r < 0)
-			return r;
-		o->n_stage = 0;
-		o->stage = mfree(o->stage);
-	}
-	return 0;
-}
-
-static int write_all(struct out *o, const void *p, size_t n)
-{
-	const uint8_t *q = p;
-	int r;
-
-	if (!o->stage) {
-		r = loop_write(o->fd, p, n);
-		if (r >= 0)
-			advance(o, n);
-		return r;
-	}
-	while (n > 0) {
-		size_t k = MIN(n, DIRECT_STAGE_BYTES - o->n_stage);
-
-		memcpy(o->stage + o->n_stage, q, k);
-		o->n_stage += k;
-		advance(o, k);
-		q += k;
-		n -= k;
-		if (o->n_stage == DIRECT_STAGE_BYTES) {
-			r = direct_flush(o, /* all= */ false);
-			if (r < 0)
-				return r;
-			if (!o->stage)
-				return write_all(o, q, n);
-		}
-	}
-	return 0;
-}
-
-/* The end of the output: what is staged goes out, the fd's flags as they were. */
-static int out_finish(struct out *o)
-{
-	return o->stage ? direct_flush(o, /* all= */ true) : 0;
-}
-
-static int write_zeros(struct out *o, uint64_t n)
-{
-	static const uint8_t zeros[4096];
-
-	while (n > 0) {
-		size_t k = (size_t)MIN(n, (uint64_t)sizeof(zeros));
-		int r = write_all(o, zeros, k);
-
-		if (r < 0)
-			return r;
-		n -= k;
-	}
-	return 0;
-}
-
-/*
- * Copies a region of @in_fd to the current position of @out_fd. In-kernel
- * copies first (copy_file_range shares extents or at least avoids user
- * space; sendfile works for any output), then plain pread/write.
- */
-static int copy_region(struct out *o, int in_fd, uint64_t offset, uint64_t n)
-{
-	bool try_cfr = true, try_sendfile = true;
-	off_t off = (off_t)offset;
-	uint8_t *bounce = NULL;
-	int r = 0;
-
-	while (n > 0) {
-		size_t want = (size_t)MIN(n, WRITEBACK_KICK_BYTES);
-		ssize_t k;
-
-		if (try_cfr) {
-			k = copy_file_range(in_fd, &off, o->fd, NULL, want, 0);
-			if (k < 0 && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP ||
-				      errno == ENOSYS || errno == EBADF)) {
-				try_cfr = false;
-				continue;
-			}
-		} else if (try_sendfile) {
-			k = sendfile(o->fd, in_fd, &off, want);
-			if (k < 0 && (errno == EINVAL || errno == ENOSYS)) {
-				try_sendfile = false;
-				continue;
-			}
-		} else {
-			if (!bounce) {
-				bounce = malloc(1u << 16);
-				if (!bounce)
-					return -ENOMEM;
-			}
-			k = pread(in_fd, bounce, MIN(want, (size_t)(1u << 16)), off);
-			if (k > 0) {
-				r = loop_write(o->fd, bounce, (size_t)k);
-				if (r < 0)
-					break;
-				off += k;
-			}
-		}
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN) { /* a FIFO, non-blocking: its reader is behind */
-				r = wait_writable(o->fd);
-				if (r < 0)
-					break;
-				continue;
-			}
-			r = -errno;
-			break;
-		}
-		if (k == 0) {
-			r = -ENODATA; /* the spool is shorter than its accounting says */
-			break;
-		}
-		n -= (uint64_t)k;
-		advance(o, (uint64_t)k);
-	}
-	free(bounce);
-	return r;
-}
-
-/* Writes memory blobs in order, many per system call (through the stage when direct). */
-static int write_blobs(struct out *o, const struct v7_blob *blobs, size_t n)
-{
-	struct iovec iov[BLOB_IOV_MAX];
-
-	for (; o->stage && n > 0; blobs++, n--) {
-		int r = write_all(o, blobs->data, blobs->size);
-
-		if (r < 0)
-			return r;
-	}
-	for (size_t i = 0; i < n;) {
-		size_t k = 0, bytes = 0;
-		int r;
-
-		for (; i < n && k < ELEMENTSOF(iov); i++, k++) {
-			iov[k] = (struct iovec){ .iov_base = (void *)blobs[i].data,
-						 .iov_len = blobs[i].size };
-			bytes += blobs[i].size;
-		}
-		r = loop_writev(o->fd, iov, k);
-		if (r < 0)
-			return r;
-		advance(o, bytes);
-	}
-	return 0;
-}
-
-/*
- * Writes a region of another file: copied in the kernel, or read into the
- * stage when the output is direct (a copy would pass the staged bytes).
- */
-static int write_region(struct out *o, const struct v7_region *reg)
-{
-	uint64_t off = reg->offset, n = reg->size;
-	int r;
-
-	while (o->stage && n > 0) {
-		size_t want = (size_t)MIN(n, (uint64_t)(DIRECT_STAGE_BYTES - o->n_stage));
-		ssize_t k = pread(reg->fd, o->stage + o->n_stage, want, (off_t)off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return -ENODATA;
-		o->n_stage += (size_t)k;
-		advance(o, (uint64_t)k);
-		off += (uint64_t)k;
-		n -= (uint64_t)k;
-		if (o->n_stage == DIRECT_STAGE_BYTES) {
-			r = direct_flush(o, /* all= */ false);
-			if (r < 0)
-				return r;
-		}
-	}
-	return n > 0 ? copy_region(o, reg->fd, off, n) : 0;
-}
-
-static int write_section(struct out *o, const struct section *s)
+static int write_section(struct v7_out *o, const struct section *s)
 {
 	uint8_t hdr[V7_SECTION_HDR_SIZE];
 	int r;
 
 	put_section_header(hdr, s);
-	r = write_all(o, hdr, sizeof(hdr));
+	r = v7_out_write(o, hdr, sizeof(hdr));
 	if (r >= 0)
-		r = write_all(o, s->body.p, s->body.n);
+		r = v7_out_write(o, s->body.p, s->body.n);
 	if (r >= 0)
-		r = write_all(o, s->tail.data, s->tail.size);
+		r = v7_out_write(o, s->tail.data, s->tail.size);
 	if (r >= 0 && s->tail_region.size > 0)
-		r = write_region(o, &s->tail_region);
+		r = v7_out_region(o, &s->tail_region);
 	return r;
 }
 
@@ -614,7 +316,7 @@ static int validate(const struct v7_file *f)
 enum meta_index { M_HEADER_INFO, M_FTRACE, M_EVENTS, M_KALLSYMS, M_PRINTK, M_CMDLINES, _M_MAX };
 
 /* The usual layout: header, metadata, OPTIONS #1, then the flyrecord section and its data. */
-static int write_front_to_back(struct out *o, const struct v7_file *f, const struct buf *header,
+static int write_front_to_back(struct v7_out *o, const struct v7_file *f, const struct buf *header,
 			       const struct section *fly, const uint64_t *data_off,
 			       const struct section *meta, const struct section *opt1)
 {
@@ -625,8 +327,8 @@ static int write_front_to_back(struct out *o, const struct v7_file *f, const str
 	if (fstat(o->fd, &st) >= 0 && S_ISREG(st.st_mode))
 		o->start = lseek(o->fd, 0, SEEK_CUR);
 	if (all_in_memory(f))
-		direct_enter(o);
-	r = write_all(o, header->p, header->n);
+		v7_out_direct_enter(o);
+	r = v7_out_write(o, header->p, header->n);
 	for (int i = 0; i < _M_MAX && r >= 0; i++)
 		r = write_section(o, &meta[i]);
 	if (r >= 0)
@@ -634,23 +336,23 @@ static int write_front_to_back(struct out *o, const struct v7_file *f, const str
 	if (r < 0)
 		return r;
 	put_section_header(hdr, fly);
-	r = write_all(o, hdr, sizeof(hdr));
+	r = v7_out_write(o, hdr, sizeof(hdr));
 	for (size_t i = 0; i < f->n_data && r >= 0; i++) {
 		const struct v7_cpu_data *d = &f->data[i];
 
 		if (d->size == 0)
 			continue;
-		r = write_zeros(o, data_off[i] - o->pos);
+		r = v7_out_zeros(o, data_off[i] - o->pos);
 		if (r >= 0 && f->compression == V7_COMPRESSION_ZSTD) {
 			uint8_t count[4];
 
 			put_le32(count, d->n_chunks);
-			r = write_all(o, count, sizeof(count));
+			r = v7_out_write(o, count, sizeof(count));
 		}
 		if (r >= 0 && d->n_blobs > 0)
-			r = write_blobs(o, d->blobs, d->n_blobs);
+			r = v7_out_blobs(o, d->blobs, d->n_blobs);
 		else if (r >= 0)
-			r = copy_region(o, d->fd, d->offset, d->size);
+			r = v7_out_copy(o, d->fd, d->offset, d->size);
 	}
 	return r;
 }
@@ -660,7 +362,7 @@ static int write_front_to_back(struct out *o, const struct v7_file *f, const str
  * then the header, the flyrecord section's header and each CPU's count go
  * where they belong.
  */
-static int write_in_place(struct out *o, const struct v7_file *f, const struct buf *header,
+static int write_in_place(struct v7_out *o, const struct v7_file *f, const struct buf *header,
 			  const struct section *fly, uint64_t fly_off, const uint64_t *data_off,
 			  const struct section *meta, const struct section *opt1)
 {
@@ -745,38 +447,39 @@ int v7_seal_kallsyms(struct compressor *c, int level, unsigned window_log, int t
 	return 0;
 }
 
-/**
- * v7_write() - write a complete trace-cmd v7 file.
- * @fd: output, written sequentially from its current position
- * @f: what goes in it
- * @ret_size: bytes written (may be NULL)
- *
- * Return: 0, -EINVAL for an inconsistent @f, -ENODATA if a data region is
- * shorter than declared, or the -errno of a failed write.
+/*
+ * The whole file, laid out before a byte is written: every section sealed
+ * (compressed), every offset known. Built by layout_*(), written by
+ * layout_emit().
  */
-int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
-{
-	struct compressor *c = NULL;
-	struct section meta[_M_MAX] = {}, opt1 = {}, fly = {}, opt2 = {}, strs = {};
-	struct strings strings = {};
-	struct buf raw = {}, header = {};
-	uint64_t meta_off[_M_MAX], *data_off = NULL;
-	struct out o = { .fd = fd, .progress = f->progress, .start = -1, .saved_flags = -1 };
-	uint64_t pos = 0, opt1_off, fly_off = 0, opt2_off;
+struct layout {
+	struct compressor *c;
+	struct strings strings;
+	struct section meta[_M_MAX], opt1, fly, opt2, strs;
 	int32_t desc_options, desc_fly, desc_options2, desc_strings;
-	bool zstd = f->compression == V7_COMPRESSION_ZSTD;
-	uint32_t n_entries = 0;
-	int r;
+	struct buf header;
+	uint64_t meta_off[_M_MAX];
+	uint64_t *data_off;        /* per data region: where its count (zstd) or data goes */
+	uint64_t opt1_off, fly_off, opt2_off;
+	uint32_t n_entries;        /* data regions that are not empty */
+};
 
-	r = validate(f);
-	if (r < 0)
-		return r;
-	if (zstd) {
-		r = compressor_new(&c);
-		if (r < 0)
-			return r;
-	}
+static void layout_done(struct layout *l)
+{
+	for (int i = 0; i < _M_MAX; i++)
+		buf_free(&l->meta[i].body);
+	buf_free(&l->opt1.body);
+	buf_free(&l->opt2.body);
+	buf_free(&l->strs.body);
+	buf_free(&l->strings.table);
+	buf_free(&l->header);
+	free(l->data_off);
+	compressor_free(l->c);
+}
 
+/* The metadata sections' bodies, each sealed (compressed) into its section; their names. */
+static int layout_metadata(struct layout *l, const struct v7_file *f)
+{
 	static const struct {
 		uint16_t id;
 		const char *desc;
@@ -788,16 +491,18 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 		[M_PRINTK] = { V7_SEC_PRINTK, "printk" },
 		[M_CMDLINES] = { V7_SEC_CMDLINES, "command lines" },
 	};
-	for (int i = 0; i < _M_MAX; i++) {
-		meta[i].id = meta_ids[i].id;
-		meta[i].desc = strings_add(&strings, meta_ids[i].desc);
-	}
-	desc_options = strings_add(&strings, "options");
-	desc_fly = strings_add(&strings, "buffer flyrecord ");
-	desc_options2 = strings_add(&strings, "options");
-	desc_strings = strings_add(&strings, "strings");
+	bool zstd = f->compression == V7_COMPRESSION_ZSTD;
+	struct buf raw = {};
+	int r = 0;
 
-	/* Metadata bodies, each sealed (compressed) into its section. */
+	for (int i = 0; i < _M_MAX; i++) {
+		l->meta[i].id = meta_ids[i].id;
+		l->meta[i].desc = strings_add(&l->strings, meta_ids[i].desc);
+	}
+	l->desc_options = strings_add(&l->strings, "options");
+	l->desc_fly = strings_add(&l->strings, "buffer flyrecord ");
+	l->desc_options2 = strings_add(&l->strings, "options");
+	l->desc_strings = strings_add(&l->strings, "strings");
 	for (int i = 0; i < _M_MAX && r >= 0; i++) {
 		struct v7_blob tail = {};
 
@@ -813,8 +518,8 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 			break;
 		case M_KALLSYMS:
 			if (zstd && f->kallsyms_sealed.size > 0) {
-				meta[i].tail_region = f->kallsyms_sealed;
-				meta[i].flags = V7_FLAG_COMPRESSED;
+				l->meta[i].tail_region = f->kallsyms_sealed;
+				l->meta[i].flags = V7_FLAG_COMPRESSED;
 				continue;
 			}
 			/* fall through */
@@ -835,153 +540,211 @@ int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
 			break;
 		}
 		if (r >= 0)
-			r = section_seal(&meta[i], c, f->level, &raw, tail);
+			r = section_seal(&l->meta[i], l->c, f->level, &raw, tail);
 	}
-	if (r < 0)
-		goto out;
+	buf_free(&raw);
+	return r;
+}
 
-	/* File header. */
-	buf_put(&header, V7_MAGIC, V7_MAGIC_SIZE);
-	buf_put_str(&header, V7_VERSION_STRING);
-	buf_put(&header, "\0\x08", 2); /* little-endian, 8-byte long */
-	buf_put_u32(&header, f->page_size);
-	buf_put_str(&header, zstd ? "zstd" : "none");
-	buf_put_str(&header, zstd ? compress_version() : "");
-	pos = header.n + 8;
+/*
+ * The file header, the metadata sections' offsets, and OPTIONS #1, which
+ * has a fixed size, so it is laid out before its DONE target is known.
+ * Return: where OPTIONS #1 ends.
+ */
+static uint64_t layout_front(struct layout *l, const struct v7_file *f)
+{
+	bool zstd = f->compression == V7_COMPRESSION_ZSTD;
+	struct section *opt1 = &l->opt1;
+	uint64_t pos;
+
+	buf_put(&l->header, V7_MAGIC, V7_MAGIC_SIZE);
+	buf_put_str(&l->header, V7_VERSION_STRING);
+	buf_put(&l->header, "\0\x08", 2); /* little-endian, 8-byte long */
+	buf_put_u32(&l->header, f->page_size);
+	buf_put_str(&l->header, zstd ? "zstd" : "none");
+	buf_put_str(&l->header, zstd ? compress_version() : "");
+	pos = l->header.n + 8;
 	if (f->in_place_end) {
-		fly_off = pos;
+		l->fly_off = pos;
 		pos = f->in_place_end;
 	}
-
 	for (int i = 0; i < _M_MAX; i++) {
-		meta_off[i] = pos;
-		pos += V7_SECTION_HDR_SIZE + section_size(&meta[i]);
+		l->meta_off[i] = pos;
+		pos += V7_SECTION_HDR_SIZE + section_size(&l->meta[i]);
 	}
-
-	/* OPTIONS #1 has a fixed size, so it is laid out before its DONE target is known. */
-	opt1_off = pos;
-	opt1.id = V7_OPT_DONE;
-	opt1.desc = desc_options;
-	buf_put_option_u64(&opt1.body, V7_SEC_HEADER_INFO, meta_off[M_HEADER_INFO]);
-	buf_put_option_u64(&opt1.body, V7_SEC_FTRACE_EVENTS, meta_off[M_FTRACE]);
-	buf_put_option_u64(&opt1.body, V7_SEC_EVENT_FORMATS, meta_off[M_EVENTS]);
-	buf_put_option_u64(&opt1.body, V7_SEC_KALLSYMS, meta_off[M_KALLSYMS]);
-	buf_put_option_u64(&opt1.body, V7_SEC_PRINTK, meta_off[M_PRINTK]);
-	buf_put_option_str(&opt1.body, V7_OPT_TRACECLOCK, f->trace_clock);
-	buf_put_option_str(&opt1.body, V7_OPT_UNAME, f->uname);
+	l->opt1_off = pos;
+	opt1->id = V7_OPT_DONE;
+	opt1->desc = l->desc_options;
+	buf_put_option_u64(&opt1->body, V7_SEC_HEADER_INFO, l->meta_off[M_HEADER_INFO]);
+	buf_put_option_u64(&opt1->body, V7_SEC_FTRACE_EVENTS, l->meta_off[M_FTRACE]);
+	buf_put_option_u64(&opt1->body, V7_SEC_EVENT_FORMATS, l->meta_off[M_EVENTS]);
+	buf_put_option_u64(&opt1->body, V7_SEC_KALLSYMS, l->meta_off[M_KALLSYMS]);
+	buf_put_option_u64(&opt1->body, V7_SEC_PRINTK, l->meta_off[M_PRINTK]);
+	buf_put_option_str(&opt1->body, V7_OPT_TRACECLOCK, f->trace_clock);
+	buf_put_option_str(&opt1->body, V7_OPT_UNAME, f->uname);
 	if (f->date)
-		buf_put_option_str(&opt1.body, V7_OPT_DATE, f->date);
-	buf_put_option_str(&opt1.body, V7_OPT_VERSION, f->version);
-	buf_put_option_u64(&opt1.body, V7_OPT_TRACEID, f->trace_id);
+		buf_put_option_str(&opt1->body, V7_OPT_DATE, f->date);
+	buf_put_option_str(&opt1->body, V7_OPT_VERSION, f->version);
+	buf_put_option_u64(&opt1->body, V7_OPT_TRACEID, f->trace_id);
 	for (size_t i = 0; f->cpustat && i < f->n_cpustat; i++)
 		if (f->cpustat[i])
-			buf_put_option_str(&opt1.body, V7_OPT_CPUSTAT, f->cpustat[i]);
-	buf_put_option_u64(&opt1.body, V7_SEC_CMDLINES, meta_off[M_CMDLINES]);
-	buf_put_option_u32(&opt1.body, V7_OPT_CPUCOUNT, f->n_cpus);
-	pos += V7_SECTION_HDR_SIZE + opt1.body.n + 2 + 4 + 8; /* + DONE */
+			buf_put_option_str(&opt1->body, V7_OPT_CPUSTAT, f->cpustat[i]);
+	buf_put_option_u64(&opt1->body, V7_SEC_CMDLINES, l->meta_off[M_CMDLINES]);
+	buf_put_option_u32(&opt1->body, V7_OPT_CPUCOUNT, f->n_cpus);
+	return pos + V7_SECTION_HDR_SIZE + opt1->body.n + 2 + 4 + 8; /* + DONE */
+}
 
-	data_off = calloc(MAX(f->n_data, (size_t)1), sizeof(*data_off));
-	if (!data_off) {
-		r = -ENOMEM;
-		goto out;
-	}
+/*
+ * The flyrecord section: each CPU's data on a page boundary after @pos,
+ * or (in place) where it already is. Return: where the section ends.
+ */
+static uint64_t layout_data(struct layout *l, const struct v7_file *f, uint64_t pos)
+{
+	bool zstd = f->compression == V7_COMPRESSION_ZSTD;
+
 	if (f->in_place_end) {
 		/* The counts go right before the records, which are where they are. */
 		for (size_t i = 0; i < f->n_data; i++) {
 			if (f->data[i].size == 0)
 				continue;
-			data_off[i] = f->data[i].offset - 4;
-			n_entries++;
+			l->data_off[i] = f->data[i].offset - 4;
+			l->n_entries++;
 		}
-		fly.body.n = f->in_place_end - fly_off - V7_SECTION_HDR_SIZE;
+		l->fly.body.n = f->in_place_end - l->fly_off - V7_SECTION_HDR_SIZE;
 	} else {
-		/* Flyrecord: each CPU's data starts on a page boundary. */
-		fly_off = pos;
+		l->fly_off = pos;
 		pos += V7_SECTION_HDR_SIZE;
 		for (size_t i = 0; i < f->n_data; i++) {
 			if (f->data[i].size == 0)
 				continue;
 			pos = ALIGN_UP(pos, (uint64_t)f->page_size);
-			data_off[i] = pos;
+			l->data_off[i] = pos;
 			pos += f->data[i].size + (zstd ? 4 : 0);
-			n_entries++;
+			l->n_entries++;
 		}
-		fly.body.n = pos - fly_off - V7_SECTION_HDR_SIZE; /* streamed, not buffered */
+		l->fly.body.n = pos - l->fly_off - V7_SECTION_HDR_SIZE; /* streamed, not buffered */
 	}
-	fly.id = V7_OPT_BUFFER;
-	fly.flags = zstd ? V7_FLAG_COMPRESSED : 0;
-	fly.desc = desc_fly;
+	l->fly.id = V7_OPT_BUFFER;
+	l->fly.flags = zstd ? V7_FLAG_COMPRESSED : 0;
+	l->fly.desc = l->desc_fly;
+	return pos;
+}
 
-	opt2_off = pos;
-	buf_put_u16(&opt1.body, V7_OPT_DONE);
-	buf_put_u32(&opt1.body, 8);
-	buf_put_u64(&opt1.body, opt2_off);
+/*
+ * OPTIONS #1's DONE, OPTIONS #2 (the BUFFER option, which points back at
+ * the flyrecord section), STRINGS, and the header's pointer to OPTIONS #1.
+ */
+static int layout_back(struct layout *l, const struct v7_file *f)
+{
+	bool zstd = f->compression == V7_COMPRESSION_ZSTD;
+	struct buf raw = {};
+	int r;
 
-	/* OPTIONS #2: the BUFFER option, which points back at the flyrecord section. */
-	buf_put_u64(&raw, fly_off);
+	buf_put_u16(&l->opt1.body, V7_OPT_DONE);
+	buf_put_u32(&l->opt1.body, 8);
+	buf_put_u64(&l->opt1.body, l->opt2_off);
+	buf_put_u64(&raw, l->fly_off);
 	buf_put_str(&raw, "");
 	buf_put_str(&raw, f->clock);
 	buf_put_u32(&raw, f->page_size);
-	buf_put_u32(&raw, n_entries);
+	buf_put_u32(&raw, l->n_entries);
 	for (size_t i = 0; i < f->n_data; i++) {
 		if (f->data[i].size == 0)
 			continue;
 		buf_put_u32(&raw, f->data[i].cpu);
-		buf_put_u64(&raw, data_off[i]);
+		buf_put_u64(&raw, l->data_off[i]);
 		buf_put_u64(&raw, f->data[i].size + (zstd ? 4 : 0));
 	}
 	if (raw.error || raw.n > UINT32_MAX) {
 		r = raw.error ?: -EFBIG;
-		goto out;
+		buf_free(&raw);
+		return r;
 	}
-	opt2.id = V7_OPT_DONE;
-	opt2.desc = desc_options2;
-	buf_put_option(&opt2.body, V7_OPT_BUFFER, raw.p, (uint32_t)raw.n);
-	buf_put_option_u64(&opt2.body, V7_OPT_DONE, 0);
+	l->opt2.id = V7_OPT_DONE;
+	l->opt2.desc = l->desc_options2;
+	buf_put_option(&l->opt2.body, V7_OPT_BUFFER, raw.p, (uint32_t)raw.n);
+	buf_put_option_u64(&l->opt2.body, V7_OPT_DONE, 0);
 	buf_free(&raw);
 
-	strs.id = V7_SEC_STRINGS;
-	strs.desc = desc_strings;
-	r = section_seal(&strs, c, f->level, &strings.table, (struct v7_blob){});
+	l->strs.id = V7_SEC_STRINGS;
+	l->strs.desc = l->desc_strings;
+	r = section_seal(&l->strs, l->c, f->level, &l->strings.table, (struct v7_blob){});
 	if (r < 0)
-		goto out;
-	buf_put_u64(&header, opt1_off);
-	if (f->in_place_end && header.n + V7_SECTION_HDR_SIZE > V7_IN_PLACE_DATA_MIN) {
-		r = -EINVAL; /* a compression version string longer than any zstd's */
-		goto out;
+		return r;
+	buf_put_u64(&l->header, l->opt1_off);
+	if (f->in_place_end && l->header.n + V7_SECTION_HDR_SIZE > V7_IN_PLACE_DATA_MIN)
+		return -EINVAL; /* a compression version string longer than any zstd's */
+	return l->header.error ?: l->opt1.body.error ?: l->opt2.body.error;
+}
+
+static int layout_build(struct layout *l, const struct v7_file *f)
+{
+	uint64_t pos;
+	int r;
+
+	if (f->compression == V7_COMPRESSION_ZSTD) {
+		r = compressor_new(&l->c);
+		if (r < 0)
+			return r;
 	}
-
-	r = header.error ?: opt1.body.error ?: opt2.body.error;
+	r = layout_metadata(l, f);
 	if (r < 0)
-		goto out;
+		return r;
+	l->data_off = calloc(MAX(f->n_data, (size_t)1), sizeof(*l->data_off));
+	if (!l->data_off)
+		return -ENOMEM;
+	pos = layout_front(l, f);
+	l->opt2_off = layout_data(l, f, pos);
+	return layout_back(l, f);
+}
 
-	/* Everything is sized: write it. */
+/* Everything is sized: it goes out, front to back (or in place), then the end. */
+static int layout_emit(const struct layout *l, const struct v7_file *f, int fd,
+		       uint64_t *ret_size)
+{
+	struct v7_out o = { .fd = fd, .progress = f->progress, .start = -1, .saved_flags = -1 };
+	int r;
+
 	if (f->in_place_end)
-		r = write_in_place(&o, f, &header, &fly, fly_off, data_off, meta, &opt1);
+		r = write_in_place(&o, f, &l->header, &l->fly, l->fly_off, l->data_off, l->meta,
+				   &l->opt1);
 	else
-		r = write_front_to_back(&o, f, &header, &fly, data_off, meta, &opt1);
-	if (r >= 0 && o.pos != opt2_off)
+		r = write_front_to_back(&o, f, &l->header, &l->fly, l->data_off, l->meta,
+					&l->opt1);
+	if (r >= 0 && o.pos != l->opt2_off)
 		r = -EIO; /* our own layout arithmetic disagrees with what went out */
 	if (r >= 0)
-		r = write_section(&o, &opt2);
+		r = write_section(&o, &l->opt2);
 	if (r >= 0)
-		r = write_section(&o, &strs);
+		r = write_section(&o, &l->strs);
 	if (r >= 0)
-		r = out_finish(&o);
+		r = v7_out_finish(&o);
 	if (r >= 0 && ret_size)
 		*ret_size = o.pos;
-out:
-	direct_leave(&o);
+	v7_out_direct_leave(&o);
 	free(o.stage);
-	for (int i = 0; i < _M_MAX; i++)
-		buf_free(&meta[i].body);
-	buf_free(&opt1.body);
-	buf_free(&opt2.body);
-	buf_free(&strs.body);
-	buf_free(&strings.table);
-	buf_free(&raw);
-	buf_free(&header);
-	free(data_off);
-	compressor_free(c);
+	return r;
+}
+
+/**
+ * v7_write() - write a complete trace-cmd v7 file.
+ * @fd: output, written sequentially from its current position
+ * @f: what goes in it
+ * @ret_size: bytes written (may be NULL)
+ *
+ * Return: 0, -EINVAL for an inconsistent @f, -ENODATA if a data region is
+ * shorter than declared, or the -errno of a failed write.
+ */
+int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size)
+{
+	struct layout l = {};
+	int r;
+
+	r = validate(f);
+	if (r >= 0)
+		r = layout_build(&l, f);
+	if (r >= 0)
+		r = layout_emit(&l, f, fd, ret_size);
+	layout_done(&l);
 	return r;
 }
