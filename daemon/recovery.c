@@ -49,6 +49,7 @@
 #include "daemon/clock-anchor.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
+#include "daemon/recovery-recipe.h"
 #include "daemon/recovery.h"
 #include "daemon/retention.h"
 #include "daemon/spool.h"
@@ -58,224 +59,6 @@
 #include "lib/io-util.h"
 #include "lib/rb-page.h"
 #include "lib/v7-writer.h"
-
-#define RECIPE "recipe"
-/* An "event=SYSTEM:EVENT" line per event: at most 4 bytes for each byte of the list's names. */
-#define RECIPE_MAX (4 * EVENT_LIST_BYTES_MAX + 64u * 1024u)
-/* A gap note: the session's own, made by the daemon (session-internal.h holds 256). */
-#define RECIPE_NOTE_MAX 512u
-/* A recipe's events were checked when the session began: any ftrace event it names was delivered. */
-static const char *const RECIPE_FTRACE_EVENTS[] = {
-	"print", "raw_data", "bprint", "function", "funcgraph_entry", "funcgraph_exit",
-	"kernel_stack", NULL,
-};
-static const struct ftrace_offer RECIPE_FTRACE = { .events = RECIPE_FTRACE_EVENTS };
-
-static int write_file_at(int dir_fd, const char *name, const char *data, size_t n)
-{
-	int fd, r;
-
-	fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return negative_errno();
-	r = loop_write(fd, data, n);
-	close(fd);
-	return r;
-}
-
-/**
- * recovery_write_recipe() - store what recovering this spool would need.
- * @spool_dir_fd: the segment's spool directory
- * @r: the recipe
- *
- * Return: 0 or -errno.
- */
-int recovery_write_recipe(int spool_dir_fd, const struct recipe *r)
-{
-	_cleanup_free_ char *text = NULL;
-	char boot[40];
-	size_t n = 0;
-	FILE *f;
-	int err;
-
-	f = open_memstream(&text, &n);
-	if (!f)
-		return -ENOMEM;
-	fprintf(f, "target=%s\ninstance=%s\ncompression=%s\nlevel=%d\ncpus=%u\n", r->target,
-		r->instance, r->zstd ? "zstd" : "none", r->level, r->n_cpus);
-	if (r->kernel_history)
-		fprintf(f, "history=kernel\n");
-	if (r->date && r->date[0] && boot_id(boot) == 0)
-		fprintf(f, "date=%s\nboot=%s\n", r->date, boot);
-	/* One line: the note is ours, made without line breaks. */
-	if (r->gap && r->gap[0] && !strchr(r->gap, '\n'))
-		fprintf(f, "gap=%s\n", r->gap);
-	for (size_t i = 0; i < r->events->n; i++)
-		fprintf(f, "event=%s:%s\n", r->events->events[i].system, r->events->events[i].event);
-	if (fclose(f) != 0)
-		return -ENOMEM;
-	err = write_file_at(spool_dir_fd, "header_page", r->imeta->header_page,
-			    r->imeta->n_header_page);
-	if (err >= 0)
-		err = write_file_at(spool_dir_fd, "header_event", r->imeta->header_event,
-				    r->imeta->n_header_event);
-	if (err >= 0)
-		err = write_file_at(spool_dir_fd, "trace_clock", r->imeta->trace_clock,
-				    strlen(r->imeta->trace_clock));
-	/*
-	 * The recipe last, and whole (renamed into place): a spool without one
-	 * never held data no file has, so recovery may drop it.
-	 */
-	if (err >= 0)
-		err = write_file_at(spool_dir_fd, "." RECIPE ".tmp", text, n);
-	if (err >= 0 && renameat(spool_dir_fd, "." RECIPE ".tmp", spool_dir_fd, RECIPE) < 0)
-		err = negative_errno();
-	return err;
-}
-
-static int read_file_at(int dir_fd, const char *name, size_t max, char **ret, size_t *ret_n)
-{
-	struct stat st;
-	char *buf;
-	int fd, r;
-
-	/* O_NONBLOCK: a FIFO planted in the state directory must not hang us. */
-	fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return negative_errno();
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
-		close(fd);
-		return -EFBIG;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	r = loop_pread_exact(fd, buf, (size_t)st.st_size, 0);
-	close(fd);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	buf[st.st_size] = '\0';
-	*ret = buf;
-	if (ret_n)
-		*ret_n = (size_t)st.st_size;
-	return 0;
-}
-
-struct parsed_recipe {
-	char target[PATH_MAX];
-	char instance[64];
-	bool zstd;
-	int level;
-	unsigned n_cpus;
-	bool kernel_history;
-	char date[CLOCK_ANCHOR_DATE_MAX]; /* "" unless measured in this boot */
-	char boot[40];
-	char gap[RECIPE_NOTE_MAX]; /* "": the session captured up to this file */
-	struct event_list events;
-	struct instance_meta imeta;
-};
-
-/*
- * A recipe's target as the daemon writes it: "recovered/NAME-...dat" or
- * "sessions/NAME/NAME-...dat". Anything else (absolute, "..", empty
- * components, characters a name of ours never has) was not written by us.
- */
-static bool target_valid(const char *t)
-{
-	const char *c = t;
-
-	if (!*t || *t == '/' || strstr(t, "..") || strstr(t, "//") || t[strlen(t) - 1] == '/')
-		return false;
-	for (; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-		      (*c >= '0' && *c <= '9') || strchr("._-/", *c)))
-			return false;
-	return true;
-}
-
-static int parse_recipe(int dir_fd, struct parsed_recipe *p)
-{
-	_cleanup_(event_catalog_freep) struct event_catalog *cat = NULL;
-	_cleanup_free_ char *text = NULL;
-	char *save = NULL;
-	int r;
-
-	r = read_file_at(dir_fd, RECIPE, RECIPE_MAX, &text, NULL);
-	if (r < 0)
-		return r;
-	r = event_catalog_new(NULL, &cat);
-	if (r < 0)
-		return r;
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *v = strchr(line, '=');
-
-		if (!v)
-			return -EBADMSG;
-		*v++ = '\0';
-		if (strcmp(line, "target") == 0 && strlen(v) < sizeof(p->target))
-			strcpy(p->target, v);
-		else if (strcmp(line, "instance") == 0 && strlen(v) < sizeof(p->instance))
-			strcpy(p->instance, v);
-		else if (strcmp(line, "compression") == 0)
-			p->zstd = strcmp(v, "zstd") == 0;
-		else if (strcmp(line, "level") == 0)
-			p->level = atoi(v);
-		else if (strcmp(line, "cpus") == 0)
-			p->n_cpus = (unsigned)strtoul(v, NULL, 10);
-		else if (strcmp(line, "history") == 0)
-			p->kernel_history = strcmp(v, "kernel") == 0;
-		else if (strcmp(line, "date") == 0 && clock_anchor_date_valid(v))
-			strcpy(p->date, v);
-		else if (strcmp(line, "boot") == 0 && strlen(v) < sizeof(p->boot))
-			strcpy(p->boot, v);
-		else if (strcmp(line, "gap") == 0)
-			snprintf(p->gap, sizeof(p->gap), "%s", v);
-		else if (strcmp(line, "event") == 0 &&
-			 !ctl_string_valid(FTRACED_ATTR_EVENT, v, FTRACED_EVENT_SPEC_MAX))
-			return -EBADMSG;
-		else if (strcmp(line, "event") == 0 &&
-			 event_list_expand(&p->events, cat, v, NULL, &RECIPE_FTRACE,
-					   EVENT_LIST_BYTES_MAX, NULL, 0) < 0)
-			log_notice("Recovery: event '%s' no longer exists, its format is left out", v);
-	}
-	/* A DATE holds within the boot it was measured in: after a reboot the file has none. */
-	{
-		char now[40];
-
-		if (!p->boot[0] || boot_id(now) < 0 || strcmp(now, p->boot) != 0)
-			p->date[0] = '\0';
-	}
-	/* A target path stays inside the state directory; names are what we write. */
-	if (!target_valid(p->target) || !ctl_name_valid(p->instance) ||
-	    p->n_cpus == 0 || p->n_cpus > 65536)
-		return -EBADMSG;
-	r = read_file_at(dir_fd, "header_page", METADATA_FILE_MAX, &p->imeta.header_page,
-			 &p->imeta.n_header_page);
-	if (r >= 0)
-		r = read_file_at(dir_fd, "header_event", METADATA_FILE_MAX, &p->imeta.header_event,
-				 &p->imeta.n_header_event);
-	if (r >= 0)
-		r = read_file_at(dir_fd, "trace_clock", METADATA_FILE_MAX, &p->imeta.trace_clock,
-				 NULL);
-	if (r < 0)
-		return r;
-	r = subbuf_size_from_header_page(p->imeta.header_page, &p->imeta.subbuf_size);
-	if (r < 0)
-		return r;
-	{
-		char *a = strchr(p->imeta.trace_clock, '['), *b = a ? strchr(a, ']') : NULL;
-
-		if (!a || !b || (size_t)(b - a - 1) >= sizeof(p->imeta.clock))
-			return -EBADMSG;
-		memcpy(p->imeta.clock, a + 1, (size_t)(b - a - 1));
-		p->imeta.clock[b - a - 1] = '\0';
-	}
-	return 0;
-}
 
 /* Appends what the orphaned instance still holds for one CPU to its spool. */
 static void drain_orphan_cpu(struct instance *orphan, unsigned cpu, bool snapshot, int spool_fd,
@@ -615,8 +398,7 @@ static void recovery_done(struct recovery *rc)
 	free(rc->scan);
 	free(rc->data);
 	cpustat_texts_done(&rc->stats);
-	instance_meta_done(&rc->p.imeta);
-	event_list_done(&rc->p.events);
+	recipe_done(&rc->p);
 }
 
 static int recovery_alloc(struct recovery *rc)
@@ -711,7 +493,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 	uint64_t total, lost;
 	int r;
 
-	r = parse_recipe(spool_dir_fd, &rc.p);
+	r = recipe_parse(spool_dir_fd, &rc.p);
 	if (r < 0)
 		goto out;
 	/*

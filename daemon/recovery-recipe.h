@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+#include "daemon/clock-anchor.h"
+#include "daemon/event-list.h"
+#include "daemon/metadata.h"
+
+/* The recipe's name in a spool directory; the spool is recoverable once it is there. */
+#define RECIPE "recipe"
+/* A gap note: the session's own, made by the daemon (session-internal.h holds 256). */
+#define RECIPE_NOTE_MAX 512u
+
+/* What a recipe says, checked. */
+struct parsed_recipe {
+	char target[PATH_MAX];
+	char instance[64];
+	bool zstd;
+	int level;
+	unsigned n_cpus;
+	bool kernel_history;
+	char date[CLOCK_ANCHOR_DATE_MAX]; /* "" unless measured in this boot */
+	char boot[40];
+	char gap[RECIPE_NOTE_MAX]; /* "": the session captured up to this file */
+	struct event_list events;
+	struct instance_meta imeta;
+};
+
+int recipe_parse(int dir_fd, struct parsed_recipe *p);
+void recipe_done(struct parsed_recipe *p);
