@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "daemon/bounds.h"
-#include "daemon/capture-stream.h"
+#include "daemon/capture-stream-internal.h"
 #include "daemon/chunk-ring.h"
 #include "daemon/instance.h"
 #include "daemon/log.h"
@@ -54,72 +54,10 @@
 _Static_assert(CHUNK_TARGET_BYTES <= 1u << COMPRESS_CHUNK_WINDOW_LOG, "chunk past the window");
 _Static_assert(SUBBUF_KB_MAX * 1024u <= 1u << COMPRESS_CHUNK_WINDOW_LOG, "sub-buffer past the window");
 
-/*
- * An in-place spool (see spool.c) is the file readers will get: its
- * writeback is started every so often, and what was started the time
- * before, on disk by now, leaves the page cache. Closing the file then
- * has little left to wait for: collapsing a range writes back and drops
- * every cached page after it, which took 18 ms for a 160 MB segment
- * without this and 3 ms with it (bench/README.md). And a trace written
- * once does not crowd the machine's page cache.
- */
-#define SPOOL_WRITEBACK_BYTES (UINT64_C(2) << 20)
-
 /* A rotation drains what the kernel holds, but not for ever on a busy CPU. */
 #define ROTATE_BYTES_MAX (64u * 1024u * 1024u)
 #define ROTATE_READS_MAX 64
 
-struct capture_stream {
-	unsigned cpu;
-	int trace_fd;
-	int stats_fd;
-	int pipe_fd[2];
-	int spool_fd;
-	struct chunk_ring *ring;
-	int notify_fd;
-	uint32_t subbuf_size;
-	uint32_t chunk_bytes; /* a whole number of sub-buffers */
-	uint32_t batch_bytes; /* a whole number of chunks: the pending buffer's size */
-	size_t splice_bytes;  /* at most this per splice(), a whole number of sub-buffers */
-	bool zstd;
-	int level;
-	bool drain_only;
-	unsigned rt_priority;
-	uint64_t region_bytes; /* in-place spools: the size of each region; 0: own files */
-
-	uint64_t notify_bytes;
-	_Atomic uint64_t *progress; /* borrowed: every stored byte is added here too */
-
-	/* Worker-only while the stream is in the pool. */
-	bool dead;          /* an error stopped reading */
-	uint64_t next_notify;
-	uint8_t *pending;   /* zstd or ring: sub-buffers not stored yet, up to batch_bytes */
-	size_t n_pending;
-	size_t torn;        /* none: bytes of a sub-buffer a failed splice left at the spool's end */
-	uint64_t spool_pos;   /* zstd: where the next record goes in the spool's file */
-	uint64_t spool_limit; /* in place: where the next CPU's region begins */
-	uint64_t kicked;      /* in place: writeback started up to here */
-	uint64_t dropped;     /* in place: dropped from the page cache up to here */
-	struct capture_mirror mirror; /* fd -EBADF once it is broken */
-	struct cpu_counters seen;   /* the kernel's counters at the last turn that moved data */
-	uint64_t seen_usec;         /* ... read then */
-	double events_per_usec;     /* ... the rate events came in between the last two turns */
-	uint64_t mirror_kicked;  /* the same two in the mirror */
-	uint64_t mirror_dropped;
-
-	_Atomic uint64_t bytes_raw;
-	_Atomic uint64_t bytes_stored;
-	_Atomic uint64_t chunks;
-	_Atomic uint64_t discarded; /* events taken from the kernel and never stored */
-	_Atomic uint32_t clears;    /* times the kernel's counters went back: the buffer cleared */
-	_Atomic uint64_t cleared;   /* events the buffer held at the turn before each clear */
-	_Atomic int error;
-	_Atomic bool finished;
-	/* The last cut; written before cut_generation is released. */
-	uint64_t cut_bytes_stored;
-	uint64_t cut_chunks;
-	_Atomic uint32_t cut_generation;
-};
 
 /**
  * capture_ring_chunk_target() - the raw bytes a flight ring's chunks aim at.
@@ -270,169 +208,6 @@ void capture_stream_counters(const struct capture_stream *s, struct capture_coun
 	};
 }
 
-static void notify(struct capture_stream *s)
-{
-	uint64_t one = 1;
-
-	(void)!write(s->notify_fd, &one, sizeof(one));
-}
-
-/* Events in whole sub-buffers the stream read and could not store. */
-static void count_discarded(struct capture_stream *s, const uint8_t *pages, size_t n)
-{
-	int64_t events = pages ? rb_pages_count_events(pages, n, s->subbuf_size) : 0;
-
-	if (events > 0)
-		atomic_fetch_add_explicit(&s->discarded, (uint64_t)events, memory_order_relaxed);
-}
-
-/*
- * Counts bytes and chunks that reached the spool; tells the session of the
- * first, then every notify_bytes.
- */
-static void account_stored(struct capture_stream *s, uint64_t bytes, uint64_t chunks)
-{
-	uint64_t total;
-
-	total = atomic_fetch_add_explicit(&s->bytes_stored, bytes, memory_order_relaxed) + bytes;
-	if (s->progress)
-		atomic_fetch_add_explicit(s->progress, bytes, memory_order_relaxed);
-	if (chunks)
-		atomic_fetch_add_explicit(&s->chunks, chunks, memory_order_relaxed);
-	if (s->notify_bytes && total >= s->next_notify) {
-		s->next_notify = total + s->notify_bytes;
-		notify(s);
-	}
-}
-
-/* Into the flight recorder's ring: a chunk record (or raw sub-buffers) and its time span. */
-static int push_chunk(struct capture_stream *s, const uint8_t *record, size_t n,
-		      const uint8_t *raw, size_t n_raw)
-{
-	struct chunk *c = chunk_new(n);
-
-	if (!c)
-		return -ENOMEM;
-	memcpy(c->data, record, n);
-	c->raw_size = (uint32_t)n_raw;
-	c->first_ts = get_le64(raw);
-	c->last_ts = get_le64(raw + n_raw - s->subbuf_size);
-	return chunk_ring_push(s->ring, c);
-}
-
-/*
- * Starts the writeback of what was written since the last call, once that
- * is SPOOL_WRITEBACK_BYTES, and drops from the page cache what the call
- * before started: a file finished in place is collapsed, which writes back
- * and drops every cached page after the hole.
- */
-static void start_writeback(int fd, uint64_t *kicked, uint64_t *dropped, uint64_t pos)
-{
-	if (pos - *kicked < SPOOL_WRITEBACK_BYTES)
-		return;
-	/* Pages still being written back stay: the kernel drops clean ones only. */
-	if (*kicked > *dropped)
-		(void)posix_fadvise(fd, (off_t)*dropped, (off_t)(*kicked - *dropped),
-				    POSIX_FADV_DONTNEED);
-	*dropped = *kicked;
-	(void)sync_file_range(fd, (off_t)*kicked, (off_t)(pos - *kicked), SYNC_FILE_RANGE_WRITE);
-	*kicked = pos;
-}
-
-/* The chunk record just stored at @pos in the spool goes into the mirror too. */
-static void mirror_append(struct capture_stream *s, const uint8_t *record, size_t n, uint64_t pos)
-{
-	uint64_t at = s->mirror.base + pos;
-	int r;
-
-	if (atomic_load_explicit(s->mirror.broken, memory_order_relaxed)) {
-		s->mirror.fd = -EBADF;
-		return;
-	}
-	r = at > s->mirror.end || n > s->mirror.end - at ? -EFBIG :
-	    loop_pwrite(s->mirror.fd, record, n, at);
-	if (r < 0) {
-		log_warning_errno(r, "CPU %u: cannot write the output file as the capture goes, "
-				  "it is written from the spool at the stop: %m", s->cpu);
-		atomic_store_explicit(s->mirror.broken, true, memory_order_relaxed);
-		s->mirror.fd = -EBADF;
-		return;
-	}
-	start_writeback(s->mirror.fd, &s->mirror_kicked, &s->mirror_dropped, at + n);
-}
-
-/*
- * Appends a chunk record to the spool (and the mirror). In place, never
- * into the next CPU's region, and with the writeback of every
- * SPOOL_WRITEBACK_BYTES started as it goes.
- */
-static int spool_append(struct capture_stream *s, const uint8_t *record, size_t n)
-{
-	uint64_t pos = s->spool_pos;
-	int r;
-
-	if (s->spool_limit && n > s->spool_limit - s->spool_pos)
-		return -EFBIG;
-	r = loop_write(s->spool_fd, record, n);
-	if (r < 0)
-		return r;
-	s->spool_pos += n;
-	if (s->spool_limit)
-		start_writeback(s->spool_fd, &s->kicked, &s->dropped, s->spool_pos);
-	if (s->mirror.fd >= 0)
-		mirror_append(s, record, n, pos);
-	return 0;
-}
-
-/*
- * A drain into a ring keeps a copy of each chunk in a file: the ring it
- * empties is gone for good, so a crash before the snapshot is written
- * leaves the copy to recover. Without it the snapshot still goes on.
- */
-static void copy_chunk(struct capture_stream *s, const uint8_t *record, size_t n)
-{
-	int r = loop_write(s->spool_fd, record, n);
-
-	if (r < 0) {
-		log_warning_errno(r, "CPU %u: cannot keep a copy of the drain for recovery, "
-				  "draining without: %m", s->cpu);
-		s->spool_fd = -EBADF;
-	}
-}
-
-/*
- * Stores the stream's pending sub-buffers chunk by chunk: each is framed as
- * a v7 chunk record (zstd) or left raw (ring without compression), then
- * appended to the spool or pushed to the ring.
- */
-static int flush_pending(struct capture_scratch *w, struct capture_stream *s)
-{
-	for (size_t off = 0; off < s->n_pending; off += s->chunk_bytes) {
-		size_t len = MIN((size_t)s->chunk_bytes, s->n_pending - off), n = len;
-		const uint8_t *raw = s->pending + off, *record = raw;
-		int r;
-
-		if (s->zstd) {
-			r = chunk_record_encode(w->zc, s->level, raw, len, w->out, w->out_cap, &n);
-			if (r < 0)
-				return r;
-			record = w->out;
-		}
-		r = s->ring ? push_chunk(s, record, n, raw, len) : spool_append(s, record, n);
-		if (r >= 0 && s->ring && s->spool_fd >= 0)
-			copy_chunk(s, record, n);
-		if (r < 0) {
-			/* What was not stored stays pending: capture_stream_fail() counts it. */
-			memmove(s->pending, s->pending + off, s->n_pending - off);
-			s->n_pending -= off;
-			return r;
-		}
-		account_stored(s, n, 1);
-	}
-	s->n_pending = 0;
-	return 0;
-}
-
 /*
  * Moves @n bytes of whole sub-buffers from the stream's pipe to its spool.
  * zstd: straight into the pending batch, compressed each time it is full
@@ -453,7 +228,7 @@ static int store_from_pipe(struct capture_scratch *w, struct capture_stream *s, 
 			s->n_pending += want;
 			left -= want;
 			if (s->n_pending == s->batch_bytes) {
-				r = flush_pending(w, s);
+				r = capture_store_flush(w, s);
 				if (r < 0)
 					return r;
 			}
@@ -477,13 +252,13 @@ static int store_from_pipe(struct capture_scratch *w, struct capture_stream *s, 
 			whole = (n - left) / s->subbuf_size * s->subbuf_size;
 			s->torn = n - left - whole;
 			atomic_fetch_add_explicit(&s->bytes_raw, whole, memory_order_relaxed);
-			account_stored(s, whole, 0);
+			capture_store_stored(s, whole, 0);
 			return r;
 		}
 		left -= (size_t)k;
 	}
 	atomic_fetch_add_explicit(&s->bytes_raw, n, memory_order_relaxed);
-	account_stored(s, n, 0);
+	capture_store_stored(s, n, 0);
 	return 0;
 }
 
@@ -552,7 +327,7 @@ static int drain_partial_pages(struct capture_scratch *w, struct capture_stream 
 	if (s->zstd || s->ring) {
 		while (reads++ < max_reads) {
 			if (s->n_pending + s->subbuf_size > s->batch_bytes) {
-				r = flush_pending(w, s);
+				r = capture_store_flush(w, s);
 				if (r < 0)
 					return r;
 			}
@@ -563,16 +338,16 @@ static int drain_partial_pages(struct capture_scratch *w, struct capture_stream 
 			atomic_fetch_add_explicit(&s->bytes_raw, s->subbuf_size,
 						  memory_order_relaxed);
 		}
-		return k < 0 ? (int)k : flush_pending(w, s);
+		return k < 0 ? (int)k : capture_store_flush(w, s);
 	}
 	while (reads++ < max_reads && (k = read_partial(s, w->raw)) > 0) {
 		r = loop_write(s->spool_fd, w->raw, s->subbuf_size);
 		if (r < 0) {
-			count_discarded(s, w->raw, s->subbuf_size);
+			capture_store_discarded(s, w->raw, s->subbuf_size);
 			return r;
 		}
 		atomic_fetch_add_explicit(&s->bytes_raw, s->subbuf_size, memory_order_relaxed);
-		account_stored(s, s->subbuf_size, 0);
+		capture_store_stored(s, s->subbuf_size, 0);
 	}
 	return k < 0 ? (int)k : 0;
 }
@@ -629,17 +404,17 @@ static void discard_held(struct capture_stream *s)
 	uint8_t *page = malloc(s->subbuf_size);
 	off_t end;
 
-	count_discarded(s, s->pending, s->n_pending);
+	capture_store_discarded(s, s->pending, s->n_pending);
 	s->n_pending = 0;
 	if (!page)
 		return;
 	if (s->torn > 0 && (end = lseek(s->spool_fd, 0, SEEK_CUR)) >= (off_t)s->torn &&
 	    pread(s->spool_fd, page, s->torn, end - (off_t)s->torn) == (ssize_t)s->torn &&
 	    loop_read_exact(s->pipe_fd[0], page + s->torn, s->subbuf_size - s->torn) >= 0)
-		count_discarded(s, page, s->subbuf_size);
+		capture_store_discarded(s, page, s->subbuf_size);
 	s->torn = 0;
 	while (loop_read_exact(s->pipe_fd[0], page, s->subbuf_size) >= 0)
-		count_discarded(s, page, s->subbuf_size);
+		capture_store_discarded(s, page, s->subbuf_size);
 	free(page);
 }
 
@@ -661,7 +436,7 @@ void capture_stream_fail(struct capture_stream *s, int error)
 	if (!s->dead)
 		discard_held(s);
 	s->dead = true;
-	notify(s);
+	capture_store_notify(s);
 }
 
 /**
@@ -697,7 +472,7 @@ void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, 
 		s->spool_fd = spool_fd;
 	}
 	atomic_fetch_add_explicit(&s->cut_generation, 1, memory_order_release);
-	notify(s);
+	capture_store_notify(s);
 }
 
 /**
@@ -719,7 +494,7 @@ void capture_stream_finish(struct capture_stream *s, struct capture_scratch *w)
 			capture_stream_fail(s, r);
 	}
 	atomic_store_explicit(&s->finished, true, memory_order_release);
-	notify(s);
+	capture_store_notify(s);
 }
 
 /* Events the kernel took on this CPU, as its counters tell (a clear resets them). */
@@ -760,7 +535,7 @@ static void watch_counters(struct capture_stream *s)
 			lost += (uint64_t)(came - (double)taken(&now));
 		atomic_fetch_add_explicit(&s->clears, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&s->cleared, lost, memory_order_relaxed);
-		notify(s);
+		capture_store_notify(s);
 	} else if (s->seen_usec && usec > s->seen_usec) {
 		s->events_per_usec = (double)(taken(&now) - taken(&s->seen)) /
 				     (double)(usec - s->seen_usec);
