@@ -208,6 +208,10 @@
  * lists what the daemon wrote there; nothing else is touched).
  */
 #define RECOVERED_DIR             "recovered"
+/* sd-event's default accuracy (0) lets a timer fire up to 250 ms late. */
+#define TIMER_ACCURACY_USEC 1000
+/* STATE_DIR/sessions/NAME/: a continuous or flight session's files. */
+#define SESSIONS_DIR              "sessions"
 #define RECOVERED_MAX_FILES       100u
 #define RECOVERED_MAX_AGE_USEC    (UINT64_C(30) * 24 * 3600 * 1000 * 1000)
 #define RECOVERED_KEEP_FREE_PERCENT 5u

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/bounds.h"
@@ -36,6 +37,25 @@ struct publish_item {
 	char tmp_name[PUBLISH_NAME_MAX + 8];
 	char final_name[PUBLISH_NAME_MAX];
 };
+
+/**
+ * publish_utc_stamp() - "YYYYmmddTHHMMSS.mmmZ", now, for file names.
+ * @buf: receives it
+ * @size: its size (32 is plenty)
+ *
+ * Milliseconds, because a restarted daemon starts its sequence numbers at 1 again.
+ */
+void publish_utc_stamp(char *buf, size_t size)
+{
+	struct timespec now;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	n = strftime(buf, size, "%Y%m%dT%H%M%S", &tm);
+	snprintf(buf + n, size - n, ".%03ldZ", now.tv_nsec / 1000000);
+}
 
 /**
  * publisher_deinit() - drop every file still being written (the assemblers are joined).

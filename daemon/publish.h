@@ -69,3 +69,4 @@ void publisher_retention(struct publisher *p);
 void publisher_forget_waiter(struct publisher *p, const void *waiter);
 bool publisher_has_waiter(const struct publisher *p, const void *waiter);
 int publish_path(int dir_fd, const char *name, char *buf, size_t n);
+void publish_utc_stamp(char *buf, size_t size);

@@ -55,7 +55,7 @@ static void check(struct session *s, const struct instance_changes *c)
 	if (c->changed[0])
 		interfered(s, c->changed);
 	/* A kernel-backend drain turns tracing off itself. */
-	if (flight_draining(s))
+	if (flight_draining(s->flight))
 		return;
 	disabled[0] = '\0';
 	if (c->control &&
@@ -174,7 +174,7 @@ void session_arm_check(struct session *s)
 	int r, watch_error = -ENOMEM;
 
 	session_disarm_check(s);
-	r = instance_watch_new(s->instance, &s->events, s->cpus.n_cpus, flight_swaps(s),
+	r = instance_watch_new(s->instance, &s->events, s->cpus.n_cpus, flight_swaps(s->flight),
 			       &s->watch, &watch_error);
 	if (r < 0)
 		log_warning_errno(r, "Session '%s': cannot take the instance's settings to check "

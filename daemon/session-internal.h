@@ -2,9 +2,12 @@
 #pragma once
 
 /*
- * The session object as session.c (lifecycle, rotation, status) and
- * flight.c (the flight recorder's history, snapshots and triggers) share
- * it. Nothing else includes this: the rest of the daemon sees session.h.
+ * The session object as the session family shares it: session.c
+ * (lifecycle; the only one to change its state), session-setup.c,
+ * session-segments.c, session-flight.c, session-check.c,
+ * session-status.c and session-symbols.c. Nothing else
+ * includes this: the rest of the daemon sees session.h, and the flight
+ * recorder (flight.c) only its host (session-mode.h).
  */
 #include <stdarg.h>
 
@@ -19,11 +22,8 @@
 #include "daemon/session.h"
 #include "daemon/stream-set.h"
 
-#define SESSIONS_DIR "sessions"
 /* In a session's directory: the uid of the user whose files it holds. */
 #define SESSION_OWNER_FILE ".ftraced-owner"
-/* sd-event's default accuracy (0) lets a timer fire up to 250 ms late. */
-#define TIMER_ACCURACY_USEC 1000
 
 struct flight;
 struct probe_set;
@@ -88,21 +88,27 @@ struct session {
 #define SESSION_LOG_CONTEXT(s) \
 	LOG_CONTEXT((s)->name, (s)->instance ? instance_name((s)->instance) : NULL)
 
-void session_utc_stamp(char *buf, size_t size);
 void session_wake(struct session *s);
 void session_set_error(struct session *s, int error, const char *fmt, ...) _printf_(3, 4);
+void session_stopped(struct session *s);
+int session_new_flight(struct session *s, char *error, size_t n_error);
 void session_stream_params(const struct session *s, struct stream_params *ret);
 int session_begin_running(struct session *s);
 void session_arm_check(struct session *s);
 void session_disarm_check(struct session *s);
 void session_keep_symbols(struct session *s, bool starting);
 void session_forget_symbols(struct session *s);
-int session_create_probes(struct session *s, char *error, size_t n_error);
-int session_expand_events(struct session *s, char *error, size_t n_error);
+int session_setup_config(struct session *s, const struct ctl_request *req, unsigned n_cpus,
+			 char *error, size_t n_error);
+int session_setup_files(struct session *s, char *error, size_t n_error);
 int session_configure_instance(struct session *s, char *error, size_t n_error);
-int session_open_dir(struct session *s, char *error, size_t n_error);
-int session_check_disk_room(struct session *s, char *error, size_t n_error);
-bool session_spools_in_place(const struct session *s);
 uint64_t session_segment_limit(const struct session *s);
 char *session_cpustat_text(const struct session *s, uint64_t discarded, char *text);
 void session_note_clears(struct session *s, unsigned cpu, const struct capture_counters *c);
+/* session-segments.c */
+int session_add_timer(struct session *s, sd_event_source **ret, uint64_t usec);
+void session_arm_segment_timer(struct session *s);
+int session_open_segment(struct session *s, struct segment **ret);
+void session_publish_segment(struct session *s, struct segment *seg);
+void session_rotate(struct session *s);
+void session_complete_rotation(struct session *s);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Setting a new session up (session_new() calls these in order): its event
- * specs expanded against tracefs (-i skips what this kernel lacks), its
- * instance configured (sub-buffer, clock, stack traces, events and their
+ * Setting a new session up (session_new() calls these in order): its
+ * configuration from the request, its event specs expanded against tracefs
+ * (-i skips what this kernel lacks), its instance configured (sub-buffer, clock, stack traces, events and their
  * filter, wake-up watermark; the ring itself is sized later on a thread,
  * ring-alloc.c), its directory under the state directory, and the disk
  * room a continuous session's budget needs.
@@ -20,6 +20,7 @@
 
 #include "daemon/bounds.h"
 #include "daemon/log.h"
+#include "daemon/meminfo.h"
 #include "daemon/probe.h"
 #include "daemon/session-internal.h"
 #include "daemon/retention.h"
@@ -83,7 +84,7 @@ static void ftrace_event_refused(const char *spec, char *error, size_t n_error)
 }
 
 /* --probe: the session's own kprobes and uprobes, before its events are looked up. */
-int session_create_probes(struct session *s, char *error, size_t n_error)
+static int session_create_probes(struct session *s, char *error, size_t n_error)
 {
 	if (s->config.n_probes == 0)
 		return 0;
@@ -97,7 +98,7 @@ int session_create_probes(struct session *s, char *error, size_t n_error)
  * so in the log and in status), so one session file serves kernels that
  * differ.
  */
-int session_expand_events(struct session *s, char *error, size_t n_error)
+static int session_expand_events(struct session *s, char *error, size_t n_error)
 {
 	_cleanup_(event_catalog_freep) struct event_catalog *cat = NULL;
 	const char *events[FTRACE_OFFER_MAX], *by_name[2];
@@ -355,7 +356,7 @@ static int claim_dir(struct session *s, char *error, size_t n_error)
 }
 
 /* Opens the session's directory, STATE_DIR/sessions/<name>, creating it, and claims it. */
-int session_open_dir(struct session *s, char *error, size_t n_error)
+static int session_open_dir(struct session *s, char *error, size_t n_error)
 {
 	int sessions_fd, r;
 
@@ -407,7 +408,7 @@ uint64_t session_segment_limit(const struct session *s)
 _Static_assert(SEGMENT_SIZE_MAX <= SPOOL_REGION_MIN / 2,
 	       "a CPU's region holds a whole segment, and a late rotation's worth more");
 
-bool session_spools_in_place(const struct session *s)
+static bool session_spools_in_place(const struct session *s)
 {
 	struct stat state, dir;
 
@@ -421,7 +422,7 @@ bool session_spools_in_place(const struct session *s)
  * even an empty file system could not hold one segment besides the space
  * to keep free; a warning when today's free space cannot.
  */
-int session_check_disk_room(struct session *s, char *error, size_t n_error)
+static int session_check_disk_room(struct session *s, char *error, size_t n_error)
 {
 	const struct retention_limits *l = &s->config.retention;
 	uint64_t segment = s->config.segment_size ?: SEGMENT_SIZE_MIN, size, avail, keep;
@@ -443,5 +444,102 @@ int session_check_disk_room(struct session *s, char *error, size_t n_error)
 		log_warning("Session '%s': only %" PRIu64 " KiB are free and %" PRIu64 " KiB are to "
 			    "be kept free: segments will be deleted as they close until space is "
 			    "freed", s->name, avail / 1024, keep / 1024);
+	return 0;
+}
+
+/*
+ * -r PRIO: the workers switch to SCHED_FIFO themselves. What they may take
+ * was settled at start (priv_realtime_allowed()): refused here, with the
+ * remedy, rather than by a worker that could only log it.
+ */
+static int check_rt_priority(unsigned priority, unsigned allowed, char *error, size_t n_error)
+{
+	if (priority == 0 || priority <= allowed)
+		return 0;
+	if (allowed == 0)
+		snprintf(error, n_error, "real-time scheduling (-r) is off in this daemon: set "
+			 "rt-priority-max in ftraced.conf (under systemd, with LimitRTPRIO= and "
+			 "RestrictRealtime=no in ftraced.service; see ftraced.conf(5))");
+	else
+		snprintf(error, n_error, "real-time priority %u is above this daemon's "
+			 "rt-priority-max (%u)", priority, allowed);
+	return -EPERM;
+}
+
+/**
+ * session_setup_config() - a new session's configuration, streams and events.
+ * @s: a new session with its env, owner and publisher
+ * @req: the parsed request
+ * @n_cpus: the capture pool's CPUs
+ * @error: receives a message for the client on failure
+ * @n_error: its size
+ *
+ * Return: 0, or -errno with @error set.
+ */
+int session_setup_config(struct session *s, const struct ctl_request *req, unsigned n_cpus,
+			 char *error, size_t n_error)
+{
+	struct memory_budget mem = {
+		.available_kb = meminfo_kb("MemAvailable"),
+		.limit = s->env.memory_limit,
+		.committed = s->env.memory_committed,
+	};
+	int r;
+
+	r = session_config_from_request(req, s->owner, n_cpus, &mem, &s->config, error, n_error);
+	if (r < 0)
+		return r;
+	r = check_rt_priority(s->config.rt_priority, s->env.rt_priority_max, error, n_error);
+	if (r < 0)
+		return r;
+	s->publisher.on_segment = s->config.on_segment;
+	r = stream_set_init(&s->cpus, n_cpus);
+	if (r < 0) {
+		snprintf(error, n_error, "out of memory");
+		return r;
+	}
+	r = session_create_probes(s, error, n_error);
+	if (r < 0)
+		return r;
+	return session_expand_events(s, error, n_error);
+}
+
+/**
+ * session_setup_files() - where a configured session's files go, and the room they need.
+ * @s: a session with its instance configured and its event fd
+ * @error: receives a message for the client on failure
+ * @n_error: its size
+ *
+ * Return: 0, or -errno with @error set.
+ */
+int session_setup_files(struct session *s, char *error, size_t n_error)
+{
+	int r;
+
+	s->segment_env = (struct segment_env){
+		.state_dir_fd = s->env.state_dir_fd,
+		.notify_fd = s->event_fd,
+		.imeta = &s->imeta,
+		.events = &s->events,
+		.instance_name = instance_name(s->instance),
+		.kallsyms = s->env.kallsyms,
+		.date = s->date,
+		.written = s->env.written,
+		.n_cpus = s->cpus.n_cpus,
+		.zstd = s->config.zstd,
+		.level = s->config.level,
+	};
+	if (s->config.mode != FTRACED_MODE_RECORD) {
+		r = session_open_dir(s, error, n_error);
+		if (r < 0)
+			return r;
+		s->publisher.dir_fd = s->dir_fd;
+	}
+	if (s->config.mode == FTRACED_MODE_CONTINUOUS) {
+		s->segment_env.in_place = session_spools_in_place(s);
+		r = session_check_disk_room(s, error, n_error);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }

@@ -97,7 +97,7 @@ static void describe_counters(const struct session *s, struct ctl_builder *b)
 	};
 
 	if (s->flight)
-		flight_counters(s, &c);
+		flight_counters(s->flight, &c);
 	ctl_put_session_counters(b, &c);
 }
 
@@ -140,7 +140,7 @@ void session_describe(struct session *s, struct ctl_builder *b)
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++)
 		describe_cpu(s, cpu, b);
 	if (s->flight)
-		flight_describe(s, b);
+		flight_describe(s->flight, s->start_usec, b);
 	describe_counters(s, b);
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
 		const struct cpu_stream *cs = &s->cpus.cpus[cpu];
@@ -155,7 +155,7 @@ void session_describe(struct session *s, struct ctl_builder *b)
 	if (s->warning[0])
 		ctl_put_string(b, FTRACED_ATTR_WARNING, s->warning);
 	{
-		const char *f = s->flight ? flight_note(s) : "";
+		const char *f = s->flight ? flight_note(s->flight) : "";
 		char note[sizeof(s->note) + 512];
 
 		snprintf(note, sizeof(note), "%s%s%s", f, f[0] && s->note[0] ? "; " : "", s->note);

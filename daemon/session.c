@@ -48,7 +48,6 @@
 #include "daemon/kallsyms.h"
 #include "daemon/log.h"
 #include "daemon/probe.h"
-#include "daemon/meminfo.h"
 #include "daemon/recovery.h"
 #include "daemon/ring-alloc.h"
 #include "daemon/session-internal.h"
@@ -84,22 +83,12 @@ void session_wake(struct session *s)
 }
 
 /**
- * session_utc_stamp() - "YYYYmmddTHHMMSS.mmmZ", now, for file names.
- * @buf: receives it
- * @size: its size (32 is plenty)
- *
- * Milliseconds, because a restarted daemon starts its sequence numbers at 1 again.
+ * session_stopped() - the session's mode ended its stop (or a pause it made): STOPPED.
+ * @s: session
  */
-void session_utc_stamp(char *buf, size_t size)
+void session_stopped(struct session *s)
 {
-	struct timespec now;
-	struct tm tm;
-	size_t n;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	n = strftime(buf, size, "%Y%m%dT%H%M%S", &tm);
-	snprintf(buf + n, size - n, ".%03ldZ", now.tv_nsec / 1000000);
+	s->state = SESSION_STOPPED;
 }
 
 /**
@@ -204,25 +193,6 @@ void session_stream_params(const struct session *s, struct stream_params *ret)
 static void on_published(const struct publish_outcome *o, void *userdata);
 static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *userdata);
 
-/*
- * -r PRIO: the workers switch to SCHED_FIFO themselves. What they may take
- * was settled at start (priv_realtime_allowed()): refused here, with the
- * remedy, rather than by a worker that could only log it.
- */
-static int check_rt_priority(unsigned priority, unsigned allowed, char *error, size_t n_error)
-{
-	if (priority == 0 || priority <= allowed)
-		return 0;
-	if (allowed == 0)
-		snprintf(error, n_error, "real-time scheduling (-r) is off in this daemon: set "
-			 "rt-priority-max in ftraced.conf (under systemd, with LimitRTPRIO= and "
-			 "RestrictRealtime=no in ftraced.service; see ftraced.conf(5))");
-	else
-		snprintf(error, n_error, "real-time priority %u is above this daemon's "
-			 "rt-priority-max (%u)", priority, allowed);
-	return -EPERM;
-}
-
 /**
  * session_new() - validate a RECORD or CREATE request and prepare its session.
  * @env: event loop, capture pool, state directory and callbacks
@@ -243,7 +213,6 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 {
 	_cleanup_(session_freep) struct session *s = NULL;
 	unsigned n_cpus = capture_pool_cpus(env->pool);
-	struct memory_budget mem;
 	int r;
 
 	s = calloc(1, sizeof(*s));
@@ -269,27 +238,7 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 		.userdata = s,
 	};
 
-	mem = (struct memory_budget){
-		.available_kb = meminfo_kb("MemAvailable"),
-		.limit = env->memory_limit,
-		.committed = env->memory_committed,
-	};
-	r = session_config_from_request(req, owner, n_cpus, &mem, &s->config, error, n_error);
-	if (r < 0)
-		return r;
-	r = check_rt_priority(s->config.rt_priority, env->rt_priority_max, error, n_error);
-	if (r < 0)
-		return r;
-	s->publisher.on_segment = s->config.on_segment;
-	r = stream_set_init(&s->cpus, n_cpus);
-	if (r < 0) {
-		snprintf(error, n_error, "out of memory");
-		return r;
-	}
-	r = session_create_probes(s, error, n_error);
-	if (r < 0)
-		return r;
-	r = session_expand_events(s, error, n_error);
+	r = session_setup_config(s, req, n_cpus, error, n_error);
 	if (r < 0)
 		return r;
 
@@ -307,41 +256,18 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 	r = session_configure_instance(s, error, n_error);
 	if (r < 0)
 		return r;
-	s->segment_env = (struct segment_env){
-		.state_dir_fd = env->state_dir_fd,
-		.notify_fd = s->event_fd,
-		.imeta = &s->imeta,
-		.events = &s->events,
-		.instance_name = instance_name(s->instance),
-		.kallsyms = env->kallsyms,
-		.date = s->date,
-		.written = env->written,
-		.n_cpus = n_cpus,
-		.zstd = s->config.zstd,
-		.level = s->config.level,
-	};
-	if (s->config.mode != FTRACED_MODE_RECORD) {
-		r = session_open_dir(s, error, n_error);
-		if (r < 0)
-			return r;
-		s->publisher.dir_fd = s->dir_fd;
-	}
-	if (s->config.mode == FTRACED_MODE_CONTINUOUS) {
-		s->segment_env.in_place = session_spools_in_place(s);
-		r = session_check_disk_room(s, error, n_error);
-		if (r < 0)
-			return r;
-	}
+	r = session_setup_files(s, error, n_error);
+	if (r < 0)
+		return r;
 	if (s->config.mode == FTRACED_MODE_FLIGHT) {
-		r = flight_new(s, error, n_error);
+		r = session_new_flight(s, error, n_error);
 		if (r < 0)
 			return r;
-		s->publisher.dir_fd = flight_snapshot_dir(s->flight);
 	}
 	publisher_retention(&s->publisher);
 
 	/* Last: from here the instance is the allocating thread's until it is done. */
-	r = ring_alloc_start(s->instance, s->config.buffer_kb, flight_swaps(s), s->event_fd,
+	r = ring_alloc_start(s->instance, s->config.buffer_kb, flight_swaps(s->flight), s->event_fd,
 			     &s->ring_alloc);
 	if (r < 0) {
 		snprintf(error, n_error, "cannot start allocating the ring buffer: %s",
@@ -380,67 +306,6 @@ static bool allocation_over(struct session *s)
 	}
 	s->env.on_ready(s, r, s->env.userdata);
 	return true;
-}
-
-static void rotate(struct session *s);
-
-static int on_timer(sd_event_source *source, uint64_t usec, void *userdata)
-{
-	struct session *s = userdata;
-	SESSION_LOG_CONTEXT(s);
-
-	if (source == s->segment_timer) {
-		rotate(s);
-		return 0;
-	}
-	log_info("Session '%s': duration reached, stopping", s->name);
-	session_stop(s);
-	return 0;
-}
-
-/*
- * A timer @usec from now. sd_event_add_time_relative() counts from the
- * start of the loop iteration, which a slow kernel write before it (a
- * large ring's allocation) may have left seconds behind: -d 2s would end
- * the capture at once.
- */
-static int add_timer_from_now(struct session *s, sd_event_source **ret, uint64_t usec)
-{
-	return sd_event_add_time(s->env.event, ret, CLOCK_MONOTONIC, monotonic_usec() + usec,
-				 TIMER_ACCURACY_USEC, on_timer, s);
-}
-
-static void arm_segment_timer(struct session *s)
-{
-	int r;
-
-	s->segment_timer = sd_event_source_disable_unref(s->segment_timer);
-	if (s->config.segment_time_ms == 0)
-		return;
-	r = add_timer_from_now(s, &s->segment_timer, s->config.segment_time_ms * 1000);
-	if (r < 0)
-		log_error_errno(r, "Session '%s': cannot arm the segment timer: %m", s->name);
-}
-
-/*
- * Opens the next segment, naming its file now (the recipe needs it):
- * continuous: sessions/<name>/<name>-<UTC start, ms>-<seq>.dat, which ls sorts
- * in time order; a record's only goes to recovered/ if the daemon dies.
- */
-static int open_segment(struct session *s, struct segment **ret)
-{
-	char stamp[32], target[PUBLISH_NAME_MAX + sizeof(SESSIONS_DIR) + FTRACED_NAME_MAX + 8];
-	uint32_t seq = s->next_seq++;
-
-	session_utc_stamp(stamp, sizeof(stamp));
-	if (s->config.mode == FTRACED_MODE_CONTINUOUS)
-		snprintf(target, sizeof(target), SESSIONS_DIR "/%s/%s-%s-%06" PRIu32 ".dat", s->name,
-			 s->name, stamp, seq);
-	else
-		snprintf(target, sizeof(target), "recovered/%s-%s.dat", s->name, stamp);
-	/* Only the first file after a gap says it, in its recipe too (a crash recovers it). */
-	return segment_new(&s->segment_env, seq, target,
-			   s->gap_in_next_file && ret == &s->current ? s->gap : NULL, ret);
 }
 
 /**
@@ -504,8 +369,9 @@ int session_start(struct session *s)
 		return -EBUSY;
 	if (s->destroy_requested)
 		return -ESHUTDOWN;
+	s->warning[0] = '\0';
 	if (s->flight)
-		return flight_start(s);
+		return flight_start(s->flight);
 	/*
 	 * Started again: what a stop cut short left in the ring (a full file
 	 * system) was counted as lost with that run, and goes with it.
@@ -516,7 +382,7 @@ int session_start(struct session *s)
 			log_warning_errno(r, "Session '%s': cannot empty the ring of the last run, "
 					  "its rest goes into this one: %m", s->name);
 	}
-	r = open_segment(s, &s->current);
+	r = session_open_segment(s, &s->current);
 	if (r < 0) {
 		session_set_error(s, r, "cannot create spool files in the state directory: %s",
 				  strerror(-r));
@@ -545,21 +411,20 @@ int session_start(struct session *s)
 				  s->cpus.cpus[cpu].cut_text);
 		s->cpus.cpus[cpu].seen = s->cpus.cpus[cpu].start;
 	}
-	s->warning[0] = '\0';
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++)
 		s->cpus.cpus[cpu].discarded = 0;
 	r = session_begin_running(s);
 	if (r < 0)
 		return r;
 	if (s->config.duration_ms > 0) {
-		r = add_timer_from_now(s, &s->timer_source, s->config.duration_ms * 1000);
+		r = session_add_timer(s, &s->timer_source, s->config.duration_ms * 1000);
 		if (r < 0) {
 			session_set_error(s, r, "cannot arm the duration timer: %s", strerror(-r));
 			session_stop(s);
 			return r;
 		}
 	}
-	arm_segment_timer(s);
+	session_arm_segment_timer(s);
 	log_info("Session '%s' started on instance '%s' (%zu events, %s, sub-buffer %u bytes)",
 		 s->name, instance_name(s->instance), s->events.n,
 		 s->config.zstd ? "zstd" : "none", s->imeta.subbuf_size);
@@ -590,13 +455,15 @@ int session_stop(struct session *s)
 	s->timer_source = sd_event_source_disable_unref(s->timer_source);
 	s->segment_timer = sd_event_source_disable_unref(s->segment_timer);
 	if (s->flight)
-		flight_stop_triggers(s);
+		flight_stop_triggers(s->flight);
 	r = instance_set_tracing(s->instance, false);
 	if (r < 0)
 		log_warning_errno(r, "Session '%s': turning tracing off failed, draining anyway: %m",
 				  s->name);
-	if (s->flight && flight_stop(s))
+	if (s->flight && flight_stop(s->flight)) {
+		session_wake(s); /* the stop is reported from the event loop */
 		return 0;
+	}
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
 		r = capture_pool_finish(s->env.pool, s->cpus.cpus[cpu].stream);
 		if (r < 0)
@@ -639,17 +506,6 @@ void session_destroy(struct session *s)
 	s->destroy_requested = true;
 	session_stop(s);
 	maybe_done(s);
-}
-
-/* Hands a closed segment to the publisher: the client's fd (record) or the session's directory. */
-static void publish_segment(struct session *s, struct segment *seg)
-{
-	struct publish_ticket ticket = {};
-	int r;
-
-	r = publisher_add(&s->publisher, seg, TAKE_FD(s->out_fd), &ticket);
-	if (r < 0)
-		session_set_error(s, r, "cannot start writing a segment: %s", strerror(-r));
 }
 
 /*
@@ -726,7 +582,7 @@ static void on_published(const struct publish_outcome *o, void *userdata)
 	struct session *s = userdata;
 
 	if (o->ticket.snapshot)
-		flight_published(s, o);
+		flight_published(s->flight, o);
 	else
 		segment_published(s, o);
 }
@@ -755,66 +611,6 @@ static void check_streams(struct session *s)
 	}
 }
 
-/* Asks every worker to cut its stream and continue into a new segment. */
-static void rotate(struct session *s)
-{
-	struct capture_cut cut;
-	int r;
-
-	if (s->state != SESSION_RUNNING || s->config.mode != FTRACED_MODE_CONTINUOUS ||
-	    s->cut_generation != 0)
-		return;
-	r = open_segment(s, &s->next);
-	if (r < 0) {
-		log_error_errno(r, "Session '%s': cannot open the next segment, continuing in the "
-				"current one: %m", s->name);
-		arm_segment_timer(s);
-		return;
-	}
-	session_check(s);
-	/* The same moment ends the current segment and begins the next one. */
-	r = stream_set_read_stats(&s->cpus, s->instance, /* start= */ false, /* text= */ true);
-	if (r < 0)
-		log_warning_errno(r, "Session '%s': reading statistics failed, ignoring: %m",
-				  s->name);
-	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++)
-		segment_set_start(s->next, cpu, &s->cpus.cpus[cpu].cut, s->cpus.cpus[cpu].cut_text);
-	capture_stream_cut(s->cpus.cpus[0].stream, &cut);
-	s->cut_generation = cut.generation + 1;
-	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
-		r = capture_pool_rotate(s->env.pool, s->cpus.cpus[cpu].stream,
-					segment_spool_fd(s->next, cpu));
-		if (r < 0) {
-			/* Some CPUs may already write to the next segment: stop cleanly. */
-			session_set_error(s, r, "cannot rotate CPU %u: %s", cpu, strerror(-r));
-			session_stop(s);
-			return;
-		}
-	}
-}
-
-/* Every worker switched: the current segment is complete up to the cut. */
-static void complete_rotation(struct session *s)
-{
-	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
-		struct cpu_stream *cs = &s->cpus.cpus[cpu];
-		struct capture_cut cut;
-
-		capture_stream_cut(cs->stream, &cut);
-		segment_close_cpu(s->current, cpu, cut.bytes_stored - cs->base_bytes,
-				  cut.chunks - cs->base_chunks, &cs->cut,
-				  session_cpustat_text(s, 0, TAKE_PTR(cs->cut_text)));
-		cs->base_bytes = cut.bytes_stored;
-		cs->base_chunks = cut.chunks;
-	}
-	s->gap_in_next_file = false;
-	publish_segment(s, TAKE_PTR(s->current));
-	s->current = TAKE_PTR(s->next);
-	s->cut_generation = 0;
-	if (s->state == SESSION_RUNNING)
-		arm_segment_timer(s);
-}
-
 /* Every CPU is drained: close the last segment and release the streams. */
 static void all_drained(struct session *s)
 {
@@ -826,7 +622,7 @@ static void all_drained(struct session *s)
 		log_warning_errno(r, "Session '%s': reading statistics failed, ignoring: %m",
 				  s->name);
 	if (s->flight) {
-		flight_drained(s);
+		flight_drained(s->flight);
 		return;
 	}
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
@@ -863,11 +659,41 @@ static void all_drained(struct session *s)
 	} else {
 		s->state = SESSION_STOPPED;
 	}
-	publish_segment(s, TAKE_PTR(s->current));
+	session_publish_segment(s, TAKE_PTR(s->current));
 	if (s->config.mode == FTRACED_MODE_RECORD && s->publisher.n_items == 0) {
 		retire_instance(s);
 		s->state = SESSION_FAILED;
 	}
+}
+
+/**
+ * session_snapshot() - write a flight recorder's history into a file; recording goes on.
+ * @s: a flight session, running or stopped
+ * @waiter: passed back to env.on_snapshot when the file is complete (may be NULL)
+ * @out_fd: the client's file, taken over; -EBADF for a file in the snapshots directory
+ * @trim: start every CPU at the latest time from which any CPU is complete
+ * @error: receives a message for the client on failure
+ * @n_error: its size
+ *
+ * Return: 0 (env.on_snapshot follows), or -errno with @error set.
+ */
+int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, char *error,
+		     size_t n_error)
+{
+	if (!s->flight) {
+		safe_close(out_fd);
+		snprintf(error, n_error, "'%s' is not a flight recorder (create it with --mode "
+			 "flight)", s->name);
+		return -EINVAL;
+	}
+	if (s->state == SESSION_CREATED || s->state == SESSION_ALLOCATING ||
+	    s->destroy_requested) {
+		safe_close(out_fd);
+		snprintf(error, n_error, "'%s' has no history: it was %s", s->name,
+			 s->destroy_requested ? "destroyed" : "never started");
+		return -ENODATA;
+	}
+	return flight_snapshot(s->flight, waiter, out_fd, trim, error, n_error);
 }
 
 /**
@@ -877,7 +703,7 @@ static void all_drained(struct session *s)
  */
 void session_forget_waiter(struct session *s, void *waiter)
 {
-	flight_forget_waiter(s, waiter);
+	flight_forget_waiter(s->flight, waiter);
 	publisher_forget_waiter(&s->publisher, waiter);
 }
 
@@ -890,7 +716,7 @@ void session_forget_waiter(struct session *s, void *waiter)
  */
 bool session_has_waiter(const struct session *s, const void *waiter)
 {
-	return flight_has_waiter(s, waiter) || publisher_has_waiter(&s->publisher, waiter);
+	return flight_has_waiter(s->flight, waiter) || publisher_has_waiter(&s->publisher, waiter);
 }
 
 /*
@@ -907,7 +733,7 @@ static bool maybe_done(struct session *s)
 	}
 	if (s->state != SESSION_CREATED && s->state != SESSION_STOPPED)
 		return false;
-	if (s->publisher.n_items > 0 || flight_pending(s) > 0)
+	if (s->publisher.n_items > 0 || flight_pending(s->flight) > 0)
 		return false;
 	if (s->destroy_requested) {
 		s->state = SESSION_DONE;
@@ -936,10 +762,10 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
 	if (s->state == SESSION_RUNNING)
 		check_streams(s);
 	if (s->cut_generation != 0 && stream_set_cut_reached(&s->cpus, s->cut_generation))
-		complete_rotation(s);
+		session_complete_rotation(s);
 	if (s->state == SESSION_RUNNING && session_segment_limit(s) > 0 &&
 	    stream_set_segment_bytes(&s->cpus) >= session_segment_limit(s))
-		rotate(s);
+		session_rotate(s);
 	/*
 	 * Data comes in: the symbols are refreshed on a thread ahead of their
 	 * expiry, so the stop (or a snapshot, or a segment) finds
@@ -947,8 +773,8 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
 	 */
 	session_keep_symbols(s, /* starting= */ false);
 	if (s->flight)
-		flight_progress(s);
-	if (s->state == SESSION_STOPPING && s->cut_generation == 0 && !flight_draining(s) &&
+		flight_progress(s->flight);
+	if (s->state == SESSION_STOPPING && s->cut_generation == 0 && !flight_draining(s->flight) &&
 	    stream_set_finished(&s->cpus))
 		all_drained(s);
 	publisher_poll(&s->publisher);
