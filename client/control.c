@@ -30,7 +30,7 @@ static int simple_verb(const struct client_options *o, int argc, char *argv[], u
 		print_error_reply(argv[0], &rep);
 		return exit_code_for_error(rep.error);
 	}
-	reply_done(&rep);
+	ctl_reply_done(&rep);
 	if (o->json) {
 		json_t *v = json_object();
 

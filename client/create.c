@@ -44,13 +44,115 @@ static void create_help(void)
 	       "\nSIZE takes K, M, G or T (powers of 1024); TIME takes ms, s, m, h or d.\n");
 }
 
+/* Create's own options, outside the capture options. */
+enum {
+	ARG_MODE = _OPT_CAPTURE_END, ARG_SEGMENT_SIZE, ARG_SEGMENT_TIME, ARG_MAX_TOTAL,
+	ARG_MAX_FILES, ARG_MAX_AGE, ARG_KEEP_FREE, ARG_ON_SEGMENT, ARG_FLIGHT_BACKEND,
+	ARG_FLIGHT_SIZE, ARG_TRIGGER,
+};
+
+/* One of create's own options into the request. Return: 0, or -1 after saying why not. */
+static int create_option(int c, const char *arg, struct ctl_builder *b, uint32_t *mode)
+{
+	uint64_t v;
+
+	switch (c) {
+	case ARG_MODE:
+		if (strcmp(arg, "continuous") == 0) {
+			*mode = FTRACED_MODE_CONTINUOUS;
+		} else if (strcmp(arg, "flight") == 0) {
+			*mode = FTRACED_MODE_FLIGHT;
+		} else {
+			print_error("create", "unknown mode '%s' (continuous, flight)", arg);
+			return -1;
+		}
+		break;
+	case ARG_FLIGHT_BACKEND:
+		if (strcmp(arg, "memory") != 0 && strcmp(arg, "kernel") != 0) {
+			print_error("create", "unknown flight backend '%s' (memory, kernel)",
+				    arg);
+			return -1;
+		}
+		ctl_put_u32(b, FTRACED_ATTR_FLIGHT_BACKEND, arg[0] == 'k' ?
+			    FTRACED_FLIGHT_KERNEL : FTRACED_FLIGHT_MEMORY);
+		break;
+	case ARG_FLIGHT_SIZE:
+		if (parse_size(arg, &v) < 0 || v == 0) {
+			print_error("create", "invalid size '%s' (e.g. 64M, 1G)", arg);
+			return -1;
+		}
+		ctl_put_u64(b, FTRACED_ATTR_FLIGHT_SIZE, v);
+		break;
+	case ARG_TRIGGER:
+		if (!ctl_string_valid(FTRACED_ATTR_TRIGGER, arg, FTRACED_TRIGGER_MAX)) {
+			print_error("create", "--trigger is empty, too long (at most %u) or "
+				    "not printable ASCII", FTRACED_TRIGGER_MAX);
+			return -1;
+		}
+		ctl_put_string(b, FTRACED_ATTR_TRIGGER, arg);
+		break;
+	case ARG_SEGMENT_SIZE:
+	case ARG_MAX_TOTAL:
+		if (parse_size(arg, &v) < 0 || v == 0) {
+			print_error("create", "invalid size '%s' (e.g. 64M, 2G)", arg);
+			return -1;
+		}
+		ctl_put_u64(b, c == ARG_SEGMENT_SIZE ? FTRACED_ATTR_SEGMENT_SIZE :
+			    FTRACED_ATTR_MAX_TOTAL, v);
+		break;
+	case ARG_SEGMENT_TIME:
+	case ARG_MAX_AGE:
+		if (parse_duration_ms(arg, &v) < 0) {
+			print_error("create", "invalid duration '%s' (e.g. 30s, 10m, 24h)",
+				    arg);
+			return -1;
+		}
+		ctl_put_u64(b, c == ARG_SEGMENT_TIME ? FTRACED_ATTR_SEGMENT_TIME_MS :
+			    FTRACED_ATTR_MAX_AGE_MS, v);
+		break;
+	case ARG_MAX_FILES:
+		if (parse_size(arg, &v) < 0 || v == 0 || v > UINT32_MAX) {
+			print_error("create", "invalid number of files '%s'", arg);
+			return -1;
+		}
+		ctl_put_u32(b, FTRACED_ATTR_MAX_FILES, (uint32_t)v);
+		break;
+	case ARG_KEEP_FREE: {
+		size_t n = strlen(arg);
+
+		if (n > 1 && arg[n - 1] == '%') {
+			char digits[8];
+
+			if (n > sizeof(digits) || (snprintf(digits, sizeof(digits), "%.*s",
+					(int)(n - 1), arg), parse_size(digits, &v) < 0) ||
+			    v == 0 || v > 99) {
+				print_error("create", "invalid percentage '%s' (1%%-99%%)", arg);
+				return -1;
+			}
+			ctl_put_u32(b, FTRACED_ATTR_KEEP_FREE_PERCENT, (uint32_t)v);
+		} else if (parse_size(arg, &v) < 0) {
+			print_error("create", "invalid size '%s' (e.g. 10G or 15%%)", arg);
+			return -1;
+		} else {
+			ctl_put_u64(b, FTRACED_ATTR_KEEP_FREE, v);
+		}
+		break;
+	}
+	case ARG_ON_SEGMENT:
+		if (strlen(arg) == 0 || strlen(arg) > FTRACED_COMMAND_MAX) {
+			print_error("create", "--on-segment command is empty or too long");
+			return -1;
+		}
+		ctl_put_string(b, FTRACED_ATTR_ON_SEGMENT, arg);
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_create(const struct client_options *o, int argc, char *argv[])
 {
-	enum {
-		ARG_MODE = _OPT_CAPTURE_END, ARG_SEGMENT_SIZE, ARG_SEGMENT_TIME, ARG_MAX_TOTAL,
-		ARG_MAX_FILES, ARG_MAX_AGE, ARG_KEEP_FREE, ARG_ON_SEGMENT, ARG_FLIGHT_BACKEND,
-		ARG_FLIGHT_SIZE, ARG_TRIGGER,
-	};
 	static const struct option options[] = {
 		CAPTURE_LONG_OPTIONS,
 		{ "mode", required_argument, NULL, ARG_MODE },
@@ -71,7 +173,6 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 	uint32_t mode = FTRACED_MODE_CONTINUOUS;
 	struct capture_state st = {};
 	struct reply rep;
-	uint64_t v;
 	int c, r;
 
 	ctl_builder_init(&b, FTRACED_MSG_CREATE);
@@ -82,101 +183,12 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 			return EXIT_USAGE;
 		if (r > 0)
 			continue;
-		switch (c) {
-		case ARG_MODE:
-			if (strcmp(optarg, "continuous") == 0) {
-				mode = FTRACED_MODE_CONTINUOUS;
-			} else if (strcmp(optarg, "flight") == 0) {
-				mode = FTRACED_MODE_FLIGHT;
-			} else {
-				print_error("create", "unknown mode '%s' (continuous, flight)", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case ARG_FLIGHT_BACKEND:
-			if (strcmp(optarg, "memory") != 0 && strcmp(optarg, "kernel") != 0) {
-				print_error("create", "unknown flight backend '%s' (memory, kernel)",
-					    optarg);
-				return EXIT_USAGE;
-			}
-			ctl_put_u32(&b, FTRACED_ATTR_FLIGHT_BACKEND, optarg[0] == 'k' ?
-				    FTRACED_FLIGHT_KERNEL : FTRACED_FLIGHT_MEMORY);
-			break;
-		case ARG_FLIGHT_SIZE:
-			if (parse_size(optarg, &v) < 0 || v == 0) {
-				print_error("create", "invalid size '%s' (e.g. 64M, 1G)", optarg);
-				return EXIT_USAGE;
-			}
-			ctl_put_u64(&b, FTRACED_ATTR_FLIGHT_SIZE, v);
-			break;
-		case ARG_TRIGGER:
-			if (!ctl_string_valid(FTRACED_ATTR_TRIGGER, optarg, FTRACED_TRIGGER_MAX)) {
-				print_error("create", "--trigger is empty, too long (at most %u) or "
-					    "not printable ASCII", FTRACED_TRIGGER_MAX);
-				return EXIT_USAGE;
-			}
-			ctl_put_string(&b, FTRACED_ATTR_TRIGGER, optarg);
-			break;
-		case ARG_SEGMENT_SIZE:
-		case ARG_MAX_TOTAL:
-			if (parse_size(optarg, &v) < 0 || v == 0) {
-				print_error("create", "invalid size '%s' (e.g. 64M, 2G)", optarg);
-				return EXIT_USAGE;
-			}
-			ctl_put_u64(&b, c == ARG_SEGMENT_SIZE ? FTRACED_ATTR_SEGMENT_SIZE :
-				    FTRACED_ATTR_MAX_TOTAL, v);
-			break;
-		case ARG_SEGMENT_TIME:
-		case ARG_MAX_AGE:
-			if (parse_duration_ms(optarg, &v) < 0) {
-				print_error("create", "invalid duration '%s' (e.g. 30s, 10m, 24h)",
-					    optarg);
-				return EXIT_USAGE;
-			}
-			ctl_put_u64(&b, c == ARG_SEGMENT_TIME ? FTRACED_ATTR_SEGMENT_TIME_MS :
-				    FTRACED_ATTR_MAX_AGE_MS, v);
-			break;
-		case ARG_MAX_FILES:
-			if (parse_size(optarg, &v) < 0 || v == 0 || v > UINT32_MAX) {
-				print_error("create", "invalid number of files '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			ctl_put_u32(&b, FTRACED_ATTR_MAX_FILES, (uint32_t)v);
-			break;
-		case ARG_KEEP_FREE: {
-			size_t n = strlen(optarg);
-
-			if (n > 1 && optarg[n - 1] == '%') {
-				char digits[8];
-
-				if (n > sizeof(digits) || (snprintf(digits, sizeof(digits), "%.*s",
-						(int)(n - 1), optarg), parse_size(digits, &v) < 0) ||
-				    v == 0 || v > 99) {
-					print_error("create", "invalid percentage '%s' (1%%-99%%)", optarg);
-					return EXIT_USAGE;
-				}
-				ctl_put_u32(&b, FTRACED_ATTR_KEEP_FREE_PERCENT, (uint32_t)v);
-			} else if (parse_size(optarg, &v) < 0) {
-				print_error("create", "invalid size '%s' (e.g. 10G or 15%%)", optarg);
-				return EXIT_USAGE;
-			} else {
-				ctl_put_u64(&b, FTRACED_ATTR_KEEP_FREE, v);
-			}
-			break;
-		}
-		case ARG_ON_SEGMENT:
-			if (strlen(optarg) == 0 || strlen(optarg) > FTRACED_COMMAND_MAX) {
-				print_error("create", "--on-segment command is empty or too long");
-				return EXIT_USAGE;
-			}
-			ctl_put_string(&b, FTRACED_ATTR_ON_SEGMENT, optarg);
-			break;
-		case 'h':
+		if (c == 'h') {
 			create_help();
 			return EXIT_OK;
-		default:
-			return EXIT_USAGE;
 		}
+		if (create_option(c, optarg, &b, &mode) < 0)
+			return EXIT_USAGE;
 	}
 	if (optind + 1 != argc) {
 		print_error("create", optind >= argc ? "which name? (ftracectl create NAME ...)" :
@@ -206,7 +218,7 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 		print_error_reply("create", &rep);
 		return exit_code_for_error(rep.error);
 	}
-	reply_done(&rep);
+	ctl_reply_done(&rep);
 	if (o->json) {
 		json_t *done = json_object();
 

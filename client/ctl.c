@@ -188,7 +188,7 @@ int ctl_send(int fd, struct ctl_builder *b, int pass_fd)
  * @fd: connected socket
  * @timeout_ms: how long to wait, -1 for ever
  * @wait_mask: the signal mask while waiting (ppoll), or NULL to keep the current one
- * @ret: the decoded reply (free with reply_done())
+ * @ret: the decoded reply (free with ctl_reply_done())
  *
  * A caller that blocks its signals and passes the mask without them here
  * sees each signal as -EINTR, even one that arrived just before the wait.
@@ -453,7 +453,7 @@ json_t *session_json(const struct session_info *s)
 	json_put_text(o, "name", s->name);
 	json_put_text(o, "state", s->state);
 	json_put_text(o, "instance", s->instance);
-	json_put_text(o, "mode", mode_name(s->mode));
+	json_put_text(o, "mode", ctl_mode_name(s->mode));
 	json_put_u64(o, "owner_uid", s->owner);
 	json_put_text(o, "compression", s->compression == FTRACED_COMPRESSION_NONE ? "none" : "zstd");
 	json_put_u64(o, "subbuf_size", s->subbuf_size);

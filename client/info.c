@@ -177,6 +177,97 @@ static void print_wall_clock(bool has_date, long long date_us)
 	       "--nodate does not)\n", when, date_us % 1000000);
 }
 
+/* What info --json says of the whole file; @date_us NULL: no wall-clock anchor. */
+static void put_file_json(json_t *json, struct v7_reader *r, const char *clock,
+			  const char *uname_text, const char *version, const long long *date_us)
+{
+	char id[24];
+
+	json_put_u64(json, "version", 7);
+	json_put_text(json, "compression", v7_reader_compressed(r) ? "zstd" : "none");
+	json_put_u64(json, "page_size", v7_reader_page_size(r));
+	json_put_text(json, "clock", v7_reader_clock(r));
+	json_put_text(json, "trace_clock", clock);
+	json_put_text(json, "uname", uname_text);
+	json_put_text(json, "writer", version);
+	if (date_us)
+		json_put(json, "date_offset_us", json_integer(*date_us));
+	snprintf(id, sizeof(id), "%016" PRIx64, v7_reader_trace_id(r));
+	json_put_text(json, "trace_id", id);
+	json_put_u64(json, "cpu_count", v7_reader_cpu_count(r));
+}
+
+/* A CPU's line of info --json. */
+static json_t *cpu_json(struct v7_reader *r, const struct v7_reader_cpu *cpu,
+			const struct v7_cpu_summary *w, uint32_t chunks, uint64_t lost)
+{
+	json_t *c = json_object();
+	uint64_t from_ts = 0;
+	bool dropped = false;
+
+	if (!c)
+		return NULL;
+	json_put_text(c, "buffer", cpu->buffer);
+	json_put_u64(c, "cpu", cpu->cpu);
+	json_put_u64(c, "bytes", cpu->size);
+	json_put_u64(c, "chunks", chunks);
+	json_put_u64(c, "pages", w->pages);
+	json_put_u64(c, "events", w->events);
+	json_put_u64(c, "first_ts", w->first_ts);
+	json_put_u64(c, "last_ts", w->last_ts);
+	json_put_u64(c, "lost_events", lost);
+	json_put_u64(c, "missed_pages", w->missed_pages);
+	json_put_u64(c, "missed_events", w->missed_events);
+	if (complete_from(r, cpu->cpu, &from_ts, &dropped)) {
+		json_put_u64(c, "complete_from_ts", from_ts);
+		json_put_bool(c, "older_data_dropped", dropped);
+	}
+	return c;
+}
+
+/* A flight recorder snapshot: from when each CPU's data is complete. */
+static void print_complete_from(struct v7_reader *r, size_t n_cpus)
+{
+	for (size_t i = 0; i < n_cpus; i++) {
+		const struct v7_reader_cpu *cpu = v7_reader_cpu(r, i);
+		uint64_t from_ts = 0;
+		bool dropped = false;
+
+		if (!complete_from(r, cpu->cpu, &from_ts, &dropped))
+			continue;
+		if (i == 0)
+			printf("\nFlight recorder snapshot: each CPU's data is complete from\n");
+		if (from_ts)
+			printf("  CPU %u: %.6f%s\n", cpu->cpu, (double)from_ts / 1e9,
+			       dropped ? " (older data was dropped)" : "");
+		else
+			printf("  CPU %u: the start of capture\n", cpu->cpu);
+	}
+}
+
+/* Events by type: printed, or into @events_json. */
+static void report_events(const uint64_t *by_id, const struct names *names, json_t *events_json)
+{
+	if (!events_json)
+		printf("\nEvents by type:\n");
+	for (int id = 0; id < EVENT_IDS_MAX; id++) {
+		if (!by_id[id])
+			continue;
+		if (events_json) {
+			char unknown[32];
+
+			snprintf(unknown, sizeof(unknown), "id %d", id);
+			json_object_set_new(events_json, names->name[id] ?: unknown,
+					    json_u64(by_id[id]));
+		} else {
+			printf("%10" PRIu64 "  %s", by_id[id], names->name[id] ? names->name[id] : "");
+			if (!names->name[id])
+				printf("(unknown id %d)", id);
+			printf("\n");
+		}
+	}
+}
+
 int cmd_info(const struct client_options *o, int argc, char *argv[])
 {
 	_cleanup_(v7_reader_freep) struct v7_reader *r = NULL;
@@ -186,9 +277,8 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 	_cleanup_free_ char *clock = NULL, *uname_text = NULL, *version = NULL;
 	_cleanup_(json_decrefp) json_t *json = NULL, *cpus_json = NULL, *events_json = NULL;
 	char problem[512] = "", size[32];
-	uint64_t from_ts = 0;
 	long long date_us = 0;
-	bool dropped = false, has_date;
+	bool has_date;
 	size_t n_cpus;
 	struct stat st;
 	int err = 0;
@@ -222,8 +312,6 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 	n_cpus = v7_reader_n_cpus(r);
 	has_date = parse_date(v7_reader_option(r, V7_READER_DATE), &date_us);
 	if (o->json) {
-		char id[24];
-
 		json = json_object();
 		cpus_json = json_array();
 		events_json = json_object();
@@ -231,18 +319,7 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 			return EXIT_FAILED;
 		json_put_text(json, "file", argv[1]);
 		json_put_u64(json, "bytes", (uint64_t)st.st_size);
-		json_put_u64(json, "version", 7);
-		json_put_text(json, "compression", v7_reader_compressed(r) ? "zstd" : "none");
-		json_put_u64(json, "page_size", v7_reader_page_size(r));
-		json_put_text(json, "clock", v7_reader_clock(r));
-		json_put_text(json, "trace_clock", clock);
-		json_put_text(json, "uname", uname_text);
-		json_put_text(json, "writer", version);
-		if (has_date)
-			json_put(json, "date_offset_us", json_integer(date_us));
-		snprintf(id, sizeof(id), "%016" PRIx64, v7_reader_trace_id(r));
-		json_put_text(json, "trace_id", id);
-		json_put_u64(json, "cpu_count", v7_reader_cpu_count(r));
+		put_file_json(json, r, clock, uname_text, version, has_date ? &date_us : NULL);
 	} else {
 		print_size(size, sizeof(size), (uint64_t)st.st_size);
 		printf("file:        %s (%s)\n", argv[1], size);
@@ -273,25 +350,10 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 			snprintf(problem, sizeof(problem), "%s", cpu_problem);
 		}
 		if (o->json) {
-			json_t *c = json_object();
+			json_t *c = cpu_json(r, cpu, &w, chunks, lost);
 
 			if (!c)
 				return EXIT_FAILED;
-			json_put_text(c, "buffer", cpu->buffer);
-			json_put_u64(c, "cpu", cpu->cpu);
-			json_put_u64(c, "bytes", cpu->size);
-			json_put_u64(c, "chunks", chunks);
-			json_put_u64(c, "pages", w.pages);
-			json_put_u64(c, "events", w.events);
-			json_put_u64(c, "first_ts", w.first_ts);
-			json_put_u64(c, "last_ts", w.last_ts);
-			json_put_u64(c, "lost_events", lost);
-			json_put_u64(c, "missed_pages", w.missed_pages);
-			json_put_u64(c, "missed_events", w.missed_events);
-			if (complete_from(r, cpu->cpu, &from_ts, &dropped)) {
-				json_put_u64(c, "complete_from_ts", from_ts);
-				json_put_bool(c, "older_data_dropped", dropped);
-			}
 			json_array_append_new(cpus_json, c);
 		} else {
 			print_size(size, sizeof(size), cpu->size);
@@ -301,37 +363,9 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 			       (double)w.last_ts / 1e9, lost, w.missed_pages);
 		}
 	}
-	for (size_t i = 0; !o->json && i < n_cpus; i++) {
-		const struct v7_reader_cpu *cpu = v7_reader_cpu(r, i);
-
-		if (!complete_from(r, cpu->cpu, &from_ts, &dropped))
-			continue;
-		if (i == 0)
-			printf("\nFlight recorder snapshot: each CPU's data is complete from\n");
-		if (from_ts)
-			printf("  CPU %u: %.6f%s\n", cpu->cpu, (double)from_ts / 1e9,
-			       dropped ? " (older data was dropped)" : "");
-		else
-			printf("  CPU %u: the start of capture\n", cpu->cpu);
-	}
 	if (!o->json)
-		printf("\nEvents by type:\n");
-	for (int id = 0; id < EVENT_IDS_MAX; id++) {
-		if (!by_id[id])
-			continue;
-		if (o->json) {
-			char unknown[32];
-
-			snprintf(unknown, sizeof(unknown), "id %d", id);
-			json_object_set_new(events_json, names->name[id] ?: unknown,
-					    json_u64(by_id[id]));
-		} else {
-			printf("%10" PRIu64 "  %s", by_id[id], names->name[id] ? names->name[id] : "");
-			if (!names->name[id])
-				printf("(unknown id %d)", id);
-			printf("\n");
-		}
-	}
+		print_complete_from(r, n_cpus);
+	report_events(by_id, names, events_json);
 	if (o->json) {
 		json_put(json, "cpus", TAKE_PTR(cpus_json));
 		json_put(json, "events", TAKE_PTR(events_json));

@@ -145,7 +145,7 @@ int cmd_list(const struct client_options *o, int argc, char *argv[])
 	}
 	if (!o->json)
 		print_pending(&rep);
-	reply_done(&rep);
+	ctl_reply_done(&rep);
 	return EXIT_OK;
 }
 
@@ -192,7 +192,7 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 		} else {
 			print_json(&rep);
 		}
-		reply_done(&rep);
+		ctl_reply_done(&rep);
 		return EXIT_OK;
 	}
 	if (rep.sessions.n == 0)
@@ -244,6 +244,6 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 		}
 	}
 	print_pending(&rep);
-	reply_done(&rep);
+	ctl_reply_done(&rep);
 	return EXIT_OK;
 }

@@ -97,6 +97,6 @@ int cmd_metrics(const struct client_options *o, int argc, char *argv[])
 		r = prom_metrics_write(stdout, &rep) < 0 || fflush(stdout) != 0 ?
 			EXIT_FAILED : EXIT_OK;
 	}
-	reply_done(&rep);
+	ctl_reply_done(&rep);
 	return r;
 }

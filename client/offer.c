@@ -31,22 +31,22 @@ static int call_for_fd(const struct client_options *o, const char *command,
 	if (rep.type == FTRACED_MSG_ERROR) {
 		print_error_reply(command, &rep);
 		r = exit_code_for_error(rep.error);
-		reply_done(&rep);
+		ctl_reply_done(&rep);
 		return r;
 	}
 	if (rep.type != FTRACED_MSG_OK || !rep.has_fd) {
 		print_error(command, "unexpected reply from the daemon");
-		reply_done(&rep);
+		ctl_reply_done(&rep);
 		return EXIT_FAILED;
 	}
 	f = fdopen(rep.fd, "r");
 	if (!f) {
 		print_error(command, "cannot read the daemon's answer: %m");
-		reply_done(&rep);
+		ctl_reply_done(&rep);
 		return EXIT_FAILED;
 	}
 	rep.has_fd = false; /* the FILE has it now */
-	reply_done(&rep);
+	ctl_reply_done(&rep);
 	*ret = f;
 	return EXIT_OK;
 }

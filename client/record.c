@@ -267,7 +267,7 @@ static int wait_finished(int sock, const char *session, bool progress, struct re
 			r = 0;
 			break;
 		}
-		reply_done(&rep);
+		ctl_reply_done(&rep);
 	}
 	sigprocmask(SIG_SETMASK, &wait_mask, NULL);
 	free(b);
@@ -293,6 +293,72 @@ static int command_status(struct record_args *a, struct spawned *cmd)
 	else if (!a->quiet && WIFSIGNALED(status))
 		fprintf(out, "'%s' was killed by signal %d\n", a->command[0], WTERMSIG(status));
 	return spawn_exit_status(status);
+}
+
+/* Recording has begun: where to, and what the daemon noted (to stderr: stdout may be the trace). */
+static void announce(const struct session_info *s, const struct record_args *a, bool json,
+		     bool progress)
+{
+	if (!json && !a->quiet)
+		fprintf(stderr, "Recording into '%s' as session '%s' on instance '%s'%s\n",
+			a->to_stdout ? "standard output" : a->output, s->name, s->instance,
+			progress ? " (Ctrl-C to stop)" : "");
+	print_skipped("record", s);
+	if (s->note[0] && !json)
+		fprintf(stderr, "ftracectl record: note: %s\n", s->note);
+}
+
+/* The capture failed: say so, and save what the daemon rebuilt of it, if it sent that. */
+static void report_failed(const struct reply *rep, const struct record_args *a,
+			  const char *partial)
+{
+	char copy[PATH_MAX];
+	int r;
+
+	print_error("record", "capture failed: %s; the partial output is left at '%s'",
+		    rep->message[0] ? rep->message : strerror(-rep->error),
+		    partial[0] ? partial : a->output);
+	if (!rep->has_fd)
+		return;
+	r = output_save_recovered(rep->fd, a->to_stdout ? "trace.dat" : a->output, copy,
+				  sizeof(copy));
+	if (r >= 0)
+		fprintf(stderr, "ftracectl record: a copy of what was captured is in '%s'\n", copy);
+	else
+		print_error("record", "cannot copy what was captured out of the daemon's state "
+			    "directory: %s", strerror(-r));
+}
+
+/*
+ * The file is complete: it takes its name and the summary is said.
+ * Return: the command's status (@exit_code) with a command, else the record's.
+ */
+static int report_finished(const struct session_info *s, const struct record_args *a,
+			   const char *partial, bool json, FILE *text, int exit_code)
+{
+	int r;
+
+	if (output_commit("record", partial, a->output) < 0)
+		return EXIT_FAILED;
+	if (json)
+		json_print(session_json(s));
+	else
+		print_summary(text, s, a->to_stdout ? "standard output" : a->output, a->quiet);
+	/* A capture cut short still leaves a valid file of what came before. */
+	r = s->error;
+	if (r < 0)
+		print_error("record", "%s; '%s' holds what was captured until then",
+			    s->message, a->output);
+	/* Another process changed the instance: events may be missing, and the file says so. */
+	if (s->warning[0]) {
+		print_error("record", "events may be missing from '%s': %s", a->output,
+			    s->warning);
+		r = r < 0 ? r : -EIO;
+	}
+	/* With a command, its status; the record's own failure only without one. */
+	if (a->command)
+		return exit_code;
+	return r < 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 int cmd_record(const struct client_options *global, int argc, char *argv[])
@@ -373,17 +439,11 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 	}
 	if (rep.type != FTRACED_MSG_STARTED || rep.sessions.n != 1) {
 		print_error("record", "unexpected reply from the daemon");
-		reply_done(&rep);
+		ctl_reply_done(&rep);
 		output_discard(partial);
 		return EXIT_FAILED;
 	}
-	if (!o.json && !a.quiet)
-		fprintf(stderr, "Recording into '%s' as session '%s' on instance '%s'%s\n",
-			a.to_stdout ? "standard output" : a.output, rep.sessions.items[0].name,
-			rep.sessions.items[0].instance, progress ? " (Ctrl-C to stop)" : "");
-	print_skipped("record", &rep.sessions.items[0]);
-	if (rep.sessions.items[0].note[0] && !o.json)
-		fprintf(stderr, "ftracectl record: note: %s\n", rep.sessions.items[0].note);
+	announce(&rep.sessions.items[0], &a, o.json, progress);
 	if (a.command) {
 		/* A command that cannot run after all ends the record; its file is still made. */
 		r = spawn_release(&cmd);
@@ -397,7 +457,7 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 		char session[FTRACED_NAME_MAX + 1];
 
 		snprintf(session, sizeof(session), "%s", rep.sessions.items[0].name);
-		reply_done(&rep);
+		ctl_reply_done(&rep);
 		r = wait_finished(sock, session, progress, &rep);
 	}
 	if (r < 0) {
@@ -407,22 +467,8 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 		return EXIT_FAILED;
 	}
 	if (rep.type == FTRACED_MSG_ERROR) {
-		print_error("record", "capture failed: %s; the partial output is left at '%s'",
-			    rep.message[0] ? rep.message : strerror(-rep.error),
-			    partial[0] ? partial : a.output);
-		if (rep.has_fd) {
-			char copy[PATH_MAX];
-
-			r = output_save_recovered(rep.fd, a.to_stdout ? "trace.dat" : a.output, copy,
-						  sizeof(copy));
-			if (r >= 0)
-				fprintf(stderr, "ftracectl record: a copy of what was captured is in "
-					"'%s'\n", copy);
-			else
-				print_error("record", "cannot copy what was captured out of the "
-					    "daemon's state directory: %s", strerror(-r));
-		}
-		reply_done(&rep);
+		report_failed(&rep, &a, partial);
+		ctl_reply_done(&rep);
 		return EXIT_FAILED;
 	}
 	exit_code = a.command && exec_error == 0 ? command_status(&a, &cmd) : EXIT_OK;
@@ -430,30 +476,7 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 		spawn_reap(&cmd, true, &r);
 		exit_code = SPAWN_CANNOT_RUN;
 	}
-	if (output_commit("record", partial, a.output) < 0) {
-		reply_done(&rep);
-		return EXIT_FAILED;
-	}
-	if (o.json) {
-		json_print(session_json(&rep.sessions.items[0]));
-	} else {
-		print_summary(text, &rep.sessions.items[0], a.to_stdout ? "standard output" :
-			      a.output, a.quiet);
-	}
-	/* A capture cut short still leaves a valid file of what came before. */
-	r = rep.sessions.items[0].error;
-	if (r < 0)
-		print_error("record", "%s; '%s' holds what was captured until then",
-			    rep.sessions.items[0].message, a.output);
-	/* Another process changed the instance: events may be missing, and the file says so. */
-	if (rep.sessions.items[0].warning[0]) {
-		print_error("record", "events may be missing from '%s': %s", a.output,
-			    rep.sessions.items[0].warning);
-		r = r < 0 ? r : -EIO;
-	}
-	reply_done(&rep);
-	/* With a command, its status; the record's own failure only without one. */
-	if (a.command)
-		return exit_code;
-	return r < 0 ? EXIT_FAILED : EXIT_OK;
+	r = report_finished(&rep.sessions.items[0], &a, partial, o.json, text, exit_code);
+	ctl_reply_done(&rep);
+	return r;
 }

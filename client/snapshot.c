@@ -105,7 +105,7 @@ int cmd_snapshot(const struct client_options *o, int argc, char *argv[])
 		else
 			print_error("snapshot", "unexpected reply from the daemon");
 		output_discard(partial);
-		reply_done(&rep);
+		ctl_reply_done(&rep);
 		return r < 0 ? EXIT_FAILED : rep.type == FTRACED_MSG_ERROR ?
 			exit_code_for_error(rep.error) : EXIT_FAILED;
 	}
@@ -126,6 +126,6 @@ int cmd_snapshot(const struct client_options *o, int argc, char *argv[])
 		if (rep.note[0])
 			fprintf(stderr, "Note: %s\n", rep.note);
 	}
-	reply_done(&rep);
+	ctl_reply_done(&rep);
 	return EXIT_OK;
 }

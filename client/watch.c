@@ -377,7 +377,7 @@ static int refresh(const struct client_options *o, const char *session, struct w
 	if (!tty)
 		printf("\n");
 	fflush(stdout);
-	reply_done(&rep);
+	ctl_reply_done(&rep);
 	return EXIT_OK;
 }
 

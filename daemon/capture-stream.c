@@ -368,7 +368,7 @@ static struct spool_start read_start_counters(struct capture_stream *s)
 	if (n <= 0)
 		return SPOOL_START_UNKNOWN;
 	buf[n] = '\0';
-	if (cpu_counters_parse(buf, &c) < 0 || !strstr(buf, "read events:"))
+	if (instance_parse_cpu_counters(buf, &c) < 0 || !strstr(buf, "read events:"))
 		return SPOOL_START_UNKNOWN;
 	return (struct spool_start){ .read = c.read, .overrun = c.overrun, .dropped = c.dropped };
 }
@@ -525,7 +525,7 @@ static void watch_counters(struct capture_stream *s)
 	if (n <= 0)
 		return;
 	buf[n] = '\0';
-	if (cpu_counters_parse(buf, &now) < 0)
+	if (instance_parse_cpu_counters(buf, &now) < 0)
 		return;
 	if (now.read < s->seen.read || now.overrun < s->seen.overrun) {
 		double came = s->events_per_usec * (double)(usec - s->seen_usec);
@@ -609,7 +609,7 @@ unsigned capture_stream_rt_priority(const struct capture_stream *s)
  * capture_scratch_init() - a worker's buffers and zstd context.
  * @w: scratch to fill in
  *
- * Return: 0 or -ENOMEM (capture_scratch_deinit() then cleans up).
+ * Return: 0 or -ENOMEM (capture_scratch_done() then cleans up).
  */
 int capture_scratch_init(struct capture_scratch *w)
 {
@@ -630,10 +630,10 @@ int capture_scratch_init(struct capture_scratch *w)
 }
 
 /**
- * capture_scratch_deinit() - free what capture_scratch_init() made; idempotent.
+ * capture_scratch_done() - free what capture_scratch_init() made; idempotent.
  * @w: scratch
  */
-void capture_scratch_deinit(struct capture_scratch *w)
+void capture_scratch_done(struct capture_scratch *w)
 {
 	w->zc = compressor_free(w->zc);
 	w->raw = mfree(w->raw);

@@ -94,7 +94,7 @@ struct capture_scratch {
 };
 
 int capture_scratch_init(struct capture_scratch *w);
-void capture_scratch_deinit(struct capture_scratch *w);
+void capture_scratch_done(struct capture_scratch *w);
 
 int capture_stream_trace_fd(const struct capture_stream *s);
 unsigned capture_stream_cpu(const struct capture_stream *s);

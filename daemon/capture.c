@@ -279,7 +279,7 @@ static void worker_deinit(struct capture_worker *w)
 	w->wake_fd = safe_close(w->wake_fd);
 	free(w->queue);
 	w->queue = NULL;
-	capture_scratch_deinit(&w->scratch);
+	capture_scratch_done(&w->scratch);
 	pthread_mutex_destroy(&w->lock);
 }
 

@@ -20,7 +20,7 @@
 #include "daemon/instance.h"
 #include "daemon/log.h"
 #include "daemon/publish.h"
-#include "daemon/recovery.h"
+#include "daemon/recovery-recipe.h"
 #include "daemon/segment.h"
 #include "daemon/spool.h"
 #include "daemon/stream-set.h"
@@ -45,7 +45,7 @@ int flight_keep_history_recipe(struct flight *f)
 	r = spool_create(&f->history, f->host.segment_env->state_dir_fd, spool_new_id(), 0);
 	if (r < 0)
 		return r;
-	r = recovery_write_recipe(f->history.dir_fd, &(struct recipe){
+	r = recipe_write(f->history.dir_fd, &(struct recipe){
 		.target = target,
 		.date = f->host.date,
 		.gap = f->host.ops->gap(f->host.session),

@@ -27,13 +27,13 @@ static uint64_t field(const char *text, const char *key)
 }
 
 /**
- * cpu_counters_parse() - the counters of a per_cpu/cpuN/stats text.
+ * instance_parse_cpu_counters() - the counters of a per_cpu/cpuN/stats text.
  * @text: the file's contents
  * @ret: counters; missing fields read as 0
  *
  * Return: 0, or -EINVAL if it does not look like a stats file.
  */
-int cpu_counters_parse(const char *text, struct cpu_counters *ret)
+int instance_parse_cpu_counters(const char *text, struct cpu_counters *ret)
 {
 	if (!strstr(text, "entries:"))
 		return -EINVAL;

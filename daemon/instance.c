@@ -504,7 +504,7 @@ int instance_read_cpu_stats(struct instance *i, unsigned cpu, struct cpu_counter
 	r = instance_read(i, path, &text, NULL);
 	if (r < 0)
 		return r;
-	r = cpu_counters_parse(text, ret);
+	r = instance_parse_cpu_counters(text, ret);
 	if (r < 0)
 		return r;
 	if (ret_text)

@@ -109,5 +109,5 @@ bool instance_gets_trace_printk(void);
 typedef void (*instance_busy_fn)(struct instance *i, void *userdata);
 int instance_remove_orphans(uint32_t tag, instance_busy_fn busy, void *userdata);
 
-int cpu_counters_parse(const char *text, struct cpu_counters *ret);
+int instance_parse_cpu_counters(const char *text, struct cpu_counters *ret);
 int subbuf_size_from_header_page(const char *text, uint32_t *ret);

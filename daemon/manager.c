@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The top object: the sd-event loop, signals, the control server, the
- * capture pool and the session table. It turns requests into session
- * operations, enforces the session limits of bounds.h, routes a record's
- * completion back to the client that asked for it, and shuts down by
- * stopping every session and waiting until each file is complete.
+ * The top object: the sd-event loop, start-up, signals (stop, reload),
+ * the watchdog, the control server, the capture pool and the metrics. The
+ * session table, the request handlers and the reply routing are the
+ * controller's (controller.c). It shuts down by stopping every session and
+ * waiting until each file is complete.
  *
  * Main thread only.
  */

@@ -49,13 +49,13 @@ static int read_top(const char *file, char **ret, size_t *ret_size)
 }
 
 /**
- * instance_meta_read() - read what belongs to the captured instance.
+ * metadata_read() - read what belongs to the captured instance.
  * @m: metadata, zero-initialised
  * @i: the session's instance, configured (sub-buffer size and clock set)
  *
  * Return: 0 or -errno.
  */
-int instance_meta_read(struct instance_meta *m, struct instance *i)
+int metadata_read(struct instance_meta *m, struct instance *i)
 {
 	char *p, *q;
 	int r;
@@ -208,7 +208,7 @@ static void blobs_free(struct v7_blob *b, size_t n)
 	free(b);
 }
 
-void instance_meta_done(struct instance_meta *m)
+void metadata_done(struct instance_meta *m)
 {
 	free(m->header_page);
 	free(m->header_event);

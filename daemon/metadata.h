@@ -45,8 +45,8 @@ struct global_meta {
 	char uname[512];
 };
 
-int instance_meta_read(struct instance_meta *m, struct instance *i);
-void instance_meta_done(struct instance_meta *m);
+int metadata_read(struct instance_meta *m, struct instance *i);
+void metadata_done(struct instance_meta *m);
 int global_meta_read(struct global_meta *m, const struct event_list *events,
 		     struct kallsyms *ks, bool zstd, bool no_events);
 void global_meta_done(struct global_meta *m);

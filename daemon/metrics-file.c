@@ -61,13 +61,13 @@ static int format(struct metrics_file *mf, char **ret, size_t *ret_size)
 		return r;
 	f = open_memstream(ret, ret_size);
 	if (!f) {
-		reply_done(&rep);
+		ctl_reply_done(&rep);
 		return -ENOMEM;
 	}
 	r = prom_metrics_write(f, &rep);
 	if (fclose(f) != 0 && r >= 0)
 		r = -ENOMEM;
-	reply_done(&rep);
+	ctl_reply_done(&rep);
 	if (r < 0) {
 		free(*ret);
 		*ret = NULL;

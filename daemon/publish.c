@@ -58,10 +58,10 @@ void publish_utc_stamp(char *buf, size_t size)
 }
 
 /**
- * publisher_deinit() - drop every file still being written (the assemblers are joined).
+ * publisher_done() - drop every file still being written (the assemblers are joined).
  * @p: publisher; its borrowed parts are left alone
  */
-void publisher_deinit(struct publisher *p)
+void publisher_done(struct publisher *p)
 {
 	for (size_t i = 0; i < p->n_items; i++)
 		segment_free(p->items[i].segment);

@@ -60,7 +60,7 @@ struct publisher {
 	uint64_t files_failed;                     /* could not be written, here or to a client */
 };
 
-void publisher_deinit(struct publisher *p);
+void publisher_done(struct publisher *p);
 void publisher_release(struct publisher *p);
 int publisher_add(struct publisher *p, struct segment *seg, int out_fd,
 		  const struct publish_ticket *ticket);

@@ -3,7 +3,7 @@
  * A spool's recipe: what a spool needs besides its data to become a file
  * again (the target, compression, CPU count, events, the instance and its
  * header_page, header_event and trace_clock, the DATE anchor, the gap
- * before it). Written when a segment opens (recovery_write_recipe()),
+ * before it). Written when a segment opens (recipe_write()),
  * read back and checked by recovery (recipe_parse()). Owns the recipe's
  * format and nothing else.
  */
@@ -23,7 +23,6 @@
 #include "daemon/log.h"
 #include "daemon/metadata.h"
 #include "daemon/recovery-recipe.h"
-#include "daemon/recovery.h"
 #include "lib/ctl-proto.h"
 #include "lib/io-util.h"
 
@@ -49,13 +48,13 @@ static int write_file_at(int dir_fd, const char *name, const char *data, size_t 
 }
 
 /**
- * recovery_write_recipe() - store what recovering this spool would need.
+ * recipe_write() - store what recovering this spool would need.
  * @spool_dir_fd: the segment's spool directory
  * @r: the recipe
  *
  * Return: 0 or -errno.
  */
-int recovery_write_recipe(int spool_dir_fd, const struct recipe *r)
+int recipe_write(int spool_dir_fd, const struct recipe *r)
 {
 	_cleanup_free_ char *text = NULL;
 	char boot[40];
@@ -242,6 +241,6 @@ int recipe_parse(int dir_fd, struct parsed_recipe *p)
 
 void recipe_done(struct parsed_recipe *p)
 {
-	instance_meta_done(&p->imeta);
+	metadata_done(&p->imeta);
 	event_list_done(&p->events);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 
 #include "daemon/clock-anchor.h"
@@ -11,6 +12,24 @@
 #define RECIPE "recipe"
 /* A gap note: the session's own, made by the daemon (session-internal.h holds 256). */
 #define RECIPE_NOTE_MAX 512u
+
+/* What a spool needs besides its data to become a file again. */
+struct recipe {
+	const char *target;   /* path of the file, relative to the state directory */
+	const char *instance; /* the tracefs instance capturing into it */
+	bool zstd;
+	int level;
+	unsigned n_cpus;
+	const struct event_list *events;
+	const struct instance_meta *imeta;
+	/*
+	 * A kernel-backend flight recorder: no spool data, the history is
+	 * in the instance's ring (overwrite mode) until a snapshot drains it.
+	 */
+	bool kernel_history;
+	const char *date;     /* the DATE option, measured as the spool began; NULL or "": none */
+	const char *gap;      /* a time the session did not capture before this file; NULL: none */
+};
 
 /* What a recipe says, checked. */
 struct parsed_recipe {
@@ -27,5 +46,6 @@ struct parsed_recipe {
 	struct instance_meta imeta;
 };
 
+int recipe_write(int spool_dir_fd, const struct recipe *r);
 int recipe_parse(int dir_fd, struct parsed_recipe *p);
 void recipe_done(struct parsed_recipe *p);

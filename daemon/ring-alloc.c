@@ -6,7 +6,7 @@
  * before the write returns: seconds for a large ring, during which the
  * event loop would answer nobody (a `list` waited 6 s behind a 1 GiB
  * ring). The thread does that one write, then wakes the session's
- * eventfd; the session owns the instance again once ring_alloc_done()
+ * eventfd; the session owns the instance again once ring_alloc_finished()
  * says so, and touches nothing of it meanwhile.
  */
 #include <errno.h>
@@ -77,13 +77,13 @@ int ring_alloc_start(struct instance *i, uint32_t buffer_kb, bool snapshot, int 
 }
 
 /**
- * ring_alloc_done() - is the allocation over, and how did it go?
+ * ring_alloc_finished() - is the allocation over, and how did it go?
  * @a: allocation
  * @ret_result: 0 or the kernel's -errno, once done
  *
  * Return: true once the thread has finished with the instance.
  */
-bool ring_alloc_done(struct ring_alloc *a, int *ret_result)
+bool ring_alloc_finished(struct ring_alloc *a, int *ret_result)
 {
 	if (!atomic_load_explicit(&a->done, memory_order_acquire))
 		return false;

@@ -9,5 +9,5 @@ struct ring_alloc;
 
 int ring_alloc_start(struct instance *i, uint32_t buffer_kb, bool snapshot, int notify_fd,
 		     struct ring_alloc **ret);
-bool ring_alloc_done(struct ring_alloc *a, int *ret_result);
+bool ring_alloc_finished(struct ring_alloc *a, int *ret_result);
 struct ring_alloc *ring_alloc_free(struct ring_alloc *a);

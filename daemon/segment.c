@@ -50,6 +50,7 @@
 #include "daemon/instance.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
+#include "daemon/recovery-recipe.h"
 #include "daemon/recovery.h"
 #include "daemon/segment.h"
 #include "daemon/snapshot-trim.h"
@@ -148,7 +149,7 @@ int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
 		segment_free(s);
 		return r;
 	}
-	r = recovery_write_recipe(s->spool.dir_fd, &(struct recipe){
+	r = recipe_write(s->spool.dir_fd, &(struct recipe){
 		.target = target,
 		.date = env->date,
 		.gap = gap,

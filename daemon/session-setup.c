@@ -265,7 +265,7 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 	r = instance_configure(s->instance, &setup, error, n_error);
 	if (r < 0)
 		return r;
-	r = instance_meta_read(&s->imeta, s->instance);
+	r = metadata_read(&s->imeta, s->instance);
 	if (r < 0) {
 		snprintf(error, n_error, "cannot read the instance's header_page: %s", strerror(-r));
 		return r;

@@ -150,12 +150,12 @@ struct session *session_free(struct session *s)
 	stream_set_release(&s->cpus, s->state == SESSION_ALLOCATING ||
 			   s->state == SESSION_CREATED || s->state == SESSION_STOPPED);
 	s->flight = flight_free(s->flight);
-	publisher_deinit(&s->publisher);
+	publisher_done(&s->publisher);
 	segment_free(s->current);
 	segment_free(s->next);
 	retire_instance(s);
-	stream_set_deinit(&s->cpus);
-	instance_meta_done(&s->imeta);
+	stream_set_done(&s->cpus);
+	metadata_done(&s->imeta);
 	event_list_done(&s->events);
 	free(s->skipped);
 	session_config_done(&s->config);
@@ -288,7 +288,7 @@ static bool allocation_over(struct session *s)
 {
 	int r;
 
-	if (!s->ring_alloc || !ring_alloc_done(s->ring_alloc, &r))
+	if (!s->ring_alloc || !ring_alloc_finished(s->ring_alloc, &r))
 		return false;
 	s->ring_alloc = ring_alloc_free(s->ring_alloc);
 	s->state = SESSION_CREATED;

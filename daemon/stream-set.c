@@ -35,13 +35,13 @@ int stream_set_init(struct stream_set *set, unsigned n_cpus)
 }
 
 /**
- * stream_set_deinit() - free every ring and text; idempotent.
+ * stream_set_done() - free every ring and text; idempotent.
  * @set: set, initialised or zeroed
  *
  * The caller releases the streams first (stream_set_release()); one still
  * inside a worker is the pool's until the pool goes away.
  */
-void stream_set_deinit(struct stream_set *set)
+void stream_set_done(struct stream_set *set)
 {
 	stream_set_release(set, false);
 	stream_set_rings_free(set);

@@ -49,7 +49,7 @@ struct stream_set {
 };
 
 int stream_set_init(struct stream_set *set, unsigned n_cpus);
-void stream_set_deinit(struct stream_set *set);
+void stream_set_done(struct stream_set *set);
 int stream_set_open(struct stream_set *set, struct instance *inst, const struct stream_params *p,
 		    struct segment *seg, char *error, size_t n_error);
 void stream_set_release(struct stream_set *set, bool all);

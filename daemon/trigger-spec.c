@@ -79,6 +79,52 @@ static int signal_number(const char *v)
 	return (int)n;
 }
 
+/* A trigger's first item, what fires it: a preset, signal=SIG or event=SYSTEM:EVENT. */
+static int parse_what_fires(const char *item, const char *v, size_t klen, struct trigger_spec *t,
+			    char *error, size_t n_error)
+{
+	if (!v) {
+		size_t i;
+
+		for (i = 0; i < ELEMENTSOF(presets); i++)
+			if (strcmp(item, presets[i].name) == 0)
+				break;
+		if (i == ELEMENTSOF(presets)) {
+			snprintf(error, n_error, "unknown trigger '%s' (presets: oom, warn, "
+				 "bug, error-report, hung-task, signal=SIG; or "
+				 "event=SYSTEM:EVENT)", item);
+			return -EINVAL;
+		}
+		snprintf(t->event, sizeof(t->event), "%s", presets[i].event);
+		snprintf(t->filter, sizeof(t->filter), "%s", presets[i].filter);
+	} else if (strcmp(item, "signal") == 0) {
+		int sig = signal_number(v);
+
+		if (sig < 0) {
+			snprintf(error, n_error, "trigger: signal=%.32s: only a process dying "
+				 "of a fatal signal (ILL TRAP ABRT BUS FPE KILL SEGV SYS, or "
+				 "1-64); for another, event=signal:signal_deliver,filter=sig==N",
+				 v);
+			return -EINVAL;
+		}
+		/* Delivered with the default action: the process dies of it. */
+		snprintf(t->event, sizeof(t->event), "signal:signal_deliver");
+		snprintf(t->filter, sizeof(t->filter), "sig == %d && sa_handler == 0", sig);
+	} else if (strcmp(item, "event") == 0) {
+		if (!*v || strlen(v) > FTRACED_EVENT_SPEC_MAX || !strchr(v, ':') ||
+		    strchr(v, '*')) {
+			snprintf(error, n_error, "trigger: event must be one SYSTEM:EVENT");
+			return -EINVAL;
+		}
+		snprintf(t->event, sizeof(t->event), "%s", v);
+	} else {
+		snprintf(error, n_error, "trigger must begin with event=SYSTEM:EVENT or a "
+			 "preset, not '%.*s'", (int)klen, item);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /**
  * trigger_spec_parse() - parse one --trigger specification.
  * @text: the specification, NUL-terminated
@@ -112,46 +158,13 @@ int trigger_spec_parse(const char *text, struct trigger_spec *ret, char *error, 
 		if (v)
 			*v++ = '\0';
 
-		if (first && !v) {
-			size_t i;
+		if (first) {
+			int r = parse_what_fires(item, v, klen, &t, error, n_error);
 
-			for (i = 0; i < ELEMENTSOF(presets); i++)
-				if (strcmp(item, presets[i].name) == 0)
-					break;
-			if (i == ELEMENTSOF(presets)) {
-				snprintf(error, n_error, "unknown trigger '%s' (presets: oom, warn, "
-					 "bug, error-report, hung-task, signal=SIG; or "
-					 "event=SYSTEM:EVENT)", item);
-				return -EINVAL;
-			}
-			snprintf(t.event, sizeof(t.event), "%s", presets[i].event);
-			snprintf(t.filter, sizeof(t.filter), "%s", presets[i].filter);
+			if (r < 0)
+				return r;
 		} else if (!v) {
 			snprintf(error, n_error, "trigger: '%s' is not KEY=VALUE", item);
-			return -EINVAL;
-		} else if (first && strcmp(item, "signal") == 0) {
-			int sig = signal_number(v);
-
-			if (sig < 0) {
-				snprintf(error, n_error, "trigger: signal=%.32s: only a process dying "
-					 "of a fatal signal (ILL TRAP ABRT BUS FPE KILL SEGV SYS, or "
-					 "1-64); for another, event=signal:signal_deliver,filter=sig==N",
-					 v);
-				return -EINVAL;
-			}
-			/* Delivered with the default action: the process dies of it. */
-			snprintf(t.event, sizeof(t.event), "signal:signal_deliver");
-			snprintf(t.filter, sizeof(t.filter), "sig == %d && sa_handler == 0", sig);
-		} else if (first && strcmp(item, "event") == 0) {
-			if (!*v || strlen(v) > FTRACED_EVENT_SPEC_MAX || !strchr(v, ':') ||
-			    strchr(v, '*')) {
-				snprintf(error, n_error, "trigger: event must be one SYSTEM:EVENT");
-				return -EINVAL;
-			}
-			snprintf(t.event, sizeof(t.event), "%s", v);
-		} else if (first) {
-			snprintf(error, n_error, "trigger must begin with event=SYSTEM:EVENT or a "
-				 "preset, not '%.*s'", (int)klen, item);
 			return -EINVAL;
 		} else if (strcmp(item, "filter") == 0) {
 			if (!*v) {

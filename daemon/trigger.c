@@ -102,9 +102,9 @@ static int setup_instance(struct trigger *t, char *error, size_t n_error)
 				 "kernel (%s)", t->text, t->spec.event, strerror(-r));
 		return r;
 	}
-	r = instance_meta_read(&meta, t->instance);
+	r = metadata_read(&meta, t->instance);
 	t->page_size = meta.subbuf_size;
-	instance_meta_done(&meta);
+	metadata_done(&meta);
 	if (r < 0) {
 		snprintf(error, n_error, "trigger '%s': cannot read its header_page: %s", t->text,
 			 strerror(-r));

@@ -209,7 +209,7 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
  * ctl_reply_decode() - decode one reply message.
  * @buf: the message
  * @n: its length
- * @ret: the decoded reply (free with reply_done())
+ * @ret: the decoded reply (free with ctl_reply_done())
  *
  * Return: 0, -EBADMSG for a malformed reply, or -ENOMEM.
  */
@@ -260,7 +260,7 @@ int ctl_reply_decode(const void *buf, size_t n, struct reply *ret)
 
 		if (a.type == FTRACED_ATTR_DAEMON_COUNTERS) {
 			if (ctl_attr_daemon_counters(&a, &ret->daemon) < 0) {
-				reply_done(ret);
+				ctl_reply_done(ret);
 				return -EBADMSG;
 			}
 			ret->has_daemon = true;
@@ -268,7 +268,7 @@ int ctl_reply_decode(const void *buf, size_t n, struct reply *ret)
 		}
 		if (a.type == FTRACED_ATTR_DAEMON_CPU) {
 			if (ctl_attr_u64(&a, &ret->daemon_cpu_usec) < 0) {
-				reply_done(ret);
+				ctl_reply_done(ret);
 				return -EBADMSG;
 			}
 			ret->has_daemon_cpu = true;
@@ -292,21 +292,21 @@ int ctl_reply_decode(const void *buf, size_t n, struct reply *ret)
 
 		items = realloc(ret->sessions.items, (ret->sessions.n + 1) * sizeof(*items));
 		if (!items) {
-			reply_done(ret);
+			ctl_reply_done(ret);
 			return -ENOMEM;
 		}
 		ret->sessions.items = items;
 		items[ret->sessions.n] = (struct session_info){};
 		r = decode_session(&it, &items[ret->sessions.n++], &a, &has_next);
 		if (r < 0) {
-			reply_done(ret);
+			ctl_reply_done(ret);
 			return -EBADMSG;
 		}
 	}
 	return 0;
 }
 
-void reply_done(struct reply *r)
+void ctl_reply_done(struct reply *r)
 {
 	for (size_t i = 0; i < r->sessions.n; i++) {
 		free(r->sessions.items[i].cpus);
@@ -326,7 +326,7 @@ void reply_done(struct reply *r)
 
 
 /* A session mode's name, as ftracectl's --mode spells it. */
-const char *mode_name(uint32_t mode)
+const char *ctl_mode_name(uint32_t mode)
 {
 	switch (mode) {
 	case FTRACED_MODE_RECORD:

@@ -84,11 +84,11 @@ struct reply {
 	struct ftraced_daemon_counters daemon;
 	bool has_daemon_cpu;
 	uint64_t daemon_cpu_usec; /* DAEMON_CPU */
-	/* OK to SAVE and OFFER: the descriptor that came with it, closed by reply_done() */
+	/* OK to SAVE and OFFER: the descriptor that came with it, closed by ctl_reply_done() */
 	bool has_fd;
 	int fd;
 };
 
 int ctl_reply_decode(const void *buf, size_t n, struct reply *ret);
-void reply_done(struct reply *r);
-const char *mode_name(uint32_t mode);
+void ctl_reply_done(struct reply *r);
+const char *ctl_mode_name(uint32_t mode);

@@ -224,7 +224,7 @@ static void write_info(FILE *f, const struct reply *rep)
 		const struct session_info *s = &rep->sessions.items[i];
 
 		session_label(f, "ftraced_session_info", s);
-		fprintf(f, ",mode=\"%s\",state=\"", mode_name(s->mode));
+		fprintf(f, ",mode=\"%s\",state=\"", ctl_mode_name(s->mode));
 		label_value(f, s->state);
 		fputs("\"} 1\n", f);
 	}

@@ -7,7 +7,30 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "lib/v7-writer.h"
+/*
+ * Writing a v7 file's bytes out: buffered, or staged for O_DIRECT, with
+ * the progress counted (v7-out.c). The writer (v7-writer.c) lays the file
+ * out and emits it through this.
+ */
+
+/*
+ * A file whose data is all in memory goes out O_DIRECT in blocks of this
+ * size, all but its last partial block (see v7-writer.c).
+ */
+#define V7_DIRECT_ALIGN 4096u
+
+/* Bytes in memory. */
+struct v7_blob {
+	const void *data;
+	size_t size;
+};
+
+/* Bytes of another file, read at their offset (the file's position is not used). */
+struct v7_region {
+	int fd;
+	uint64_t offset;
+	uint64_t size;
+};
 
 /* Where the output is, and who else counts the bytes (the daemon, to see progress). */
 struct v7_out {

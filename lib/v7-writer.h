@@ -4,24 +4,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/v7-out.h"
+
 enum v7_compression {
 	V7_COMPRESSION_ZSTD,
 	V7_COMPRESSION_NONE,
 };
 
 struct compressor;
-
-struct v7_blob {
-	const void *data;
-	size_t size;
-};
-
-/* Bytes of another file, read at their offset (the file's position is not used). */
-struct v7_region {
-	int fd;
-	uint64_t offset;
-	uint64_t size;
-};
 
 struct v7_system {
 	const char *name;
@@ -93,12 +83,6 @@ struct v7_file {
 
 /* In place, the file header and the flyrecord section's header come before any data. */
 #define V7_IN_PLACE_DATA_MIN 128u
-
-/*
- * A file whose data is all in memory goes out O_DIRECT in blocks of this
- * size, all but its last partial block (see v7-writer.c).
- */
-#define V7_DIRECT_ALIGN 4096u
 
 int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size);
 int v7_seal_kallsyms(struct compressor *c, int level, unsigned window_log, int text_fd,

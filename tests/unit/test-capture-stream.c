@@ -94,7 +94,7 @@ static void rig_done(struct rig *g)
 	safe_close(g->src[1]);
 	safe_close(g->spool_fd);
 	safe_close(g->notify_fd);
-	capture_scratch_deinit(&g->scratch);
+	capture_scratch_done(&g->scratch);
 }
 
 static void test_spool(bool zstd)

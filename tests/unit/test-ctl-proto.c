@@ -362,7 +362,7 @@ static void test_counters_decode(void)
 	assert(rep.n_pending == 1 && strcmp(rep.pending[0], "ftraced-x") == 0);
 	assert(rep.sessions.n == 1 && strcmp(rep.sessions.items[0].name, "a") == 0);
 	assert(memcmp(&rep.sessions.items[0].counters, &sc, sizeof(sc)) == 0);
-	reply_done(&rep);
+	ctl_reply_done(&rep);
 
 	/* a short counters attribute fails the reply */
 	ctl_builder_init(&b, FTRACED_MSG_SESSIONS);

@@ -21,10 +21,10 @@ int main(void)
 	struct cpu_counters c;
 	uint32_t size;
 
-	assert(cpu_counters_parse(stats, &c) == 0);
+	assert(instance_parse_cpu_counters(stats, &c) == 0);
 	assert(c.entries == 12 && c.overrun == 34 && c.dropped == 56 && c.read == 78);
 	assert(c.bytes == 4096);
-	assert(cpu_counters_parse("garbage", &c) == -EINVAL);
+	assert(instance_parse_cpu_counters("garbage", &c) == -EINVAL);
 
 	assert(subbuf_size_from_header_page(header_16k, &size) == 0 && size == 16384);
 	assert(subbuf_size_from_header_page("\tfield: u64 timestamp;\n", &size) == -EINVAL);

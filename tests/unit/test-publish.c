@@ -121,7 +121,7 @@ int main(void)
 	assert(exists(dir_fd, "s-0-foreign.dat"));
 	assert(p.n_items == 0);
 
-	publisher_deinit(&p);
+	publisher_done(&p);
 	for (const char *const *n = (const char *const[]){ "s-2.dat", "s-3.dat", "s-0-foreign.dat",
 							   ".ftraced-files", NULL }; *n; n++)
 		unlinkat(dir_fd, *n, 0);
