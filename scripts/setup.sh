@@ -40,6 +40,36 @@ install_packages() {
         die "apt-get install ${missing[*]} failed"
 }
 
+# The vm suite's third kernel: Debian 13's 6.12 series, from Debian 12's own
+# bookworm-backports, unpacked rather than installed (no bootloader hooks;
+# /boot keeps the machine's 6.1). tests/vm/vm.py looks for it here.
+KERNEL_6_12_DIR=${FTRACED_KERNEL_6_12_DIR:-/var/cache/ftraced-test/linux-6.12}
+fetch_kernel_6_12() {
+    compgen -G "$KERNEL_6_12_DIR/boot/vmlinuz-6.12.*" >/dev/null && return 0
+    echo "== fetching Debian's 6.12 cloud kernel from bookworm-backports"
+    if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        # The same archive as the main suite.
+        local uri
+        uri=$(awk '/^URIs:/ && !/security/ {print $2; exit}' /etc/apt/sources.list.d/*.sources \
+              2>/dev/null)
+        printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' \
+            "${uri:-http://deb.debian.org/debian}" /usr/share/keyrings/debian-archive-keyring.gpg \
+            > /etc/apt/sources.list.d/bookworm-backports.sources
+    fi
+    apt-get update -qq || die "apt-get update failed"
+    local pkg work
+    pkg=$(apt-cache depends -t bookworm-backports linux-image-cloud-amd64 2>/dev/null |
+          awk '$1 == "Depends:" && $2 ~ /^linux-image-6\.12/ {print $2; exit}')
+    [ -n "$pkg" ] || die "bookworm-backports offers no 6.12 linux-image-cloud-amd64"
+    work=$(mktemp -d)
+    chmod 755 "$work" # apt downloads as _apt
+    (cd "$work" && apt-get download -qq -o APT::Sandbox::User=root "$pkg" >/dev/null) || die "apt-get download $pkg failed"
+    dpkg-deb -x "$work"/*.deb "$work/root" || die "cannot unpack $pkg"
+    mkdir -p "$KERNEL_6_12_DIR"
+    cp -r "$work/root/boot" "$KERNEL_6_12_DIR/"
+    rm -rf "$work"
+}
+
 ensure_tracefs() {
     if [ ! -d /sys/kernel/tracing/instances ]; then
         echo "== mounting tracefs on /sys/kernel/tracing"

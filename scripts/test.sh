@@ -3,7 +3,7 @@
 # Sets up a fresh Debian 12 machine (as root) and runs every test suite:
 # unit and integration (real kernel) on a warning-free gcc build, the units
 # under a real systemd in a booted container, the daemon on Debian 12's own
-# 6.1 kernel under qemu, the same suites under
+# 6.1 kernel and Debian 13's 6.12 under qemu, the same suites under
 # ASan+UBSan, the unit suite under valgrind, and each libFuzzer target
 # for a short while (clang).
 set -uo pipefail
@@ -14,6 +14,7 @@ need_root
 install_packages "${BUILD_PACKAGES[@]}" "${RUNTIME_PACKAGES[@]}" "${TEST_PACKAGES[@]}" \
     "${FLEET_PACKAGES[@]}" "${NSPAWN_PACKAGES[@]}" "${FUZZ_PACKAGES[@]}" "${VM_PACKAGES[@]}"
 ensure_tracefs
+fetch_kernel_6_12
 
 passed=0
 failed=0
@@ -47,7 +48,7 @@ build build-test --buildtype=debugoptimized -Dwerror=true
 run_suite "unit (gcc, -Werror)" -C build-test
 run_suite "integration (gcc)" -C build-test --suite integration
 run_suite "systemd in a booted container (gcc)" -C build-test --suite nspawn
-run_suite "Debian 12's kernel (6.1) under qemu (gcc)" -C build-test --suite vm
+run_suite "Debian's kernels (6.1, 6.12) under qemu (gcc)" -C build-test --suite vm
 
 build build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1

@@ -56,9 +56,11 @@ def sessions_left(r):
     return [name for name in r.files["left"].split() if not name.endswith(b"-0")]
 
 
-def boot(script, **kwargs):
-    result = vm.run(HELPERS + script, BINARIES, **kwargs)
-    assert result.kernel and result.kernel.startswith("6.1."), result.kernel
+def boot(script, series="6.1", **kwargs):
+    reason = vm.skip_reason(series)
+    assert reason is None, "cannot boot %s: %s" % (series, reason)
+    result = vm.run(HELPERS + script, BINARIES, series=series, **kwargs)
+    assert result.kernel and result.kernel.startswith(series + "."), result.kernel
     assert result.exit == 0, "guest script failed (%s):\n%s" % (result.exit,
                                                                  result.console[-4000:])
     return result
@@ -308,6 +310,45 @@ emit n_events /tmp/n_events
                               text=True).stdout
         formats = len(re.findall(r"^name: ", dump, re.M))
         assert formats >= n_kernel, (formats, n_kernel)
+
+
+def test_record_and_function_graph_in_an_instance_on_6_12():
+    """Debian 13's 6.12: a record of markers and sched_switch is complete, and
+    -p function_graph runs in the session's own instance (6.12 allows it
+    there): -l limits the graph to vfs_*, and the top level is left as it was."""
+    r = boot(r"""
+set -e
+ftracectl record --quiet -e ftrace:print -e sched:sched_switch -o /tmp/rec.dat &
+rec=$!
+wait_running
+inst=$(ftracectl --json list | sed -n 's/.*"instance": "\([^"]*\)".*/\1/p')
+markers $inst t 300
+kill -TERM $rec
+wait $rec
+emit rec.dat /tmp/rec.dat
+ftracectl record --quiet -p function_graph -l 'vfs_*' -o /tmp/fg.dat -- cat /proc/version
+emit fg.dat /tmp/fg.dat
+cat /sys/kernel/tracing/current_tracer > /tmp/top_tracer
+emit top_tracer /tmp/top_tracer
+left_instances
+emit left /tmp/left
+""", series="6.12")
+    with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
+        rec = r.save("rec.dat", d)
+        c = count_markers(rec, "t")
+        for cpu in ("0", "1"):
+            g = c["generators"][cpu]
+            assert g["distinct"] == 300 and g["min"] == 0 and g["max"] == 299, c
+        assert any(name == "sched_switch" for _, name, _ in event_lines(report(rec)))
+        assert_real_kallsyms(rec)
+        lines = event_lines(report(r.save("fg.dat", d)))
+        entries = [line for _, name, line in lines if name == "funcgraph_entry"]
+        called = set(re.findall(r"\b([a-z_0-9.]+)\(\)", " ".join(entries)))
+        assert entries and called and all(f.startswith("vfs_") for f in called), \
+            (len(entries), sorted(called)[:20])
+        assert "vfs_read" in called, sorted(called)
+    assert r.files["top_tracer"].strip() == b"nop", r.files["top_tracer"]
+    assert sessions_left(r) == [], r.files["left"]
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""A second kernel for tests: Debian 12's own 6.1 (linux-image-cloud-amd64),
-booted under qemu with the built ftraced and ftracectl in a busybox
+"""More kernels for tests: Debian 12's own 6.1 (linux-image-cloud-amd64), and
+Debian 13's 6.12 series from Debian 12's bookworm-backports (unpacked by
+scripts/setup.sh into KERNEL_6_12_DIR), booted under qemu with the built ftraced and ftracectl in a busybox
 initramfs. A test gives a shell script; the guest runs it as root with
 tracefs mounted and a daemon listening, and every file the script hands to
 `emit NAME PATH` comes back to the host (base64 over the serial console),
@@ -52,17 +53,25 @@ poweroff -f
 """
 
 
-def kernel():
-    """The newest installed Debian cloud kernel and its initrd-less boot, or None."""
-    found = sorted(glob.glob("/boot/vmlinuz-*-cloud-amd64"))
+KERNEL_6_12_DIR = os.environ.get("FTRACED_KERNEL_6_12_DIR", "/var/cache/ftraced-test/linux-6.12")
+KERNELS = {
+    "6.1": ("/boot/vmlinuz-6.1.*-cloud-amd64", "apt-get install linux-image-cloud-amd64"),
+    "6.12": (os.path.join(KERNEL_6_12_DIR, "boot/vmlinuz-6.12.*"),
+             "scripts/test.sh fetches it: fetch_kernel_6_12 in scripts/setup.sh"),
+}
+
+
+def kernel(series="6.1"):
+    """The newest Debian cloud kernel of @series ("6.1" or "6.12"), or None."""
+    found = sorted(glob.glob(KERNELS[series][0]))
     return found[-1] if found else None
 
 
-def skip_reason():
+def skip_reason(series="6.1"):
     if os.geteuid() != 0:
         return "needs root"
-    if not kernel():
-        return "no /boot/vmlinuz-*-cloud-amd64 (apt-get install linux-image-cloud-amd64)"
+    if not kernel(series):
+        return "no %s (%s)" % KERNELS[series]
     if not shutil.which("qemu-system-x86_64"):
         return "no qemu-system-x86_64 (apt-get install qemu-system-x86)"
     if not os.path.exists(BUSYBOX) or not shutil.which("cpio"):
@@ -155,8 +164,8 @@ class GuestRun:
         return path
 
 
-def run(script, binaries, smp=2, memory_mb=1536, timeout=300, tcg_thread="multi"):
-    """Boots the 6.1 kernel with @binaries and runs @script; returns a GuestRun.
+def run(script, binaries, smp=2, memory_mb=1536, timeout=300, tcg_thread="multi", series="6.1"):
+    """Boots the @series kernel with @binaries and runs @script; returns a GuestRun.
     @tcg_thread "single" runs every vCPU on one host thread: slower, but the
     kernel's text patching (each event enabled patches code that all CPUs
     run) cannot livelock a vCPU in its int3 handler, as it did under
@@ -164,7 +173,7 @@ def run(script, binaries, smp=2, memory_mb=1536, timeout=300, tcg_thread="multi"
     with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as work:
         image = build_initramfs(work, binaries, script)
         cmd = ["qemu-system-x86_64", "-accel", "tcg,thread=" + tcg_thread, "-cpu", "max",
-               "-smp", str(smp), "-m", str(memory_mb), "-kernel", kernel(), "-initrd", image,
+               "-smp", str(smp), "-m", str(memory_mb), "-kernel", kernel(series), "-initrd", image,
                "-append", "console=ttyS0 quiet panic=-1", "-nographic", "-no-reboot"]
         console = os.path.join(work, "console")
         with open(console, "wb") as out:
