@@ -164,7 +164,8 @@ class GuestRun:
         return path
 
 
-def run(script, binaries, smp=2, memory_mb=1536, timeout=300, tcg_thread="multi", series="6.1"):
+def run(script, binaries, smp=2, memory_mb=1536, timeout=300, tcg_thread="multi", series="6.1",
+        cpu="max"):
     """Boots the @series kernel with @binaries and runs @script; returns a GuestRun.
     @tcg_thread "single" runs every vCPU on one host thread: slower, but the
     kernel's text patching (each event enabled patches code that all CPUs
@@ -172,7 +173,7 @@ def run(script, binaries, smp=2, memory_mb=1536, timeout=300, tcg_thread="multi"
     thread=multi with 64 vCPUs."""
     with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as work:
         image = build_initramfs(work, binaries, script)
-        cmd = ["qemu-system-x86_64", "-accel", "tcg,thread=" + tcg_thread, "-cpu", "max",
+        cmd = ["qemu-system-x86_64", "-accel", "tcg,thread=" + tcg_thread, "-cpu", cpu,
                "-smp", str(smp), "-m", str(memory_mb), "-kernel", kernel(series), "-initrd", image,
                "-append", "console=ttyS0 quiet panic=-1", "-nographic", "-no-reboot"]
         console = os.path.join(work, "console")
