@@ -135,14 +135,16 @@ void stream_set_release(struct stream_set *set, bool all)
 /**
  * stream_set_read_stats() - read every CPU's kernel counters now.
  * @set: set
- * @inst: the session's instance
+ * @inst: the session's instance; NULL once it is retired (or in a unit test)
  * @start: into cpu_stream.start (capture begins); false: into cpu_stream.cut
  * @text: keep the stats texts in cpu_stream.cut_text too
  *
- * Return: 0, or the first -errno.
+ * Return: 0, -ENODEV without an instance, or the first -errno.
  */
 int stream_set_read_stats(struct stream_set *set, struct instance *inst, bool start, bool text)
 {
+	if (!inst)
+		return -ENODEV;
 	for (unsigned cpu = 0; cpu < set->n_cpus; cpu++) {
 		struct cpu_stream *cs = &set->cpus[cpu];
 		int r;
