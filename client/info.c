@@ -177,6 +177,44 @@ static void print_wall_clock(bool has_date, long long date_us)
 	       "--nodate does not)\n", when, date_us % 1000000);
 }
 
+/* Trace time @ts (ns) on the wall clock, "2026-11-25T13:02:00.123456789Z"; @date_us: its anchor. */
+static void format_wall(long long date_us, uint64_t ts, char *buf, size_t n)
+{
+	long long ns = date_us % 1000000 * 1000 + (long long)(ts % 1000000000);
+	time_t sec = (time_t)(date_us / 1000000 + (long long)(ts / 1000000000) + ns / 1000000000);
+	struct tm tm;
+	size_t k = 0;
+
+	if (gmtime_r(&sec, &tm))
+		k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + k, n - k, ".%09lldZ", ns % 1000000000);
+}
+
+/* Each CPU's first and last event on the wall clock, and the whole file's span. */
+static void print_wall_span(const struct v7_reader *r, const uint64_t (*span)[2], size_t n_cpus,
+			    long long date_us)
+{
+	uint64_t first = UINT64_MAX, last = 0;
+	char from[48], to[48];
+
+	for (size_t i = 0; i < n_cpus; i++) {
+		if (span[i][0] == UINT64_MAX)
+			continue;
+		if (first == UINT64_MAX)
+			printf("\nWall clock (UTC), first and last event:\n");
+		format_wall(date_us, span[i][0], from, sizeof(from));
+		format_wall(date_us, span[i][1], to, sizeof(to));
+		printf("  CPU %-4u %s  %s\n", v7_reader_cpu(r, i)->cpu, from, to);
+		first = MIN(first, span[i][0]);
+		last = MAX(last, span[i][1]);
+	}
+	if (first == UINT64_MAX)
+		return;
+	format_wall(date_us, first, from, sizeof(from));
+	format_wall(date_us, last, to, sizeof(to));
+	printf("  all      %s  %s\n", from, to);
+}
+
 /* What info --json says of the whole file; @date_us NULL: no wall-clock anchor. */
 static void put_file_json(json_t *json, struct v7_reader *r, const char *clock,
 			  const char *uname_text, const char *version, const long long *date_us)
@@ -199,8 +237,10 @@ static void put_file_json(json_t *json, struct v7_reader *r, const char *clock,
 
 /* A CPU's line of info --json. */
 static json_t *cpu_json(struct v7_reader *r, const struct v7_reader_cpu *cpu,
-			const struct v7_cpu_summary *w, uint32_t chunks, uint64_t lost)
+			const struct v7_cpu_summary *w, uint32_t chunks, uint64_t lost,
+			const long long *date_us)
 {
+	char wall[48];
 	json_t *c = json_object();
 	uint64_t from_ts = 0;
 	bool dropped = false;
@@ -215,6 +255,12 @@ static json_t *cpu_json(struct v7_reader *r, const struct v7_reader_cpu *cpu,
 	json_put_u64(c, "events", w->events);
 	json_put_u64(c, "first_ts", w->first_ts);
 	json_put_u64(c, "last_ts", w->last_ts);
+	if (date_us && w->events > 0) {
+		format_wall(*date_us, w->first_ts, wall, sizeof(wall));
+		json_put_text(c, "first_wall", wall);
+		format_wall(*date_us, w->last_ts, wall, sizeof(wall));
+		json_put_text(c, "last_wall", wall);
+	}
 	json_put_u64(c, "lost_events", lost);
 	json_put_u64(c, "missed_pages", w->missed_pages);
 	json_put_u64(c, "missed_events", w->missed_events);
@@ -271,7 +317,7 @@ static void report_events(const uint64_t *by_id, const struct names *names, json
 int cmd_info(const struct client_options *o, int argc, char *argv[])
 {
 	_cleanup_(v7_reader_freep) struct v7_reader *r = NULL;
-	_cleanup_free_ uint64_t *by_id = NULL;
+	_cleanup_free_ uint64_t *by_id = NULL, (*span)[2] = NULL;
 	_cleanup_free_ struct names *names = NULL;
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ char *clock = NULL, *uname_text = NULL, *version = NULL;
@@ -311,6 +357,9 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 	version = trimmed(v7_reader_option(r, V7_READER_VERSION));
 	n_cpus = v7_reader_n_cpus(r);
 	has_date = parse_date(v7_reader_option(r, V7_READER_DATE), &date_us);
+	span = calloc(MAX(n_cpus, (size_t)1), sizeof(*span)); /* first, last event per CPU */
+	if (!span)
+		return EXIT_FAILED;
 	if (o->json) {
 		json = json_object();
 		cpus_json = json_array();
@@ -349,8 +398,10 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 			err = -EBADMSG;
 			snprintf(problem, sizeof(problem), "%s", cpu_problem);
 		}
+		span[i][0] = w.events > 0 ? w.first_ts : UINT64_MAX;
+		span[i][1] = w.last_ts;
 		if (o->json) {
-			json_t *c = cpu_json(r, cpu, &w, chunks, lost);
+			json_t *c = cpu_json(r, cpu, &w, chunks, lost, has_date ? &date_us : NULL);
 
 			if (!c)
 				return EXIT_FAILED;
@@ -363,6 +414,8 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 			       (double)w.last_ts / 1e9, lost, w.missed_pages);
 		}
 	}
+	if (!o->json && has_date)
+		print_wall_span(r, span, n_cpus, date_us);
 	if (!o->json)
 		print_complete_from(r, n_cpus);
 	report_events(by_id, names, events_json);

@@ -4,7 +4,9 @@
 a session, tracers and what this kernel refuses, and the files read back
 with trace-cmd."""
 
+import calendar
 import errno
+import json
 import os
 import re
 import shutil
@@ -159,6 +161,23 @@ def report_times(path, *extra):
             event_lines(report(path, *extra))]
 
 
+def wall_seconds(text):
+    """"2026-11-25T13:02:00.123456789Z" as seconds since the epoch."""
+    whole, frac = text.rstrip("Z").split(".")
+    return calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S")) + int(frac) / 1e9
+
+
+def assert_wall_span(info, info_json, before, after):
+    """info says each CPU's first and last event on the wall clock, within the record."""
+    cpus = [c for c in info_json["cpus"] if c["events"] > 0]
+    assert cpus, info_json
+    for c in cpus:
+        first, last = wall_seconds(c["first_wall"]), wall_seconds(c["last_wall"])
+        assert before - 1 <= first <= last <= after + 1, (before, after, c)
+        assert "  CPU %-4u %s  %s" % (c["cpu"], c["first_wall"], c["last_wall"]) in info, info
+    assert "Wall clock (UTC), first and last event:" in info and "  all      20" in info, info
+
+
 def test_wall_clock_anchor_in_every_file():
     """Every file carries trace-cmd's DATE option: report prints wall-clock
     times (they line up with journald), --nodate the trace clock's; a
@@ -177,7 +196,9 @@ def test_wall_clock_anchor_in_every_file():
                 assert all(t < before - 1000 for t in report_times(out, "--nodate")), clock
             info = d.ctl("info", out).stdout
             assert "wall clock:  trace time 0 is 20" in info, info
-            assert "date_offset_us" in d.ctl("--json", "info", out).stdout
+            info_json = json.loads(d.ctl("--json", "info", out).stdout)
+            assert "date_offset_us" in info_json, info_json
+            assert_wall_span(info, info_json, before, after)
         out = os.path.join(d.dir, "counter.dat")
         d.ctl("record", "-q", "--clock", "counter", "-e", "sched:sched_switch", "--duration", "200ms",
               "-o", out)
