@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The real daemon on Debian 12's own kernel (6.1), booted under qemu
-(vm.py): what this host's kernel cannot show. Files come back to the host
+"""The real daemon on Debian 12's own kernel (6.1) and on Debian 13's 6.12,
+booted under qemu (vm.py): what this host's kernel cannot show. Each test
+runs on both kernels unless it needs one of them (test_*_on_6_1 and _on_6_12
+call the same check with the series). Files come back to the host
 and are read there with trace-cmd and the project's counter."""
 
 import os
@@ -82,6 +84,11 @@ def boot(script, series="6.1", **kwargs):
         # one boot in two, with -cpu max or qemu64, one host thread or many. Without
         # CX16 the kernel takes its other path: 12 boots of 12 here.
         kwargs.setdefault("cpu", "max,-cx16")
+    # One host thread for every vCPU: with a thread each, a vCPU runs code another has
+    # just patched (each event enabled patches kernel text). Seen: an int3 oops at boot
+    # (6.12, 4 vCPUs), a soft lockup of the daemon's thread for minutes (6.1, 2 vCPUs),
+    # livelocks at 64 vCPUs. Only the 64-vCPU test, markers only, asks for more.
+    kwargs.setdefault("tcg_thread", "single")
     result = vm.run(HELPERS + script, BINARIES, series=series, **kwargs)
     assert result.kernel and result.kernel.startswith(series + "."), result.kernel
     assert result.exit == 0, "guest script failed (%s):\n%s" % (result.exit,
@@ -89,7 +96,7 @@ def boot(script, series="6.1", **kwargs):
     return result
 
 
-def test_record_and_kernel_flight_snapshot_on_6_1():
+def record_and_kernel_flight_snapshot(series):
     """A record, and a kernel-backend flight snapshot, read back on the host.
     /proc/kallsyms starts with per-CPU symbols at address 0 on 6.1: the
     daemon must still see it has real addresses."""
@@ -113,13 +120,14 @@ emit status.json /tmp/status.json
 ftracectl destroy kf
 left_instances
 emit left /tmp/left
-""")
+""", series=series)
     with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
         rec = r.save("rec.dat", d)
         with open(rec, "rb") as f:
             head = f.read(18)
         # 6.1 cannot change the sub-buffer size: the 32 KiB preferred falls back to a page.
-        assert int.from_bytes(head[14:18], "little") == 4096, head
+        subbuf = 4096 if series == "6.1" else 32768
+        assert int.from_bytes(head[14:18], "little") == subbuf, head
         assert_every_marker(rec, "t", 300)
         assert any("sched_switch" in line for line in event_lines(report(rec)))
         assert_real_kallsyms(rec)
@@ -138,16 +146,25 @@ emit left /tmp/left
         assert not count_markers(os.path.join(d, "snap2.dat"), "t")["generators"]
     assert sessions_left(r) == [], r.files["left"]
     assert "shows no addresses" not in r.daemon_log, r.daemon_log
-    # 6.1 has the snapshot buffer: a snapshot swaps, tracing never pauses.
+    # Both have the snapshot buffer: a snapshot swaps, tracing never pauses.
     assert b"tracing never pauses" in r.files["status.json"], r.files["status.json"]
     assert "snapshot by swap" in r.daemon_log and "paused" not in r.daemon_log, r.daemon_log
 
 
-def test_function_tracer_kprobe_and_refusals_on_6_1():
-    """6.1 runs the function tracer in an instance (function_graph only at
-    the top level, which sessions never take: refused, saying so), and has
-    kprobes: -l limits the functions, --func-stack adds stacks, a kprobe
-    fetches its argument and is gone afterwards."""
+def test_record_and_kernel_flight_snapshot_on_6_1():
+    record_and_kernel_flight_snapshot("6.1")
+
+
+def test_record_and_kernel_flight_snapshot_on_6_12():
+    record_and_kernel_flight_snapshot("6.12")
+
+
+def function_tracer_kprobe_and_refusals(series):
+    """Both run the function tracer in an instance, and have kprobes: -l
+    limits the functions, --func-stack adds stacks, a kprobe fetches its
+    argument and is gone afterwards. -g needs the top level on both (6.1 runs
+    function_graph only there, 6.12's instances have no set_graph_function),
+    which sessions never take: refused, saying so."""
     r = boot(r"""
 set -e
 ftracectl record --quiet -p function -l 'vfs_*' -o /tmp/fn.dat -- cat /proc/version
@@ -171,7 +188,7 @@ left_instances
 emit left /tmp/left
 cat /sys/kernel/tracing/saved_cmdlines_size > /tmp/cmdlines
 emit cmdlines /tmp/cmdlines
-""")
+""", series=series)
     # 6.1 keeps 128 task names by default; the daemon raised it at start (saved-cmdlines;
     # the kernel rounds up to fill the pages it allocates).
     assert int(r.files["cmdlines"]) >= 8192, r.files["cmdlines"]
@@ -191,14 +208,23 @@ emit cmdlines /tmp/cmdlines
         assert opened and len(opened) == len(enters), (len(opened), len(enters))
         assert all("dfd=-100" in line for line in opened), opened[:5]  # AT_FDCWD
     assert b"ftraced_" not in r.files["left_probes"], r.files["left_probes"]
-    assert b"runs the function_graph tracer only in the top-level buffer" in r.files["fg.err"], \
-        r.files["fg.err"]
+    refusal = (b"runs the function_graph tracer only in the top-level buffer" if series == "6.1"
+               else b"no set_graph_function in instances: -g cannot be applied")
+    assert refusal in r.files["fg.err"], r.files["fg.err"]
     assert b"-l 'no_such_function_here' matches no function" in r.files["nf.err"], \
         r.files["nf.err"]
     assert sessions_left(r) == [], r.files["left"]
 
 
-def test_cpu_hotplug_during_a_capture():
+def test_function_tracer_kprobe_and_refusals_on_6_1():
+    function_tracer_kprobe_and_refusals("6.1")
+
+
+def test_function_tracer_kprobe_and_refusals_on_6_12():
+    function_tracer_kprobe_and_refusals("6.12")
+
+
+def cpu_hotplug_during_a_capture(series):
     """A CPU taken offline and back during a capture, in a 4-vCPU guest:
     nothing captured is lost, and the CPU's events before and after are in
     the file."""
@@ -216,13 +242,21 @@ ftraced-loadgen --instance $inst --cpu 3 --count 200 --tag c > /dev/null
 kill -TERM $rec
 wait $rec
 emit hp.dat /tmp/hp.dat
-""", smp=4)
+""", smp=4, series=series)
     with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
         path = r.save("hp.dat", d)
         for tag, cpu in (("a", "3"), ("b", "2"), ("c", "3")):
             g = count_markers(path, tag)["generators"][cpu]
             assert g["distinct"] == 200 and g["min"] == 0 and g["max"] == 199, (tag, g)
     assert "error" not in r.daemon_log.lower(), r.daemon_log
+
+
+def test_cpu_hotplug_during_a_capture_on_6_1():
+    cpu_hotplug_during_a_capture("6.1")
+
+
+def test_cpu_hotplug_during_a_capture_on_6_12():
+    cpu_hotplug_during_a_capture("6.12")
 
 
 CPUS_64 = int(os.environ.get("FTRACED_VM_CPUS", "64"))
@@ -246,7 +280,8 @@ def test_64_cpus_under_the_units_task_limit():
     Markers only, and --no-filter: enabling a tracepoint patches kernel text, and under
     qemu's multi-threaded TCG a 64-vCPU guest livelocks in the int3 handler of that
     patching (measured: soft lockups, a vCPU looping in asm_exc_int3). Every event is
-    recorded on 6.1 in test_every_event_on_6_1 and on the host."""
+    recorded in test_every_event_on_6_1 and on the host. 6.1 only: 6.12 oopsed at
+    boot with 32 vCPUs under TCG (before the cmpxchg16b workaround; untried since)."""
     tasks_max = unit_tasks_max()
     last = CPUS_64 - 1
     r = boot(r"""
@@ -289,7 +324,7 @@ emit limits /tmp/limits
 emit cpus.dat /tmp/cpus.dat
 emit log /tmp/ftraced2.log
 """ % {"limit": tasks_max, "middle": CPUS_64 // 2, "last": last},
-             smp=CPUS_64, memory_mb=2048, timeout=900)
+             smp=CPUS_64, memory_mb=2048, timeout=900, tcg_thread="multi")
     limits = r.files["limits"].decode()
     print("  " + limits.replace("\n", "; "))
     assert "failed" not in limits and "no " not in limits, limits
@@ -305,8 +340,8 @@ emit log /tmp/ftraced2.log
     assert b"Cannot start" not in r.files["log"], r.files["log"]
 
 
-def test_every_event_on_6_1():
-    """-a on 6.1: every event the kernel lists is enabled (each format is in the file)
+def every_event(series):
+    """-a: every event the kernel lists is enabled (each format is in the file)
     and the file reads back."""
     r = boot(r"""
 set -e
@@ -314,7 +349,7 @@ ftracectl record --quiet -a --duration 2s -o /tmp/all.dat
 grep -c . /sys/kernel/tracing/available_events > /tmp/n_events
 emit all.dat /tmp/all.dat
 emit n_events /tmp/n_events
-""", smp=2)
+""", smp=2, series=series)
     n_kernel = int(r.files["n_events"])
     with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
         path = r.save("all.dat", d)
@@ -324,6 +359,14 @@ emit n_events /tmp/n_events
                               text=True).stdout
         formats = len(re.findall(r"^name: ", dump, re.M))
         assert formats >= n_kernel, (formats, n_kernel)
+
+
+def test_every_event_on_6_1():
+    every_event("6.1")
+
+
+def test_every_event_on_6_12():
+    every_event("6.12")
 
 
 def test_record_and_function_graph_in_an_instance_on_6_12():
