@@ -285,10 +285,12 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 		/*
 		 * Readers wake when a CPU's buffer is half full by default: a stop
 		 * (or a flight snapshot's flush) would find up to half the buffer
-		 * still to compress, and segments could not be cut finer. Wake once
-		 * a batch is there (CAPTURE_BATCH_BYTES), or about every
-		 * SEGMENT_SIZE_CHECKS-th of a segment per CPU if that is less. The
-		 * work per event is the same; only the wake-ups are more frequent.
+		 * still to compress, segments could not be cut finer, and a reader
+		 * woken late finds the other half overwritten already. Wake once a
+		 * batch is there (CAPTURE_BATCH_BYTES), or about every
+		 * SEGMENT_SIZE_CHECKS-th of a segment per CPU if that is less, and
+		 * by WAKE_PERCENT_MAX of the buffer at the latest. The work per
+		 * event is the same; only the wake-ups are more frequent.
 		 */
 		uint64_t buffer_bytes = (uint64_t)c->buffer_kb * 1024;
 		uint64_t wake = CAPTURE_BATCH_BYTES;
@@ -298,9 +300,9 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 			wake = MIN(wake, session_segment_limit(s) / s->cpus.n_cpus /
 					 SEGMENT_SIZE_CHECKS);
 		/* Rounded up: a wake-up brings at least a batch (see capture_stream_new()). */
-		percent = buffer_bytes == 0 ? 50 :
-			  (unsigned)MIN((uint64_t)50, MAX((uint64_t)1, (wake * 100 + buffer_bytes - 1) /
-									buffer_bytes));
+		percent = buffer_bytes == 0 ? WAKE_PERCENT_MAX :
+			  (unsigned)MIN((uint64_t)WAKE_PERCENT_MAX,
+					MAX((uint64_t)1, (wake * 100 + buffer_bytes - 1) / buffer_bytes));
 		r = instance_set_buffer_percent(s->instance, percent);
 		if (r < 0)
 			log_warning_errno(r, "Session '%s': cannot set buffer_percent, stops may take "
