@@ -32,6 +32,7 @@
 #include "lib/v7-format.h"
 #include "lib/v7-reader.h"
 #include "lib/v7-verify.h"
+#include "lib/wall-clock.h"
 
 #define EVENT_IDS_MAX V7_EVENT_IDS_MAX
 
@@ -148,18 +149,6 @@ static char *trimmed(const char *s)
 	return t;
 }
 
-/* The DATE option (trace-cmd --date): "0x..." µs to add to the trace clock; false if none. */
-static bool parse_date(const char *text, long long *ret_us)
-{
-	char *end;
-
-	if (!text)
-		return false;
-	errno = 0;
-	*ret_us = strtoll(text, &end, 0);
-	return !errno && end != text && (*end == '\0' || *end == '\n');
-}
-
 /* Where the trace clock stood against the wall clock when the file was written. */
 static void print_wall_clock(bool has_date, long long date_us)
 {
@@ -177,41 +166,28 @@ static void print_wall_clock(bool has_date, long long date_us)
 	       "--nodate does not)\n", when, date_us % 1000000);
 }
 
-/* Trace time @ts (ns) on the wall clock, "2026-11-25T13:02:00.123456789Z"; @date_us: its anchor. */
-static void format_wall(long long date_us, uint64_t ts, char *buf, size_t n)
-{
-	long long ns = date_us % 1000000 * 1000 + (long long)(ts % 1000000000);
-	time_t sec = (time_t)(date_us / 1000000 + (long long)(ts / 1000000000) + ns / 1000000000);
-	struct tm tm;
-	size_t k = 0;
-
-	if (gmtime_r(&sec, &tm))
-		k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + k, n - k, ".%09lldZ", ns % 1000000000);
-}
-
 /* Each CPU's first and last event on the wall clock, and the whole file's span. */
 static void print_wall_span(const struct v7_reader *r, const uint64_t (*span)[2], size_t n_cpus,
 			    long long date_us)
 {
 	uint64_t first = UINT64_MAX, last = 0;
-	char from[48], to[48];
+	char from[WALL_TEXT_MAX], to[WALL_TEXT_MAX];
 
 	for (size_t i = 0; i < n_cpus; i++) {
 		if (span[i][0] == UINT64_MAX)
 			continue;
 		if (first == UINT64_MAX)
 			printf("\nWall clock (UTC), first and last event:\n");
-		format_wall(date_us, span[i][0], from, sizeof(from));
-		format_wall(date_us, span[i][1], to, sizeof(to));
+		wall_format(date_us, span[i][0], from, sizeof(from));
+		wall_format(date_us, span[i][1], to, sizeof(to));
 		printf("  CPU %-4u %s  %s\n", v7_reader_cpu(r, i)->cpu, from, to);
 		first = MIN(first, span[i][0]);
 		last = MAX(last, span[i][1]);
 	}
 	if (first == UINT64_MAX)
 		return;
-	format_wall(date_us, first, from, sizeof(from));
-	format_wall(date_us, last, to, sizeof(to));
+	wall_format(date_us, first, from, sizeof(from));
+	wall_format(date_us, last, to, sizeof(to));
 	printf("  all      %s  %s\n", from, to);
 }
 
@@ -240,7 +216,7 @@ static json_t *cpu_json(struct v7_reader *r, const struct v7_reader_cpu *cpu,
 			const struct v7_cpu_summary *w, uint32_t chunks, uint64_t lost,
 			const long long *date_us)
 {
-	char wall[48];
+	char wall[WALL_TEXT_MAX];
 	json_t *c = json_object();
 	uint64_t from_ts = 0;
 	bool dropped = false;
@@ -256,9 +232,9 @@ static json_t *cpu_json(struct v7_reader *r, const struct v7_reader_cpu *cpu,
 	json_put_u64(c, "first_ts", w->first_ts);
 	json_put_u64(c, "last_ts", w->last_ts);
 	if (date_us && w->events > 0) {
-		format_wall(*date_us, w->first_ts, wall, sizeof(wall));
+		wall_format(*date_us, w->first_ts, wall, sizeof(wall));
 		json_put_text(c, "first_wall", wall);
-		format_wall(*date_us, w->last_ts, wall, sizeof(wall));
+		wall_format(*date_us, w->last_ts, wall, sizeof(wall));
 		json_put_text(c, "last_wall", wall);
 	}
 	json_put_u64(c, "lost_events", lost);
@@ -356,7 +332,7 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 	uname_text = trimmed(v7_reader_option(r, V7_READER_UNAME));
 	version = trimmed(v7_reader_option(r, V7_READER_VERSION));
 	n_cpus = v7_reader_n_cpus(r);
-	has_date = parse_date(v7_reader_option(r, V7_READER_DATE), &date_us);
+	has_date = wall_date_parse(v7_reader_option(r, V7_READER_DATE), &date_us);
 	span = calloc(MAX(n_cpus, (size_t)1), sizeof(*span)); /* first, last event per CPU */
 	if (!span)
 		return EXIT_FAILED;

@@ -171,6 +171,7 @@ int flight_new(const struct mode_host *host, struct flight **ret, char *error, s
 			/* Apart from every session's own id: bit 40 up. */
 			.instance_id = (UINT64_C(1) << 40) | ((uint64_t)f->host.id << 8) | k,
 			.clock = f->host.config->clock,
+			.date = f->host.date,
 			.n_cpus = f->host.cpus->n_cpus,
 			.fire = on_trigger_fire,
 			.userdata = slot,

@@ -25,6 +25,7 @@
 #include "daemon/trigger.h"
 #include "lib/rb-page.h"
 #include "lib/time-util.h"
+#include "lib/wall-clock.h"
 
 #define TRIGGER_RESULT_MAX 256u
 
@@ -43,6 +44,9 @@ struct trigger {
 	uint64_t suppressed; /* by min-interval or max */
 	uint64_t last_fire_usec;
 	char result[TRIGGER_RESULT_MAX];
+	bool has_date;       /* the session's wall-clock anchor, for times people read */
+	long long date_us;
+	char last_wall[WALL_TEXT_MAX]; /* the last firing's event, UTC; "" */
 };
 
 struct trigger *trigger_free(struct trigger *t)
@@ -135,6 +139,8 @@ int trigger_new(const struct trigger_env *env, const char *text, struct trigger 
 		return -ENOMEM;
 	}
 	t->env = *env;
+	t->env.date = NULL; /* borrowed: parsed now */
+	t->has_date = wall_date_parse(env->date, &t->date_us);
 	snprintf(t->text, sizeof(t->text), "%s", text);
 	r = trigger_spec_parse(text, &t->spec, error, n_error);
 	if (r < 0)
@@ -181,8 +187,14 @@ static int on_trigger_event(const struct rb_event *e, void *userdata)
 	}
 	t->fired++;
 	t->last_fire_usec = now;
-	log_info("Trigger '%s' fired (event at %" PRIu64 ".%06" PRIu64 ")", t->text,
-		 e->ts / 1000000000, e->ts / 1000 % 1000000);
+	if (t->has_date) {
+		wall_format(t->date_us, e->ts, t->last_wall, sizeof(t->last_wall));
+		log_info("Trigger '%s' fired (event at %s, trace clock %" PRIu64 ".%06" PRIu64 ")",
+			 t->text, t->last_wall, e->ts / 1000000000, e->ts / 1000 % 1000000);
+	} else {
+		log_info("Trigger '%s' fired (event at trace clock %" PRIu64 ".%06" PRIu64 ")",
+			 t->text, e->ts / 1000000000, e->ts / 1000 % 1000000);
+	}
 	t->env.fire(t, e->ts, t->env.userdata);
 	return 0;
 }
@@ -256,12 +268,6 @@ void trigger_set_result(struct trigger *t, const char *result)
 	snprintf(t->result, sizeof(t->result), "%s", result);
 }
 
-/**
- * trigger_describe() - one line for status: the trigger, its counts, its last result.
- * @t: trigger
- * @buf: receives the line
- * @n: its size
- */
 /* Adds this trigger's firings and suppressions to @fired and @suppressed. */
 void trigger_add_counts(const struct trigger *t, uint64_t *fired, uint64_t *suppressed)
 {
@@ -269,8 +275,17 @@ void trigger_add_counts(const struct trigger *t, uint64_t *fired, uint64_t *supp
 	*suppressed += t->suppressed;
 }
 
+/**
+ * trigger_describe() - one line for status: the trigger, its counts, its last result.
+ * @t: trigger
+ * @buf: receives the line
+ * @n: its size
+ *
+ * The last firing's event time is in UTC where the session has a wall-clock anchor.
+ */
 void trigger_describe(const struct trigger *t, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s: fired %" PRIu64 ", suppressed %" PRIu64 "%s%s", t->text, t->fired,
-		 t->suppressed, t->result[0] ? ", last: " : "", t->result);
+	snprintf(buf, n, "%s: fired %" PRIu64 ", suppressed %" PRIu64 "%s%s%s%s", t->text,
+		 t->fired, t->suppressed, t->last_wall[0] ? ", last at " : "", t->last_wall,
+		 t->result[0] ? ", last: " : "", t->result);
 }

@@ -18,6 +18,7 @@ struct trigger_env {
 	uint32_t instance_tag;
 	uint64_t instance_id;
 	const char *clock; /* the session's trace clock, or NULL for the default */
+	const char *date;  /* the session's wall-clock anchor (DATE option), "" or NULL: none */
 	unsigned n_cpus;
 	trigger_fire_fn fire;
 	void *userdata;

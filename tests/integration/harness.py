@@ -6,6 +6,7 @@ parsing, and a tiny runner that prints 'N passed, M failed'.
 Every test uses its own ftraced-* instances (through the daemon) and must
 leave none behind; the top-level tracing buffer is never touched."""
 
+import calendar
 import contextlib
 import json
 import os
@@ -476,6 +477,12 @@ def count_markers(files, tag="t"):
     out = subprocess.run([COUNTER, "-t", tag] + list(files), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
+
+
+def wall_seconds(text):
+    """"2026-11-25T13:02:00.123456789Z" (ftracectl's UTC times) as seconds since the epoch."""
+    whole, frac = text.rstrip("Z").split(".")
+    return calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S")) + int(frac) / 1e9
 
 
 def run(tests=None):

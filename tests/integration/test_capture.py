@@ -4,7 +4,6 @@
 a session, tracers and what this kernel refuses, and the files read back
 with trace-cmd."""
 
-import calendar
 import errno
 import json
 import os
@@ -17,7 +16,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (daemon, Daemon, LOADGEN, TRACING, event_lines, loadgen,  # noqa: E402
-                     loadgen_result, our_instances, report, run)
+                     loadgen_result, our_instances, report, run, wall_seconds)
 
 
 def by_pid(path, event):
@@ -159,12 +158,6 @@ def test_probes_after_a_crash():
 def report_times(path, *extra):
     return [float(re.search(r"\]\s+([\d.]+):", line).group(1)) for _, _, line in
             event_lines(report(path, *extra))]
-
-
-def wall_seconds(text):
-    """"2026-11-25T13:02:00.123456789Z" as seconds since the epoch."""
-    whole, frac = text.rstrip("Z").split(".")
-    return calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S")) + int(frac) / 1e9
 
 
 def assert_wall_span(info, info_json, before, after):

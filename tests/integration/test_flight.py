@@ -7,6 +7,7 @@ recording goes on; the same for the kernel backend; --trim; triggers with
 post time and rate limits; concurrent snapshots; bad requests."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -17,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (daemon, Daemon, our_instances, markers, start_markers, check_events,  # noqa: E402
                      count_markers, CPUS, FTRACECTL, TRACING, event_lines, report, run,
                      assert_complete_sequences, parse_markers,
-                     wait_cpus_have_events)
+                     wait_cpus_have_events, wall_seconds)
 
 
 
@@ -253,6 +254,12 @@ def test_trigger_post_and_rate_limit():
             last = max(ts(line) for _, _, line in event_lines(lines))
             assert last - ts(moment[0]) >= 0.25, "post: only %.3f s after the trigger" % (
                 last - ts(moment[0]))
+            # The firing's event in UTC (report prints wall-clock times too), in status
+            # and in the log.
+            fired_at = wall_seconds(st["triggers"][0].split("last at ")[1].split(",")[0])
+            assert 0 <= fired_at - ts(moment[0]) < 2, (st["triggers"], moment)
+            assert re.search(r"Trigger '.*' fired \(event at 20\S+Z, trace clock \d+\.\d{6}\)",
+                             d.log()), d.log()[-2000:]
             # Within min-interval nothing more fires; after it, the next one does.
             kill_probe()
             time.sleep(0.5)
