@@ -385,6 +385,8 @@ static void flight_json(json_t *o, const struct session_info *s)
 	}
 	if (s->has_history_ms)
 		json_put_u64(o, "history_ms", s->history_ms);
+	if (s->history_from[0])
+		json_put_text(o, "history_from", s->history_from);
 	if (s->directory[0])
 		json_put_text(o, "directory", s->directory);
 	if (s->note[0])

@@ -75,8 +75,9 @@ static void print_flight(const struct session_info *s)
 			printf(" (%.1fx)", (double)s->history_raw_bytes / (double)s->history_bytes);
 		printf("\n");
 		if (s->has_history_ms)
-			printf("  history:      %.1f s complete on every CPU\n",
-			       (double)s->history_ms / 1000);
+			printf("  history:      %.1f s complete on every CPU%s%s\n",
+			       (double)s->history_ms / 1000, s->history_from[0] ? ", from " : "",
+			       s->history_from);
 		print_size(a, sizeof(a), s->evicted_raw_bytes);
 		printf("  evicted:      %s (oldest history, to stay in budget)\n", a);
 	}

@@ -54,6 +54,8 @@ struct flight {
 	uint32_t n_snapshots;         /* written */
 	uint64_t n_failed;            /* snapshots that could not be written */
 	uint32_t next_snapshot_seq;
+	bool has_date;                /* the session's wall-clock anchor, for times people read */
+	long long date_us;
 	char note[256];               /* what the user should know about the backend */
 	struct spool history;         /* kernel: a recipe, for recovery after a crash ... */
 	int *copies;                  /* ... and while drained snapshots are unwritten, per CPU

@@ -51,6 +51,7 @@
 #include "daemon/trigger.h"
 #include "lib/ctl-proto.h"
 #include "lib/time-util.h"
+#include "lib/wall-clock.h"
 
 static void on_trigger_fire(struct trigger *t, uint64_t ts, void *userdata);
 
@@ -127,6 +128,7 @@ int flight_new(const struct mode_host *host, struct flight **ret, char *error, s
 		return -ENOMEM;
 	}
 	f->host = *host;
+	f->has_date = wall_date_parse(host->date, &f->date_us);
 	f->snap_dir_fd = -EBADF;
 	f->history.dir_fd = -EBADF;
 	if (flight_kernel_backend(f)) {
@@ -663,12 +665,14 @@ static uint64_t not_yet_in_ring(struct flight *f)
  *
  * The history reaches back to the latest time from which every CPU that
  * lost older data is complete, or to the start when none did; clocks are in
- * ns. Its raw bytes count what is still on the way to the ring too.
+ * ns; where the session has a wall-clock anchor, that time is said in UTC
+ * too (from the start: the realtime clock's). Its raw bytes count what is
+ * still on the way to the ring too.
  */
 void flight_describe(struct flight *f, uint64_t start_usec, struct ctl_builder *b)
 {
 	uint64_t bytes = 0, raw = 0, evicted = 0, newest = 0, complete = 0;
-	char line[FTRACED_MESSAGE_MAX], dir[PATH_MAX];
+	char line[FTRACED_MESSAGE_MAX], dir[PATH_MAX], from[WALL_TEXT_MAX];
 
 	ctl_put_u32(b, FTRACED_ATTR_FLIGHT_BACKEND, f->host.config->backend);
 	if (!flight_kernel_backend(f)) {
@@ -697,12 +701,20 @@ void flight_describe(struct flight *f, uint64_t start_usec, struct ctl_builder *
 		 * a worker's batch or the kernel's ring (a slow session's first
 		 * chunk may take minutes to fill). Else, what every CPU has whole.
 		 */
-		if (complete)
+		if (complete) {
 			ctl_put_u64(b, FTRACED_ATTR_HISTORY_MS, newest > complete ?
 				    (newest - complete) / 1000000 : 0);
-		else if (flight_phase(f) == MODE_RUNNING)
-			ctl_put_u64(b, FTRACED_ATTR_HISTORY_MS,
-				    (monotonic_usec() - start_usec) / 1000);
+			if (f->has_date) {
+				wall_format(f->date_us, complete, from, sizeof(from));
+				ctl_put_string(b, FTRACED_ATTR_HISTORY_FROM, from);
+			}
+		} else if (flight_phase(f) == MODE_RUNNING) {
+			uint64_t age = monotonic_usec() - start_usec;
+
+			ctl_put_u64(b, FTRACED_ATTR_HISTORY_MS, age / 1000);
+			wall_format((long long)(realtime_usec() - age), 0, from, sizeof(from));
+			ctl_put_string(b, FTRACED_ATTR_HISTORY_FROM, from);
+		}
 	}
 	ctl_put_u32(b, FTRACED_ATTR_SNAPSHOTS, f->n_snapshots);
 	ctl_put_u32(b, FTRACED_ATTR_SEGMENTS_KEPT, f->host.publisher->usage.n_files);

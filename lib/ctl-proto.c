@@ -197,6 +197,9 @@ static bool char_ok(uint16_t type, uint8_t c)
 		       c == ']' || c == ':' || c == '-' || c == '$';
 	case FTRACED_ATTR_TRACER:
 		return alnum || c == '_';
+	case FTRACED_ATTR_HISTORY_FROM:
+		/* 2026-11-25T13:02:00.123456789Z */
+		return alnum || c == '-' || c == ':' || c == '.';
 	case FTRACED_ATTR_TRACE_OPTION:
 		/* Option file names: record-tgid, funcgraph-proc, func_stack_trace, ... */
 		return alnum || c == '_' || c == '-';

@@ -149,6 +149,9 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 		case FTRACED_ATTR_GAP:
 			r = ctl_attr_string(&a, FTRACED_MESSAGE_MAX, s->gap);
 			break;
+		case FTRACED_ATTR_HISTORY_FROM:
+			r = ctl_attr_string(&a, sizeof(s->history_from) - 1, s->history_from);
+			break;
 		case FTRACED_ATTR_EVENTS_DISCARDED:
 			r = ctl_attr_u64(&a, &s->discarded);
 			break;

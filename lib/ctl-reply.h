@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "ftraced/proto.h"
+#include "lib/wall-clock.h"
 
 /* A session record as received in STARTED, SESSIONS and FINISHED. */
 struct session_info {
@@ -45,6 +46,7 @@ struct session_info {
 	uint64_t flight_size;
 	bool has_history_ms;
 	uint64_t history_ms;
+	char history_from[WALL_TEXT_MAX]; /* UTC, "" if not said */
 	uint64_t history_raw_bytes;
 	uint64_t history_bytes;
 	uint64_t evicted_raw_bytes;

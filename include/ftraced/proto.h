@@ -167,6 +167,7 @@ enum ftraced_attr {
 	FTRACED_ATTR_OFFER,             /* u32, enum ftraced_offer */
 	/* a session's STATUS record */
 	FTRACED_ATTR_GAP,               /* string: a time it did not capture (the daemon was away) */
+	FTRACED_ATTR_HISTORY_FROM,      /* string: UTC time from which every CPU's history is held */
 	_FTRACED_ATTR_MAX,
 };
 /* Requests' attribute sets are two u64 bitmaps (lib/ctl-proto.h). */

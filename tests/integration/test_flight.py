@@ -67,9 +67,13 @@ def test_memory_suffix_and_recording_goes_on():
         d.ctl("start", "fl")
         instance = d.ctl_json("status", "fl")["instance"]
         # ~36 MiB of raw trace per CPU, some 2 MiB compressed: far beyond 512 KiB per CPU.
+        began = time.time()
         written = markers(instance, CPUS, 1000000, tag="t")
+        ended = time.time()
         st = d.ctl_json("status", "fl")
         assert st["evicted_raw_bytes"] > 0, st
+        # Older data evicted: complete on every CPU from a time inside the run, in UTC.
+        assert began <= wall_seconds(st["history_from"]) <= ended, (began, ended, st)
         assert st["history_bytes"] <= 1 << 20, st
         assert st["history_raw_bytes"] >= 5 * st["history_bytes"], st
         first, reply = snapshot(d, "fl")
@@ -94,11 +98,18 @@ def test_status_shows_history_at_a_low_rate():
     says how much and how long, and the snapshot holds it."""
     with daemon() as d:
         d.ctl("create", "slow", "--mode", "flight", "-e", "ftrace:print")
+        before = time.time()
         d.ctl("start", "slow")
+        started = time.time()
         instance = d.ctl_json("status", "slow")["instance"]
         written = markers(instance, CPUS, 200, rate=400)
         st = d.ctl_json("status", "slow")
         assert st["history_raw_bytes"] > 0 and st["history_ms"] >= 400, st
+        # Nothing evicted: the history reaches back to the start, said in UTC too.
+        assert before - 0.01 <= wall_seconds(st["history_from"]) <= started + 0.01, \
+            (before, started, st)
+        assert "complete on every CPU, from %s" % st["history_from"] in \
+            d.ctl("status", "slow").stdout
         out = os.path.join(d.dir, "slow.dat")
         d.ctl("snapshot", "slow", "-o", out)
         assert_complete_sequences(parse_markers(report(out)), written)
