@@ -152,18 +152,15 @@ static char *trimmed(const char *s)
 /* Where the trace clock stood against the wall clock when the file was written. */
 static void print_wall_clock(bool has_date, long long date_us)
 {
-	char when[64] = "?";
-	time_t sec = (time_t)(date_us / 1000000);
-	struct tm tm;
+	char when[WALL_TEXT_MAX];
 
 	if (!has_date) {
 		printf("wall clock:  not recorded (times are the trace clock's)\n");
 		return;
 	}
-	if (gmtime_r(&sec, &tm))
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	printf("wall clock:  trace time 0 is %s.%06lldZ (trace-cmd report adds it; "
-	       "--nodate does not)\n", when, date_us % 1000000);
+	wall_format(date_us, 0, when, sizeof(when));
+	printf("wall clock:  trace time 0 is %s (trace-cmd report adds it; --nodate does not)\n",
+	       when);
 }
 
 /* Each CPU's first and last event on the wall clock, and the whole file's span. */

@@ -15,13 +15,10 @@
 #include <systemd/sd-event.h>
 
 struct capture_pool;
-struct ctl_builder;
 struct event_list;
-struct ftraced_session_counters;
 struct instance;
 struct instance_meta;
 struct kallsyms;
-struct publish_outcome;
 struct publisher;
 struct segment_env;
 struct session_config;

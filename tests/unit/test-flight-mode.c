@@ -155,7 +155,7 @@ static uint64_t file_size(const char *path)
 int main(void)
 {
 	char dir[] = "/tmp/ftraced-test-flight-XXXXXX", path[PATH_MAX], error[256];
-	struct instance_meta imeta = { .subbuf_size = 4096 };
+	struct instance_meta imeta;
 	struct session_config config = { .backend = FTRACED_FLIGHT_MEMORY, .zstd = true,
 					 .level = 3, .flight_size = 1 << 20 };
 	struct retention_limits limits = {};
@@ -175,22 +175,7 @@ int main(void)
 	assert(mkdirat(state_fd, SESSIONS_DIR "/s", 0700) == 0);
 	session_fd = openat(state_fd, SESSIONS_DIR "/s", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert(session_fd >= 0);
-	imeta.header_page = header_page_text(4096);
-	imeta.n_header_page = strlen(imeta.header_page);
-	imeta.header_event = strdup(header_event);
-	imeta.n_header_event = strlen(header_event);
-	imeta.trace_clock = strdup("[local] global\n");
-	snprintf(imeta.clock, sizeof(imeta.clock), "local");
-	env = (struct segment_env){
-		.state_dir_fd = state_fd,
-		.notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
-		.imeta = &imeta,
-		.events = &events,
-		.instance_name = "ftraced-test",
-		.n_cpus = 2,
-		.zstd = true,
-		.level = 3,
-	};
+	env = snapshot_segment_env(state_fd, &imeta, &events);
 	assert(env.notify_fd >= 0);
 	assert(stream_set_init(&cpus, 2) == 0);
 	/* What flight_start() makes; the workers' chunks would go in here. */
@@ -259,8 +244,6 @@ int main(void)
 	close(session_fd);
 	close(state_fd);
 	close(env.notify_fd);
-	free(imeta.header_page);
-	free(imeta.header_event);
-	free(imeta.trace_clock);
+	snapshot_meta_done(&imeta);
 	return 0;
 }

@@ -71,7 +71,7 @@ static bool exists(int dir_fd, const char *name)
 int main(void)
 {
 	char dir[] = "/tmp/ftraced-test-publish-XXXXXX";
-	struct instance_meta imeta = { .subbuf_size = 4096 };
+	struct instance_meta imeta;
 	struct retention_limits limits = { .max_files = 2 };
 	struct event_list events = {};
 	struct segment_env env;
@@ -81,22 +81,7 @@ int main(void)
 	assert(mkdtemp(dir));
 	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert(dir_fd >= 0);
-	imeta.header_page = header_page_text(4096);
-	imeta.n_header_page = strlen(imeta.header_page);
-	imeta.header_event = strdup(header_event);
-	imeta.n_header_event = strlen(header_event);
-	imeta.trace_clock = strdup("[local] global\n");
-	snprintf(imeta.clock, sizeof(imeta.clock), "local");
-	env = (struct segment_env){
-		.state_dir_fd = dir_fd,
-		.notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
-		.imeta = &imeta,
-		.events = &events,
-		.instance_name = "ftraced-test",
-		.n_cpus = 2,
-		.zstd = true,
-		.level = 3,
-	};
+	env = snapshot_segment_env(dir_fd, &imeta, &events);
 	assert(env.notify_fd >= 0);
 	p = (struct publisher){
 		.session = "s",
@@ -128,8 +113,6 @@ int main(void)
 	close(dir_fd);
 	close(env.notify_fd);
 	assert(rmdir(dir) == 0);
-	free(imeta.header_page);
-	free(imeta.header_event);
-	free(imeta.trace_clock);
+	snapshot_meta_done(&imeta);
 	return 0;
 }

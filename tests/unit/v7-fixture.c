@@ -5,10 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "ftraced/macro.h"
+#include "daemon/metadata.h"
+#include "daemon/segment.h"
 #include "lib/chunk-record.h"
 #include "lib/compress.h"
 #include "tests/unit/v7-fixture.h"
@@ -186,4 +189,41 @@ void fixture_done(struct fixture *f)
 		free(f->cpus[cpu].pages);
 	}
 	free(f->header_page);
+}
+
+/**
+ * snapshot_segment_env() - what segment_new_snapshot() needs, for tests of publishing.
+ * @state_dir_fd: the state directory
+ * @imeta: filled here (snapshot_meta_done() frees it)
+ * @events: the session's events (may be empty)
+ *
+ * Return: the environment, with a new eventfd as its notify_fd.
+ */
+struct segment_env snapshot_segment_env(int state_dir_fd, struct instance_meta *imeta,
+					const struct event_list *events)
+{
+	*imeta = (struct instance_meta){ .subbuf_size = 4096 };
+	imeta->header_page = header_page_text(4096);
+	imeta->n_header_page = strlen(imeta->header_page);
+	imeta->header_event = strdup(header_event);
+	imeta->n_header_event = strlen(header_event);
+	imeta->trace_clock = strdup("[local] global\n");
+	snprintf(imeta->clock, sizeof(imeta->clock), "local");
+	return (struct segment_env){
+		.state_dir_fd = state_dir_fd,
+		.notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
+		.imeta = imeta,
+		.events = events,
+		.instance_name = "ftraced-test",
+		.n_cpus = 2,
+		.zstd = true,
+		.level = 3,
+	};
+}
+
+void snapshot_meta_done(struct instance_meta *imeta)
+{
+	free(imeta->header_page);
+	free(imeta->header_event);
+	free(imeta->trace_clock);
 }

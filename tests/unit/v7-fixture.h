@@ -44,3 +44,11 @@ struct fixture {
 
 void fixture_init(struct fixture *f, uint32_t page_size, bool zstd, unsigned pages_per_chunk);
 void fixture_done(struct fixture *f);
+
+/* A snapshot's segment without tracefs: 2 CPUs, zstd, 4 KiB sub-buffers, local clock. */
+struct event_list;
+struct instance_meta;
+struct segment_env;
+struct segment_env snapshot_segment_env(int state_dir_fd, struct instance_meta *imeta,
+					const struct event_list *events);
+void snapshot_meta_done(struct instance_meta *imeta);
