@@ -56,6 +56,7 @@ struct flight {
 	uint32_t next_snapshot_seq;
 	bool has_date;                /* the session's wall-clock anchor, for times people read */
 	long long date_us;
+	uint64_t start_wall_usec;     /* the realtime clock when recording began */
 	char note[256];               /* what the user should know about the backend */
 	struct spool history;         /* kernel: a recipe, for recovery after a crash ... */
 	int *copies;                  /* ... and while drained snapshots are unwritten, per CPU

@@ -251,6 +251,8 @@ int flight_start(struct flight *f)
 		f->host.cpus->cpus[cpu].lost_base = f->host.cpus->cpus[cpu].start.overrun;
 		f->host.cpus->cpus[cpu].seen = f->host.cpus->cpus[cpu].start;
 	}
+	/* Read once: realtime minus the age would move by the two reads' distance each time. */
+	f->start_wall_usec = realtime_usec();
 	r = f->host.ops->begin_running(f->host.session);
 	if (r < 0)
 		return r;
@@ -712,7 +714,7 @@ void flight_describe(struct flight *f, uint64_t start_usec, struct ctl_builder *
 			uint64_t age = monotonic_usec() - start_usec;
 
 			ctl_put_u64(b, FTRACED_ATTR_HISTORY_MS, age / 1000);
-			wall_format((long long)(realtime_usec() - age), 0, from, sizeof(from));
+			wall_format((long long)f->start_wall_usec, 0, from, sizeof(from));
 			ctl_put_string(b, FTRACED_ATTR_HISTORY_FROM, from);
 		}
 	}
