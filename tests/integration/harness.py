@@ -216,6 +216,15 @@ def daemon(d=None):
     try:
         yield d
         d.stop()
+    except BaseException:
+        # CI shows a short excerpt of a failed suite: the daemon's last words go to stdout,
+        # ahead of the traceback that stderr carries.
+        try:
+            print("daemon log, last lines:\n" + "".join(d.log().splitlines(True)[-25:]),
+                  flush=True)
+        except OSError:
+            pass
+        raise
     finally:
         d.cleanup()
 
@@ -519,7 +528,8 @@ def run(tests=None):
             print("PASS %s (%.1f s)" % (name, time.monotonic() - start), flush=True)
         except Exception:
             failed += 1
-            print("FAIL %s" % name, flush=True)
+            reason = traceback.format_exc().rstrip().splitlines()[-6:]
+            print("FAIL %s: %s" % (name, "\n    ".join(reason)[:2000]), flush=True)
             traceback.print_exc()
             sys.stdout.flush()
     print("%d passed, %d failed" % (passed, failed))
