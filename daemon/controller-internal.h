@@ -14,21 +14,9 @@
 #include "daemon/bounds.h"
 #include "daemon/controller.h"
 #include "daemon/instance-offer.h"
+#include "daemon/reply-route.h"
 #include "daemon/session.h"
 #include "lib/ctl-proto.h"
-
-enum reply_kind {
-	REPLY_NONE,
-	REPLY_RECORD,  /* the record's client: STARTED, then FINISHED */
-	REPLY_OK,      /* a create, stop or destroy: OK or ERROR */
-	REPLY_LOG,     /* a session file's or saved session's: said in the log */
-};
-
-struct pending_reply {
-	enum reply_kind kind;
-	struct ctl_conn *conn;   /* RECORD, OK */
-	char origin[PATH_MAX];   /* LOG: where the session came from, for the log */
-};
 
 struct slot {
 	struct session *session;

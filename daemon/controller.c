@@ -74,8 +74,6 @@ void controller_changed(struct controller *c)
 	c->env.changed(c->env.userdata);
 }
 
-
-
 /* An empty slot, cleared of what its last session left. */
 struct slot *controller_free_slot(struct controller *c)
 {
@@ -106,6 +104,8 @@ static struct slot *slot_of(struct controller *c, struct session *s)
 
 static void reply_ok(struct controller *c, struct ctl_conn *conn)
 {
+	if (!conn)
+		return; /* its client went away */
 	ctl_builder_init(&c->reply, FTRACED_MSG_OK);
 	ctl_conn_send(conn, &c->reply);
 }
@@ -130,9 +130,7 @@ void controller_wait_in_log(struct slot *slot, const char *origin)
 	snprintf(slot->reply.origin, sizeof(slot->reply.origin), "%s", origin);
 }
 
-
-
-/* A continuous session stopped and its last segment is on disk. */
+/* A continuous or flight session stopped and its last file is on disk. */
 static void on_session_stopped(struct session *s, void *userdata)
 {
 	struct controller *c = userdata;
@@ -141,9 +139,31 @@ static void on_session_stopped(struct session *s, void *userdata)
 	log_info("Session '%s' stopped", session_name(s));
 	if (slot && !c->exiting)
 		controller_save(c, slot, /* running= */ false, 0);
-	if (slot)
+	if (slot && reply_route(&slot->reply, NEWS_STOPPED).answer == ANSWER_OK)
 		answer_ok(c, slot);
 	controller_changed(c);
+}
+
+/* A record's client hears how its capture ended. */
+static void answer_record(struct controller *c, struct slot *slot, struct session *s,
+			  enum reply_answer answer, int error, const char *message)
+{
+	if (answer == ANSWER_ERROR) {
+		/*
+		 * What a failed record captured, rebuilt in the state
+		 * directory, goes to its client too: it may not read
+		 * that directory (a group member), it can copy the file.
+		 */
+		const char *rel = session_recovered_file(s);
+		_cleanup_close_ int fd = rel ? openat(c->env.state_dir_fd, rel,
+					O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -EBADF;
+
+		ctl_conn_send_error_fd(slot->reply.conn, error, fd, "%s", message);
+	} else if (answer == ANSWER_FINISHED) {
+		ctl_builder_init(&c->reply, FTRACED_MSG_FINISHED);
+		session_describe(s, &c->reply);
+		ctl_conn_send(slot->reply.conn, &c->reply);
+	}
 }
 
 static void on_session_done(struct session *s, void *userdata)
@@ -152,35 +172,20 @@ static void on_session_done(struct session *s, void *userdata)
 	struct controller *c = userdata;
 	struct slot *slot = slot_of(c, s);
 	struct pending_reply reply;
+	struct reply_route route;
 	const char *message;
 	int error;
 
 	if (!slot)
 		return;
 	error = session_error(s, &message);
+	route = reply_route(&slot->reply, error < 0 ? NEWS_FAILED : NEWS_DONE);
 	snprintf(instance, sizeof(instance), "%s", session_instance_name(s) ?: "");
-	if (slot->reply.kind == REPLY_RECORD && slot->reply.conn) {
-		if (error < 0) {
-			/*
-			 * What a failed record captured, rebuilt in the state
-			 * directory, goes to its client too: it may not read
-			 * that directory (a group member), it can copy the file.
-			 */
-			const char *rel = session_recovered_file(s);
-			_cleanup_close_ int fd = rel ? openat(c->env.state_dir_fd, rel,
-						O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -EBADF;
-
-			ctl_conn_send_error_fd(slot->reply.conn, error, fd, "%s", message);
-		} else {
-			ctl_builder_init(&c->reply, FTRACED_MSG_FINISHED);
-			session_describe(s, &c->reply);
-			ctl_conn_send(slot->reply.conn, &c->reply);
-		}
-	}
+	answer_record(c, slot, s, route.answer, error, message);
 	log_info("Session '%s' %s", session_name(s), error < 0 ? "failed" : "finished");
 	reply = slot->reply;
 	slot->session = session_free(s); /* its instance goes to the reaper */
-	slot->reply = (struct pending_reply){};
+	slot->reply = (struct pending_reply){ .kind = route.then };
 	if (slot->reload_when_done && !c->exiting && c->sessions_dir) {
 		char file[sizeof(slot->file)];
 
@@ -196,9 +201,10 @@ static void on_session_done(struct session *s, void *userdata)
 	 */
 	malloc_trim(0);
 	/* A destroy answers once the instance is gone too, or says why it is not. */
-	if (reply.kind == REPLY_OK && instance[0] && reaper_pending(c->reaper, instance))
+	if (route.answer == ANSWER_OK && reply.conn && instance[0] &&
+	    reaper_pending(c->reaper, instance))
 		reaper_wait(c->reaper, instance, reply.conn, DESTROY_WAIT_USEC);
-	else if (reply.kind == REPLY_OK)
+	else if (route.answer == ANSWER_OK)
 		reply_ok(c, reply.conn);
 	controller_changed(c);
 }
@@ -306,8 +312,6 @@ struct session_env controller_session_env(struct controller *c, uid_t owner)
 	};
 }
 
-
-
 /* RECORD (with the output fd) or CREATE: a new session. */
 static void handle_new(struct controller *c, struct ctl_conn *conn, const struct ctl_request *req,
 		       int fd)
@@ -414,10 +418,6 @@ static void start_record(struct controller *c, struct slot *slot)
 	ctl_conn_send(slot->reply.conn, &c->reply);
 }
 
-
-
-
-
 /*
  * A new session's ring is allocated (or was refused): the create is
  * answered, the record starts, a file's session starts.
@@ -426,23 +426,22 @@ static void on_session_ready(struct session *s, int result, void *userdata)
 {
 	struct controller *c = userdata;
 	struct slot *slot = slot_of(c, s);
-	bool record = session_mode(s) == FTRACED_MODE_RECORD;
-	struct pending_reply reply;
+	struct reply_route route;
 	const char *message;
 
 	if (!slot)
 		return;
-	reply = slot->reply;
-	if (result < 0 || c->exiting || (record && !reply.conn)) {
+	route = reply_route(&slot->reply, result < 0 || c->exiting ? NEWS_NOT_STARTED : NEWS_READY);
+	if (route.drop) {
 		session_error(s, &message);
 		if (result >= 0)
 			message = c->exiting ? "the daemon is shutting down" :
 				"its client went away before it started";
-		if (reply.conn)
-			ctl_conn_send_error(reply.conn, result < 0 ? result : -ESHUTDOWN, "%s",
-					    message);
-		if (reply.kind == REPLY_LOG)
-			log_error("%s: %s; skipping this session", reply.origin, message);
+		if (route.answer == ANSWER_ERROR)
+			ctl_conn_send_error(slot->reply.conn, result < 0 ? result : -ESHUTDOWN,
+					    "%s", message);
+		if (route.answer == ANSWER_LOG_ERROR)
+			log_error("%s: %s; skipping this session", slot->reply.origin, message);
 		else
 			log_info("Session '%s' not started: %s", session_name(s), message);
 		slot->session = session_free(s);
@@ -451,15 +450,21 @@ static void on_session_ready(struct session *s, int result, void *userdata)
 		controller_changed(c);
 		return;
 	}
-	if (record) {
+	switch (route.answer) {
+	case ANSWER_STARTED:
 		start_record(c, slot);
-	} else if (reply.kind == REPLY_LOG) {
-		controller_start_from_file(c, slot);
+		break;
+	case ANSWER_START:
+		controller_start_from_file(c, slot); /* names the file the session came from */
 		slot->reply = (struct pending_reply){};
-	} else {
+		break;
+	case ANSWER_OK:
 		log_info("Session '%s' created", session_name(s));
 		controller_save(c, slot, /* running= */ false, 0);
 		answer_ok(c, slot);
+		break;
+	default:
+		break;
 	}
 	controller_changed(c);
 }
@@ -480,7 +485,7 @@ static struct slot *slot_for_change(struct controller *c, struct ctl_conn *conn,
 				    req->session);
 		return NULL;
 	}
-	if (slot->reply.kind == REPLY_OK || slot->reply.kind == REPLY_LOG) {
+	if (reply_blocks_changes(&slot->reply)) {
 		ctl_conn_send_error(conn, -EBUSY, "session '%s' is busy with another request",
 				    req->session);
 		return NULL;
@@ -607,7 +612,6 @@ void controller_describe(struct controller *c, struct ctl_builder *b, const char
 	}
 }
 
-
 /* OFFER: what the kernel offers, as a descriptor to read. */
 static void handle_offer(struct controller *c, struct ctl_conn *conn,
 			 const struct ctl_request *req)
@@ -712,7 +716,8 @@ void controller_conn_closed(struct controller *c, struct ctl_conn *conn)
 		if (slot->reply.conn != conn)
 			continue;
 		record = slot->reply.kind == REPLY_RECORD;
-		slot->reply = (struct pending_reply){};
+		/* What waits stays, for nobody: reply-route.c decides what that means. */
+		slot->reply.conn = NULL;
 		if (record && session_stop(slot->session) == 0)
 			log_info("Client of session '%s' went away, finishing its file",
 				 session_name(slot->session));
@@ -738,12 +743,6 @@ bool controller_conn_busy(struct controller *c, const struct ctl_conn *conn)
 	}
 	return reaper_has_waiter(c->reaper, conn);
 }
-
-
-
-
-
-
 
 /**
  * controller_set_limits() - the settings sessions are created with from now on.
