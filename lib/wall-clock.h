@@ -14,3 +14,4 @@
 
 bool wall_date_parse(const char *text, long long *ret_us);
 void wall_format(long long date_us, uint64_t ts, char *buf, size_t n);
+int wall_time_parse(const char *text, long long now_us, long long *ret_us);
