@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * ftracectl snapshot NAME [-o FILE] [--trim]: write a flight recorder's
- * history as a v7 file while it keeps recording. With -o the client opens
+ * ftracectl snapshot NAME [-o FILE] [--trim] [--since TIME]: write a flight
+ * recorder's history (or its last part) as a v7 file while it keeps recording. With -o the client opens
  * the file (as FILE.partial, renamed when complete) and passes it; without,
  * the daemon writes it into the session's snapshots directory and replies
  * with its path.
@@ -17,12 +17,14 @@
 #include "client/ctl.h"
 #include "client/output.h"
 #include "ftraced/macro.h"
+#include "lib/time-util.h"
+#include "lib/wall-clock.h"
 
 #define SNAPSHOT_TIMEOUT_MS (10 * 60 * 1000) /* a large history to a slow disk */
 
 static void snapshot_help(void)
 {
-	printf("Usage: ftracectl snapshot SESSION [-o FILE] [--trim] [--force]\n\n"
+	printf("Usage: ftracectl snapshot SESSION [-o FILE] [--trim] [--since TIME] [--force]\n\n"
 	       "Write what a flight recorder holds as a trace-cmd v7 file; recording goes on.\n"
 	       "Without -o the file goes to STATE_DIR/sessions/SESSION/snapshots/ and its path\n"
 	       "is printed.\n\n"
@@ -30,17 +32,21 @@ static void snapshot_help(void)
 	       "      --force        overwrite FILE if it exists\n"
 	       "      --trim         start every CPU at the latest time from which any CPU's\n"
 	       "                     data is complete, so no CPU is missing events in the file\n"
+	       "      --since TIME   keep only the events from TIME on: -30s, -10m (before\n"
+	       "                     now), 13:02[:05] (UTC, the last such time) or\n"
+	       "                     2026-11-25T13:02:00Z\n"
 	       "  -h, --help         show this help\n");
 }
 
 int cmd_snapshot(const struct client_options *o, int argc, char *argv[])
 {
-	enum { ARG_TRIM = 0x100, ARG_FORCE };
+	enum { ARG_TRIM = 0x100, ARG_FORCE, ARG_SINCE };
 	/* --force has no letter: -f is trace-cmd's filter, as in record. */
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, ARG_FORCE },
 		{ "trim", no_argument, NULL, ARG_TRIM },
+		{ "since", required_argument, NULL, ARG_SINCE },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -48,7 +54,8 @@ int cmd_snapshot(const struct client_options *o, int argc, char *argv[])
 	_cleanup_close_ int sock = -EBADF, out = -EBADF;
 	const char *output = NULL;
 	char partial[PATH_MAX] = "";
-	bool force = false, trim = false;
+	bool force = false, trim = false, has_since = false;
+	long long since_us = 0;
 	struct reply rep;
 	int c, r;
 
@@ -63,6 +70,14 @@ int cmd_snapshot(const struct client_options *o, int argc, char *argv[])
 			break;
 		case ARG_TRIM:
 			trim = true;
+			break;
+		case ARG_SINCE:
+			if (wall_time_parse(optarg, (long long)realtime_usec(), &since_us) < 0) {
+				print_error("snapshot", "invalid --since '%s' (e.g. -30s, -10m, 13:02, "
+					    "2026-11-25T13:02:00Z; times are UTC)", optarg);
+				return EXIT_USAGE;
+			}
+			has_since = true;
 			break;
 		case 'h':
 			snapshot_help();
@@ -84,6 +99,8 @@ int cmd_snapshot(const struct client_options *o, int argc, char *argv[])
 	ctl_put_string(&b, FTRACED_ATTR_SESSION, argv[optind]);
 	if (trim)
 		ctl_put_u32(&b, FTRACED_ATTR_TRIM, 1);
+	if (has_since)
+		ctl_put_u64(&b, FTRACED_ATTR_SINCE_US, (uint64_t)since_us);
 	if (output) {
 		out = output_open("snapshot", output, force, partial, sizeof(partial));
 		if (out < 0)

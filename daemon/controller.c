@@ -586,7 +586,8 @@ static void handle_snapshot(struct controller *c, struct ctl_conn *conn,
 		safe_close(fd);
 		return;
 	}
-	r = session_snapshot(slot->session, conn, fd, req->trim != 0, error, sizeof(error));
+	r = session_snapshot(slot->session, conn, fd, req->trim != 0, req->since_us, error,
+			     sizeof(error));
 	if (r < 0)
 		ctl_conn_send_error(conn, r, "%s", error);
 }

@@ -12,6 +12,7 @@
 #include <systemd/sd-event.h>
 
 #include "daemon/session-config.h"
+#include "daemon/segment.h"
 #include "daemon/session-mode.h"
 #include "daemon/spool.h"
 #include "ftraced/macro.h"
@@ -26,7 +27,7 @@ struct trigger;
 struct snapshot_job {
 	void *waiter;
 	int out_fd;
-	bool trim;
+	struct snapshot_window window;
 	uint32_t flush;               /* served once this flush (or drain) is complete */
 	struct trigger_slot *trigger;
 };

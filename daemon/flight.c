@@ -301,7 +301,7 @@ static void write_snapshot(struct flight *f, struct snapshot_job *job)
 	publish_utc_stamp(stamp, sizeof(stamp));
 	snprintf(target, sizeof(target), SESSIONS_DIR "/%s/" SNAPSHOTS_DIR "/%s-%s-%06" PRIu32
 		 ".dat", f->host.name, f->host.name, stamp, seq);
-	r = segment_new_snapshot(f->host.segment_env, seq, target, job->trim, &seg);
+	r = segment_new_snapshot(f->host.segment_env, seq, target, &job->window, &seg);
 	if (r < 0) {
 		snapshot_failed(f, job->waiter, job->trigger, r);
 		return;
@@ -426,10 +426,10 @@ bool flight_stop(struct flight *f)
 }
 
 /* Queues a snapshot; @out_fd is taken over. */
-static int queue_snapshot(struct flight *f, void *waiter, int out_fd, bool trim,
-			  struct trigger_slot *trigger)
+static int queue_snapshot(struct flight *f, void *waiter, int out_fd,
+			  const struct snapshot_window *window, struct trigger_slot *trigger)
 {
-	struct snapshot_job job = { .waiter = waiter, .out_fd = out_fd, .trim = trim,
+	struct snapshot_job job = { .waiter = waiter, .out_fd = out_fd, .window = *window,
 				    .trigger = trigger };
 	struct snapshot_job *grown;
 	int r;
@@ -483,7 +483,7 @@ static void trigger_snapshot(struct trigger_slot *slot)
 	char result[128];
 	int r;
 
-	r = queue_snapshot(slot->flight, NULL, -EBADF, false, slot);
+	r = queue_snapshot(slot->flight, NULL, -EBADF, &(struct snapshot_window){}, slot);
 	if (r < 0) {
 		snprintf(result, sizeof(result), "no snapshot: %s", strerror(-r));
 		trigger_set_result(slot->trigger, result);
@@ -573,17 +573,31 @@ void flight_published(struct flight *f, const struct publish_outcome *o)
  * @waiter: passed back to the host's snapshot_done when the file is complete (may be NULL)
  * @out_fd: the client's file, taken over; -EBADF for a file in the snapshots directory
  * @trim: start every CPU at the latest time from which any CPU is complete
+ * @since_us: keep only events from this wall-clock time on (µs since the epoch); 0: all
  * @error: receives a message for the client on failure
  * @n_error: its size
  *
  * Return: 0 (snapshot_done follows), or -errno with @error set.
  */
-int flight_snapshot(struct flight *f, void *waiter, int out_fd, bool trim, char *error,
-		    size_t n_error)
+int flight_snapshot(struct flight *f, void *waiter, int out_fd, bool trim, uint64_t since_us,
+		    char *error, size_t n_error)
 {
+	struct snapshot_window window = { .trim = trim };
 	int r;
 
-	r = queue_snapshot(f, waiter, out_fd, trim, NULL);
+	if (since_us > 0) {
+		/* The session's wall-clock anchor places the time on the trace clock. */
+		if (!f->has_date) {
+			safe_close(out_fd);
+			snprintf(error, n_error, "'%s' records with clock %s, which has no "
+				 "wall-clock anchor: --since cannot be placed on it", f->host.name,
+				 f->host.config->clock ?: "local");
+			return -EINVAL;
+		}
+		if ((long long)since_us > f->date_us)
+			window.since_ts = (since_us - (uint64_t)f->date_us) * 1000;
+	}
+	r = queue_snapshot(f, waiter, out_fd, &window, NULL);
 	if (r == -EBUSY)
 		snprintf(error, n_error, "'%s' has %u snapshots in progress already", f->host.name,
 			 SNAPSHOTS_PENDING_MAX);

@@ -83,7 +83,7 @@ struct segment {
 
 	bool memory; /* a snapshot: data in chunks, no spool */
 	const char *file_name; /* in place: the finished file, in the spool directory */
-	bool trim;
+	struct snapshot_window window; /* a snapshot's */
 	bool keep_spool;
 	int out_fd;
 	pthread_t assembler;
@@ -173,20 +173,20 @@ int segment_new(const struct segment_env *env, uint32_t seq, const char *target,
  * @env: the session's shared parts
  * @seq: the snapshot's number within its session
  * @target: where its file goes (for messages)
- * @trim: start every CPU at the latest time from which a CPU is complete
+ * @window: what part of the history it keeps
  * @ret: the segment; give each CPU its chunks with segment_set_chunks()
  *
  * Return: 0 or -ENOMEM.
  */
 int segment_new_snapshot(const struct segment_env *env, uint32_t seq, const char *target,
-			 bool trim, struct segment **ret)
+			 const struct snapshot_window *window, struct segment **ret)
 {
 	struct segment *s = segment_alloc(env, seq, target);
 
 	if (!s)
 		return -ENOMEM;
 	s->memory = true;
-	s->trim = trim;
+	s->window = *window;
 	*ret = s;
 	return 0;
 }
@@ -370,10 +370,12 @@ static int prepare_snapshot(struct segment *s, uint32_t page_size)
 	uint64_t start = 0;
 	int r;
 
-	for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++)
-		start = MAX(start, snapshot_complete_from(&s->cpus[cpu].held,
-							  s->cpus[cpu].older_lost));
-	if (s->trim && start > 0) {
+	if (s->window.trim)
+		for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++)
+			start = MAX(start, snapshot_complete_from(&s->cpus[cpu].held,
+								  s->cpus[cpu].older_lost));
+	start = MAX(start, s->window.since_ts);
+	if (start > 0) {
 		struct trim_format fmt = { .page_size = page_size, .zstd = s->env.zstd,
 					   .level = s->env.level };
 
@@ -391,8 +393,7 @@ static int prepare_snapshot(struct segment *s, uint32_t page_size)
 	}
 	for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++) {
 		struct segment_cpu *c = &s->cpus[cpu];
-		uint64_t from = s->trim && start > 0 ? start :
-			snapshot_complete_from(&c->held, c->older_lost);
+		uint64_t from = MAX(start, snapshot_complete_from(&c->held, c->older_lost));
 		int k;
 
 		c->blobs = calloc(MAX(c->held.n, (size_t)1), sizeof(*c->blobs));

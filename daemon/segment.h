@@ -31,8 +31,14 @@ struct segment_env {
 
 int segment_new(const struct segment_env *env, uint32_t seq, const char *target, const char *gap,
 		struct segment **ret);
+/* What part of the history a snapshot keeps. */
+struct snapshot_window {
+	bool trim;         /* every CPU from the latest time from which any CPU is complete */
+	uint64_t since_ts; /* and nothing before this trace-clock time (ns); 0: no bound */
+};
+
 int segment_new_snapshot(const struct segment_env *env, uint32_t seq, const char *target,
-			 bool trim, struct segment **ret);
+			 const struct snapshot_window *window, struct segment **ret);
 void segment_set_chunks(struct segment *s, unsigned cpu, struct chunk_list *l,
 			bool older_data_lost);
 struct segment *segment_free(struct segment *s);

@@ -672,13 +672,14 @@ static void all_drained(struct session *s)
  * @waiter: passed back to env.on_snapshot when the file is complete (may be NULL)
  * @out_fd: the client's file, taken over; -EBADF for a file in the snapshots directory
  * @trim: start every CPU at the latest time from which any CPU is complete
+ * @since_us: keep only events from this wall-clock time on (µs since the epoch); 0: all
  * @error: receives a message for the client on failure
  * @n_error: its size
  *
  * Return: 0 (env.on_snapshot follows), or -errno with @error set.
  */
-int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, char *error,
-		     size_t n_error)
+int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, uint64_t since_us,
+		     char *error, size_t n_error)
 {
 	if (!s->flight) {
 		safe_close(out_fd);
@@ -693,7 +694,7 @@ int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, cha
 			 s->destroy_requested ? "destroyed" : "never started");
 		return -ENODATA;
 	}
-	return flight_snapshot(s->flight, waiter, out_fd, trim, error, n_error);
+	return flight_snapshot(s->flight, waiter, out_fd, trim, since_us, error, n_error);
 }
 
 /**

@@ -284,7 +284,8 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 			 M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_MODE))
 #define CREATE_REQUIRED(M) (M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_MODE))
 #define SESSION_ONLY(M) M(FTRACED_ATTR_SESSION)
-#define SNAPSHOT_ATTRS(M) (M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_TRIM))
+#define SNAPSHOT_ATTRS(M) (M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_TRIM) | \
+			   M(FTRACED_ATTR_SINCE_US))
 #define OFFER_ATTRS(M) M(FTRACED_ATTR_OFFER)
 
 static const struct ctl_attr_set repeatable_attrs = ATTR_SET(REPEATABLE_ATTRS);
@@ -485,6 +486,9 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 			r = ctl_attr_u32(&a, &req.trim);
 			if (r >= 0 && req.trim > 1)
 				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_SINCE_US:
+			r = ctl_attr_u64(&a, &req.since_us);
 			break;
 		case FTRACED_ATTR_RT_PRIORITY:
 			r = ctl_attr_u32(&a, &req.rt_priority);

@@ -75,6 +75,7 @@ struct ctl_request {
 	unsigned n_triggers;
 	char triggers[FTRACED_TRIGGERS_PER_REQUEST_MAX][FTRACED_TRIGGER_MAX + 1];
 	uint32_t trim;
+	uint64_t since_us;       /* FTRACED_ATTR_SINCE_US */
 	uint32_t stacktrace;
 	uint32_t rt_priority; /* 0: normal scheduling */
 	uint32_t ignore_missing;

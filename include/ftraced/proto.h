@@ -168,6 +168,8 @@ enum ftraced_attr {
 	/* a session's STATUS record */
 	FTRACED_ATTR_GAP,               /* string: a time it did not capture (the daemon was away) */
 	FTRACED_ATTR_HISTORY_FROM,      /* string: UTC time from which every CPU's history is held */
+	FTRACED_ATTR_SINCE_US,          /* u64: a snapshot keeps events from this wall-clock time
+					   on, in microseconds since the epoch */
 	_FTRACED_ATTR_MAX,
 };
 /* Requests' attribute sets are two u64 bitmaps (lib/ctl-proto.h). */

@@ -146,6 +146,50 @@ def test_trim_and_client_file():
         d.ctl("destroy", "tr")
 
 
+def test_snapshot_since_keeps_only_its_window():
+    """snapshot --since cuts at the event: markers written before the time are gone, every
+    one written after it is there, in the file trace-cmd and our counter read."""
+    with daemon() as d:
+        d.ctl("create", "win", "--mode", "flight", "-e", "ftrace:print")
+        d.ctl("start", "win")
+        instance = d.ctl_json("status", "win")["instance"]
+        before = markers(instance, CPUS, 3000, tag="a")
+        a_end = time.time()
+        # A margin on both sides of the cut, far above the anchor's error (milliseconds).
+        while time.time() < a_end + 0.1:
+            time.sleep(0.01)
+        cut = a_end + 0.05
+        after = markers(instance, CPUS, 3000, tag="b")
+        since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(cut)) + \
+            ".%06dZ" % int((cut % 1) * 1e6)
+        out, _ = snapshot(d, "win", "--since", since)
+        kept = count_markers(out, "a")["generators"]
+        assert all(g["distinct"] == 0 for g in kept.values()), "kept from before: %s" % kept
+        gens = count_markers(out, "b")["generators"]
+        for cpu, n in after.items():
+            g = gens[str(cpu)]
+            assert (g["distinct"], g["duplicates"], g["min"], g["max"]) == (n, 0, 0, n - 1), g
+        check_report_count(out)
+        for c in info(out)["cpus"]:
+            if c["events"]:
+                assert wall_seconds(c["first_wall"]) >= cut - 0.001, (cut, c)
+        # A relative time before both batches keeps both, whole.
+        whole, _ = snapshot(d, "win", "--since", "-1h")
+        for tag, written in (("a", before), ("b", after)):
+            gens = count_markers(whole, tag)["generators"]
+            assert all(gens[str(cpu)]["distinct"] == n for cpu, n in written.items()), gens
+        # What is not a time is refused by the client, and the session is untouched.
+        r = d.ctl("snapshot", "win", "--since", "yesterday", check=False)
+        assert r.returncode == 2 and "invalid --since 'yesterday'" in r.stderr, r.stderr
+        d.ctl("destroy", "win")
+        # A counter clock has no wall-clock anchor to place the time on.
+        d.ctl("create", "ctr", "--mode", "flight", "-e", "ftrace:print", "-C", "counter")
+        d.ctl("start", "ctr")
+        r = d.ctl("snapshot", "ctr", "--since", "-1m", check=False)
+        assert r.returncode == 1 and "no wall-clock anchor" in r.stderr, r.stderr
+        d.ctl("destroy", "ctr")
+
+
 def test_kernel_backend():
     with daemon() as d:
         d.ctl("create", "kf", "--mode", "flight", "--flight-backend", "kernel",

@@ -106,6 +106,7 @@ def test_every_usage_example_runs():
             dst.write(src.read())
         assert count_events(os.path.join(work, "sched.dat")) > 0
         assert count_events(os.path.join(work, "incident.dat")) > 0
+        assert count_events(os.path.join(work, "last30s.dat")) > 0
         with open(os.path.join(work, "bg.conf")) as f:
             assert "max-total = 2G" in f.read()
         assert "sched:sched_switch" in outputs["ftracectl list -e 'sched_sw'"].stdout

@@ -44,7 +44,7 @@ static void publish(struct publisher *p, const struct segment_env *env, const ch
 	unsigned before = n_done;
 	struct segment *seg;
 
-	assert(segment_new_snapshot(env, 1, name, false, &seg) == 0);
+	assert(segment_new_snapshot(env, 1, name, &(struct snapshot_window){}, &seg) == 0);
 	for (unsigned cpu = 0; cpu < env->n_cpus; cpu++) {
 		struct cpu_counters end = {};
 		struct chunk_list l = {};
