@@ -29,7 +29,11 @@ static void create_help(void)
 	       "Flight recorders:\n"
 	       "      --flight-backend B   memory (default): compressed history in the daemon;\n"
 	       "                           kernel: history in the kernel's ring (-b), no\n"
-	       "                           cost while idle\n"
+	       "                           cost while idle; persistent: in a ring mapped\n"
+	       "                           onto memory reserved at boot (Linux 6.12), which\n"
+	       "                           a crash and reboot keep\n"
+	       "      --boot-instance NAME  the persistent backend's instance, named by the\n"
+	       "                           kernel command line's trace_instance= (boot_map)\n"
 	       "      --flight-size SIZE   memory for the history, all CPUs (default 64M)\n"
 	       "      --trigger SPEC       snapshot when an event happens (repeatable):\n"
 	       "                           event=SYSTEM:EVENT[,filter=EXPR] or a preset: oom,\n"
@@ -48,7 +52,7 @@ static void create_help(void)
 enum {
 	ARG_MODE = _OPT_CAPTURE_END, ARG_SEGMENT_SIZE, ARG_SEGMENT_TIME, ARG_MAX_TOTAL,
 	ARG_MAX_FILES, ARG_MAX_AGE, ARG_KEEP_FREE, ARG_ON_SEGMENT, ARG_FLIGHT_BACKEND,
-	ARG_FLIGHT_SIZE, ARG_TRIGGER,
+	ARG_FLIGHT_SIZE, ARG_TRIGGER, ARG_BOOT_INSTANCE,
 };
 
 /* One of create's own options into the request. Return: 0, or -1 after saying why not. */
@@ -68,13 +72,23 @@ static int create_option(int c, const char *arg, struct ctl_builder *b, uint32_t
 		}
 		break;
 	case ARG_FLIGHT_BACKEND:
-		if (strcmp(arg, "memory") != 0 && strcmp(arg, "kernel") != 0) {
-			print_error("create", "unknown flight backend '%s' (memory, kernel)",
-				    arg);
+		for (v = 0; v < _FTRACED_FLIGHT_BACKEND_MAX; v++)
+			if (strcmp(arg, ctl_flight_backend_name(v)) == 0)
+				break;
+		if (v == _FTRACED_FLIGHT_BACKEND_MAX) {
+			print_error("create", "unknown flight backend '%s' (memory, kernel, "
+				    "persistent)", arg);
 			return -1;
 		}
-		ctl_put_u32(b, FTRACED_ATTR_FLIGHT_BACKEND, arg[0] == 'k' ?
-			    FTRACED_FLIGHT_KERNEL : FTRACED_FLIGHT_MEMORY);
+		ctl_put_u32(b, FTRACED_ATTR_FLIGHT_BACKEND, v);
+		break;
+	case ARG_BOOT_INSTANCE:
+		if (!ctl_string_valid(FTRACED_ATTR_INSTANCE, arg, FTRACED_NAME_MAX)) {
+			print_error("create", "invalid --boot-instance '%s' (1 to %u letters, "
+				    "digits, _ and -)", arg, FTRACED_NAME_MAX);
+			return -1;
+		}
+		ctl_put_string(b, FTRACED_ATTR_INSTANCE, arg);
 		break;
 	case ARG_FLIGHT_SIZE:
 		if (parse_size(arg, &v) < 0 || v == 0) {
@@ -164,6 +178,7 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 		{ "keep-free", required_argument, NULL, ARG_KEEP_FREE },
 		{ "on-segment", required_argument, NULL, ARG_ON_SEGMENT },
 		{ "flight-backend", required_argument, NULL, ARG_FLIGHT_BACKEND },
+		{ "boot-instance", required_argument, NULL, ARG_BOOT_INSTANCE },
 		{ "flight-size", required_argument, NULL, ARG_FLIGHT_SIZE },
 		{ "trigger", required_argument, NULL, ARG_TRIGGER },
 		{ "help", no_argument, NULL, 'h' },

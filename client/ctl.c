@@ -372,8 +372,7 @@ static void flight_json(json_t *o, const struct session_info *s)
 {
 	json_t *triggers = json_array();
 
-	json_put_text(o, "flight_backend",
-		      s->flight_backend == FTRACED_FLIGHT_KERNEL ? "kernel" : "memory");
+	json_put_text(o, "flight_backend", ctl_flight_backend_name(s->flight_backend));
 	json_put_u64(o, "snapshots", s->snapshots);
 	json_put_u64(o, "snapshots_kept", s->segments_kept);
 	json_put_u64(o, "snapshots_disk_bytes", s->disk_bytes);

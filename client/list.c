@@ -66,6 +66,9 @@ static void print_flight(const struct session_info *s)
 
 	if (s->flight_backend == FTRACED_FLIGHT_KERNEL) {
 		printf("  flight:       kernel backend (history in the kernel's ring)\n");
+	} else if (s->flight_backend == FTRACED_FLIGHT_PERSISTENT) {
+		printf("  flight:       persistent backend (history in the ring mapped onto memory "
+		       "reserved at boot, instance %s)\n", s->instance);
 	} else {
 		print_size(a, sizeof(a), s->history_bytes);
 		print_size(b, sizeof(b), s->flight_size);

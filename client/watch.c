@@ -292,8 +292,10 @@ static void draw_session(const struct session_info *s, const struct watched *w, 
 		end_line();
 	}
 	if (s->mode == FTRACED_MODE_FLIGHT) {
-		if (s->flight_backend == FTRACED_FLIGHT_KERNEL) {
-			put("  history in the kernel's ring; %u snapshots", s->snapshots);
+		if (s->flight_backend != FTRACED_FLIGHT_MEMORY) {
+			put("  history in the kernel's %sring; %u snapshots",
+			    s->flight_backend == FTRACED_FLIGHT_PERSISTENT ? "boot-mapped " : "",
+			    s->snapshots);
 		} else {
 			print_size(a, sizeof(a), s->history_bytes);
 			print_size(b, sizeof(b), s->flight_size);

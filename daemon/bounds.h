@@ -127,6 +127,8 @@
 /* Flight recorder: memory for the history, all CPUs together. */
 #define FLIGHT_SIZE_MIN           (UINT64_C(1) << 20)
 #define FLIGHT_SIZE_DEFAULT       (UINT64_C(64) << 20)
+/* The persistent backend's instance without --boot-instance: the name the kernel's docs use. */
+#define BOOT_INSTANCE_DEFAULT     "boot_map"
 #define FLIGHT_MEM_PERCENT_MAX    25u    /* of MemAvailable */
 /*
  * A record's or flight recorder's worker tells the session when it first

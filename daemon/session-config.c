@@ -130,6 +130,25 @@ static int flight_options(const struct ctl_request *req, unsigned n_cpus, uint64
 			 "sessions");
 		return -EINVAL;
 	}
+	if (c->backend == FTRACED_FLIGHT_PERSISTENT) {
+		/* The kernel sized and placed that ring at boot; resizing it would unmap it. */
+		if (ctl_request_has(req, FTRACED_ATTR_FLIGHT_SIZE) || req->buffer_kb ||
+		    req->subbuf_kb) {
+			snprintf(error, n_error, "the persistent backend's history is the ring "
+				 "the kernel mapped at boot onto the memory reserve_mem= set "
+				 "aside: size it there, on the kernel command line, not with "
+				 "--buffer-size, --subbuf-size or --flight-size");
+			return -EINVAL;
+		}
+		snprintf(c->boot_instance, sizeof(c->boot_instance), "%s",
+			 ctl_request_has(req, FTRACED_ATTR_INSTANCE) ? req->boot_instance :
+			 BOOT_INSTANCE_DEFAULT);
+		return 0;
+	}
+	if (ctl_request_has(req, FTRACED_ATTR_INSTANCE)) {
+		snprintf(error, n_error, "--boot-instance is for --flight-backend persistent");
+		return -EINVAL;
+	}
 	if (c->backend == FTRACED_FLIGHT_KERNEL) {
 		if (ctl_request_has(req, FTRACED_ATTR_FLIGHT_SIZE)) {
 			snprintf(error, n_error, "the kernel backend keeps its history in the "
@@ -437,7 +456,8 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 		if (r < 0)
 			return r;
 	} else if (req->n_triggers > 0 || ctl_request_has(req, FTRACED_ATTR_FLIGHT_SIZE) ||
-		   ctl_request_has(req, FTRACED_ATTR_FLIGHT_BACKEND)) {
+		   ctl_request_has(req, FTRACED_ATTR_FLIGHT_BACKEND) ||
+		   ctl_request_has(req, FTRACED_ATTR_INSTANCE)) {
 		snprintf(error, n_error, "flight recorder options need --mode flight");
 		return -EINVAL;
 	}
@@ -450,7 +470,9 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 		return -EOPNOTSUPP;
 	}
 
-	c.buffer_kb = req->buffer_kb ?: default_buffer_kb(n_cpus, mem->available_kb);
+	/* A persistent backend's ring is the kernel's, reserved at boot: none to allocate. */
+	if (c.backend != FTRACED_FLIGHT_PERSISTENT)
+		c.buffer_kb = req->buffer_kb ?: default_buffer_kb(n_cpus, mem->available_kb);
 	c.subbuf_kb = req->subbuf_kb;
 	c.n_triggers = req->n_triggers;
 	r = check_memory_limit(&c, n_cpus, mem, error, n_error);

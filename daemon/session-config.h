@@ -51,6 +51,7 @@ struct session_config {
 
 	/* flight */
 	enum ftraced_flight_backend backend;
+	char boot_instance[FTRACED_NAME_MAX + 1]; /* persistent backend: the instance it adopts */
 	uint64_t flight_size;  /* memory backend: the history's budget, all CPUs */
 	unsigned n_triggers;
 	char (*triggers)[FTRACED_TRIGGER_MAX + 1];

@@ -33,6 +33,7 @@
 #include "daemon/session-file.h"
 #include "ftraced/macro.h"
 #include "lib/ctl-proto.h"
+#include "lib/ctl-reply.h"
 #include "lib/parse-util.h"
 
 #define SESSION_FILE_KEYS_MAX 48 /* more than there are keys: an unknown one fails anyway */
@@ -64,6 +65,18 @@ static int add_events(struct ctl_builder *b, char *list, unsigned *total, char *
 		return -EINVAL;
 	}
 	return n;
+}
+
+static int put_backend(struct ctl_builder *b, const char *v, char *error, size_t n_error)
+{
+	for (uint32_t k = 0; k < _FTRACED_FLIGHT_BACKEND_MAX; k++) {
+		if (strcmp(v, ctl_flight_backend_name(k)) == 0) {
+			ctl_put_u32(b, FTRACED_ATTR_FLIGHT_BACKEND, k);
+			return 0;
+		}
+	}
+	snprintf(error, n_error, "unknown flight backend '%s' (memory, kernel, persistent)", v);
+	return -EINVAL;
 }
 
 static int put_size(struct ctl_builder *b, enum ftraced_attr a, const char *v, char *error,
@@ -212,13 +225,15 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 	}
 	if (strcmp(key, "max-graph-depth") == 0)
 		return put_number(b, FTRACED_ATTR_MAX_GRAPH_DEPTH, v, 1, INT32_MAX, error, n_error);
-	if (strcmp(key, "flight-backend") == 0) {
-		if (strcmp(v, "memory") != 0 && strcmp(v, "kernel") != 0) {
-			snprintf(error, n_error, "unknown flight backend '%s' (memory, kernel)", v);
+	if (strcmp(key, "flight-backend") == 0)
+		return put_backend(b, v, error, n_error);
+	if (strcmp(key, "boot-instance") == 0) {
+		if (!ctl_string_valid(FTRACED_ATTR_INSTANCE, v, FTRACED_NAME_MAX)) {
+			snprintf(error, n_error, "invalid boot-instance '%s' (1 to %u letters, "
+				 "digits, _ and -)", v, FTRACED_NAME_MAX);
 			return -EINVAL;
 		}
-		ctl_put_u32(b, FTRACED_ATTR_FLIGHT_BACKEND, v[0] == 'k' ? FTRACED_FLIGHT_KERNEL :
-			    FTRACED_FLIGHT_MEMORY);
+		ctl_put_string(b, FTRACED_ATTR_INSTANCE, v);
 		return 0;
 	}
 	if (strcmp(key, "flight-size") == 0)
@@ -563,8 +578,9 @@ int session_file_format(const struct ctl_request *req, char *buf, size_t n)
 	if (ctl_request_has(req, FTRACED_ATTR_ON_SEGMENT))
 		add(&t, "on-segment = %s\n", req->on_segment);
 	if (ctl_request_has(req, FTRACED_ATTR_FLIGHT_BACKEND))
-		add(&t, "flight-backend = %s\n",
-		    req->flight_backend == FTRACED_FLIGHT_KERNEL ? "kernel" : "memory");
+		add(&t, "flight-backend = %s\n", ctl_flight_backend_name(req->flight_backend));
+	if (ctl_request_has(req, FTRACED_ATTR_INSTANCE))
+		add(&t, "boot-instance = %s\n", req->boot_instance);
 	if (ctl_request_has(req, FTRACED_ATTR_FLIGHT_SIZE))
 		add_size(&t, "flight-size", req->flight_size);
 	for (unsigned k = 0; k < req->n_triggers; k++)

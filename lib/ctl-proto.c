@@ -278,7 +278,7 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 			  M(FTRACED_ATTR_MAX_AGE_MS) | M(FTRACED_ATTR_KEEP_FREE) | \
 			  M(FTRACED_ATTR_KEEP_FREE_PERCENT) | M(FTRACED_ATTR_ON_SEGMENT))
 #define FLIGHT_ATTRS(M) (M(FTRACED_ATTR_FLIGHT_BACKEND) | M(FTRACED_ATTR_FLIGHT_SIZE) | \
-			 M(FTRACED_ATTR_TRIGGER))
+			 M(FTRACED_ATTR_TRIGGER) | M(FTRACED_ATTR_INSTANCE))
 #define RECORD_ATTRS(M) (CAPTURE_ATTRS(M) | M(FTRACED_ATTR_DURATION_MS))
 #define CREATE_ATTRS(M) (CAPTURE_ATTRS(M) | SEGMENT_ATTRS(M) | FLIGHT_ATTRS(M) | \
 			 M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_MODE))
@@ -475,6 +475,10 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 		case FTRACED_ATTR_FLIGHT_SIZE:
 			r = ctl_attr_u64(&a, &req.flight_size);
 			break;
+		case FTRACED_ATTR_INSTANCE:
+			/* A request's instance: the boot-mapped one a persistent backend adopts. */
+			r = ctl_attr_string(&a, FTRACED_NAME_MAX, req.boot_instance);
+			break;
 		case FTRACED_ATTR_TRIGGER:
 			if (req.n_triggers >= FTRACED_TRIGGERS_PER_REQUEST_MAX)
 				return -EBADMSG;
@@ -668,6 +672,10 @@ void ctl_attr_rule(uint16_t type, char *buf, size_t n)
 		snprintf(buf, n, "%s (1 to %u letters, digits, _ and -)",
 			 type == FTRACED_ATTR_CLOCK ? "clock" : "session name", FTRACED_NAME_MAX);
 		break;
+	case FTRACED_ATTR_INSTANCE:
+		snprintf(buf, n, "boot-mapped instance name (1 to %u letters, digits, _ and -)",
+			 FTRACED_NAME_MAX);
+		break;
 	case FTRACED_ATTR_ON_SEGMENT:
 		snprintf(buf, n, "on-segment command (printable ASCII on one line, at most %u bytes)",
 			 FTRACED_COMMAND_MAX);
@@ -683,7 +691,7 @@ void ctl_attr_rule(uint16_t type, char *buf, size_t n)
 		snprintf(buf, n, "mode (record, continuous or flight)");
 		break;
 	case FTRACED_ATTR_FLIGHT_BACKEND:
-		snprintf(buf, n, "flight backend (memory or kernel)");
+		snprintf(buf, n, "flight backend (memory, kernel or persistent)");
 		break;
 	case FTRACED_ATTR_PID:
 		snprintf(buf, n, "pid (1 to %d, at most %u)", INT32_MAX, FTRACED_PIDS_PER_REQUEST_MAX);

@@ -71,6 +71,7 @@ struct ctl_request {
 	uint32_t keep_free_percent;
 	char on_segment[FTRACED_COMMAND_MAX + 1];
 	uint32_t flight_backend;
+	char boot_instance[FTRACED_NAME_MAX + 1]; /* FTRACED_ATTR_INSTANCE: persistent backend's */
 	uint64_t flight_size;
 	unsigned n_triggers;
 	char triggers[FTRACED_TRIGGERS_PER_REQUEST_MAX][FTRACED_TRIGGER_MAX + 1];

@@ -209,6 +209,26 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 }
 
 /**
+ * ctl_flight_backend_name() - a flight backend as ftracectl spells it.
+ * @backend: enum ftraced_flight_backend
+ *
+ * Return: "memory", "kernel", "persistent" or "unknown".
+ */
+const char *ctl_flight_backend_name(uint32_t backend)
+{
+	switch (backend) {
+	case FTRACED_FLIGHT_MEMORY:
+		return "memory";
+	case FTRACED_FLIGHT_KERNEL:
+		return "kernel";
+	case FTRACED_FLIGHT_PERSISTENT:
+		return "persistent";
+	default:
+		return "unknown";
+	}
+}
+
+/**
  * ctl_reply_decode() - decode one reply message.
  * @buf: the message
  * @n: its length

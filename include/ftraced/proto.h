@@ -186,6 +186,7 @@ enum ftraced_mode {
 enum ftraced_flight_backend {
 	FTRACED_FLIGHT_MEMORY = 0, /* drained into a ring of compressed chunks */
 	FTRACED_FLIGHT_KERNEL = 1, /* kept in the kernel's ring, in overwrite mode */
+	FTRACED_FLIGHT_PERSISTENT = 2, /* kept in a ring mapped onto memory reserved at boot */
 	_FTRACED_FLIGHT_BACKEND_MAX,
 };
 

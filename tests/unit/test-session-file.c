@@ -151,6 +151,12 @@ int main(void)
 	assert(req.flight_size == 256u << 20 && req.n_triggers == 2);
 	assert(strcmp(req.triggers[1], "event=sched:sched_switch,filter=a == 1,post=1s") == 0);
 	assert(parse("events = sched\nflight-backend = disk\n", "x") == -EINVAL && line == 2);
+	/* Armed at every boot from sessions.d: the persistent backend and its instance. */
+	assert(parse("mode = flight\nevents = sched\nflight-backend = persistent\n"
+		     "boot-instance = crash_ring\n", "pr") == 0);
+	assert(req.flight_backend == FTRACED_FLIGHT_PERSISTENT &&
+	       strcmp(req.boot_instance, "crash_ring") == 0);
+	assert(parse("events = sched\nboot-instance = ../x\n", "x") == -EINVAL && line == 2);
 	assert(parse("events = sched\ntrigger = \n", "x") == -EINVAL && line == 2);
 	assert(parse("events = sched\nname = ../etc\n", "x") == -EINVAL && line == 2);
 	assert(parse("events = , ,\n", "x") == -EINVAL && line == 1);
