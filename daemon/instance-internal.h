@@ -12,8 +12,17 @@
 
 struct instance {
 	struct tracefs_instance *tfs;
-	char name[32];
+	char name[FTRACED_NAME_MAX + 1];
+	/*
+	 * Mapped by the kernel at boot onto reserved memory (instance-boot.c):
+	 * adopted, never created, resized or removed; freeing it releases it.
+	 */
+	bool boot_mapped;
 };
+
+int instance_open_existing(const char *name, struct instance **ret);
+int instance_boot_release(struct instance *i);
+void instance_boot_forget(struct instance *i);
 
 /* Room for every pid a request may give, as decimal text with spaces. */
 #define INSTANCE_PID_LIST_MAX (FTRACED_PIDS_PER_REQUEST_MAX * 12 + 1)

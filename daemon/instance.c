@@ -107,8 +107,8 @@ struct instance *instance_free(struct instance *i)
  */
 int instance_try_remove(struct instance *i)
 {
-	if (!i->tfs)
-		return 0;
+	if (!i->tfs || i->boot_mapped)
+		return 0; /* a boot-mapped one is only released, by instance_destroy() */
 	if (tracefs_instance_destroy(i->tfs) < 0)
 		return negative_errno();
 	tracefs_instance_free(i->tfs);
@@ -129,6 +129,8 @@ struct instance *instance_abandon(struct instance *i)
 {
 	if (!i)
 		return NULL;
+	if (i->boot_mapped)
+		instance_boot_forget(i);
 	tracefs_instance_free(i->tfs);
 	free(i);
 	return NULL;
@@ -146,6 +148,8 @@ int instance_destroy(struct instance *i)
 
 	if (!i)
 		return 0;
+	if (i->boot_mapped)
+		return instance_boot_release(i);
 	if (i->tfs) {
 		if (tracefs_instance_destroy(i->tfs) < 0)
 			r = negative_errno();
@@ -153,6 +157,29 @@ int instance_destroy(struct instance *i)
 	}
 	free(i);
 	return r;
+}
+
+/*
+ * An object for an instance that exists already (an orphan, a boot-mapped
+ * one). Return: 0, -ENOENT if there is none by that name, or -errno.
+ */
+int instance_open_existing(const char *name, struct instance **ret)
+{
+	struct instance *i;
+
+	if (strlen(name) >= sizeof(i->name) || !tracefs_instance_exists(name))
+		return -ENOENT;
+	i = calloc(1, sizeof(*i));
+	if (!i)
+		return -ENOMEM;
+	snprintf(i->name, sizeof(i->name), "%s", name);
+	i->tfs = tracefs_instance_alloc(NULL, name);
+	if (!i->tfs) {
+		free(i);
+		return negative_errno();
+	}
+	*ret = i;
+	return 0;
 }
 
 /**
@@ -168,19 +195,13 @@ int instance_destroy(struct instance *i)
 int instance_adopt_orphan(const char *name, const char *prefix, struct instance **ret)
 {
 	struct instance *i;
+	int r;
 
-	if (strncmp(name, prefix, strlen(prefix)) != 0 || strlen(name) >= sizeof(i->name) ||
-	    !tracefs_instance_exists(name))
+	if (strncmp(name, prefix, strlen(prefix)) != 0)
 		return -ENOENT;
-	i = calloc(1, sizeof(*i));
-	if (!i)
-		return -ENOMEM;
-	snprintf(i->name, sizeof(i->name), "%s", name);
-	i->tfs = tracefs_instance_alloc(NULL, name);
-	if (!i->tfs) {
-		free(i);
-		return negative_errno();
-	}
+	r = instance_open_existing(name, &i);
+	if (r < 0)
+		return r;
 	if (tracefs_trace_off(i->tfs) < 0)
 		log_warning_errno(negative_errno(), "Cannot turn tracing off in orphaned instance "
 				  "'%s', draining anyway: %m", name);
@@ -211,6 +232,8 @@ int instance_set_subbuf(struct instance *i, uint32_t subbuf_kb)
 {
 	char v[16];
 
+	if (i->boot_mapped)
+		return -EPERM; /* the kernel refuses it (EBUSY): the mapping fixed it */
 	if (!tracefs_file_exists(i->tfs, "buffer_subbuf_size_kb"))
 		return -EOPNOTSUPP;
 	snprintf(v, sizeof(v), "%u", subbuf_kb);
@@ -229,6 +252,9 @@ int instance_set_subbuf(struct instance *i, uint32_t subbuf_kb)
  */
 int instance_set_buffer_size(struct instance *i, uint32_t buffer_kb)
 {
+	/* 6.12 takes the write, and the ring it allocates is no longer the mapped one. */
+	if (i->boot_mapped)
+		return -EPERM;
 	if (tracefs_instance_set_buffer_size(i->tfs, buffer_kb, -1) < 0)
 		return negative_errno();
 	return 0;
@@ -332,9 +358,20 @@ int instance_set_buffer_percent(struct instance *i, unsigned percent)
 	return instance_write_file(i, "buffer_percent", v);
 }
 
-/* Overwrite mode: a full ring drops its oldest events instead of new ones. */
+/*
+ * Overwrite mode: a full ring drops its oldest events instead of new ones.
+ * Not written when already so: in a boot-mapped instance, 6.12.95 follows
+ * a write of options/overwrite into a NULL dereference (measured, Debian's
+ * 6.12 cloud kernel under qemu): the kernel dies.
+ */
 int instance_set_overwrite(struct instance *i, bool on)
 {
+	_cleanup_free_ char *now = NULL;
+
+	if (instance_read(i, "options/overwrite", &now, NULL) >= 0 && now[0] == (on ? '1' : '0'))
+		return 0;
+	if (i->boot_mapped)
+		return -EPERM;
 	return instance_write_file(i, "options/overwrite", on ? "1" : "0");
 }
 

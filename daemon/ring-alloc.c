@@ -35,7 +35,8 @@ static void *alloc_thread(void *userdata)
 	struct ring_alloc *a = userdata;
 	uint64_t one = 1;
 
-	a->result = instance_set_buffer_size(a->instance, a->buffer_kb);
+	/* 0: the ring is the kernel's as it is (a boot-mapped one), nothing to size. */
+	a->result = a->buffer_kb ? instance_set_buffer_size(a->instance, a->buffer_kb) : 0;
 	/* A swap allocates the snapshot buffer, as large as the ring; clearing it keeps it. */
 	if (a->result >= 0 && a->snapshot)
 		a->result = instance_snapshot_swap(a->instance);
@@ -49,7 +50,7 @@ static void *alloc_thread(void *userdata)
 /**
  * ring_alloc_start() - size the instance's per-CPU ring on a thread.
  * @i: a new instance, tracing off; left alone by the caller until done
- * @buffer_kb: per-CPU size, checked against bounds.h
+ * @buffer_kb: per-CPU size, checked against bounds.h; 0 keeps the ring as it is
  * @snapshot: allocate the snapshot buffer too (a kernel-backend flight recorder)
  * @notify_fd: an eventfd written once the allocation is over
  * @ret: the allocation under way

@@ -257,10 +257,17 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 		setup.n_exclude_pids = n_threads;
 		setup.exclude_pids = threads;
 	}
-	r = instance_new(s->env.instance_tag, s->id, &s->instance);
-	if (r < 0) {
-		snprintf(error, n_error, "cannot create tracefs instance: %s", strerror(-r));
-		return r;
+	if (c->mode == FTRACED_MODE_FLIGHT && c->backend == FTRACED_FLIGHT_PERSISTENT) {
+		r = instance_adopt_boot_mapped(c->boot_instance, &s->instance, error, n_error);
+		if (r < 0)
+			return r;
+	} else {
+		r = instance_new(s->env.instance_tag, s->id, &s->instance);
+		if (r < 0) {
+			snprintf(error, n_error, "cannot create tracefs instance: %s",
+				 strerror(-r));
+			return r;
+		}
 	}
 	r = instance_configure(s->instance, &setup, error, n_error);
 	if (r < 0)
@@ -281,7 +288,7 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 			 s->imeta.clock, strerror(-r));
 		log_warning("Session '%s': %s", s->name, s->note);
 	}
-	if (c->mode != FTRACED_MODE_FLIGHT || c->backend != FTRACED_FLIGHT_KERNEL) {
+	if (c->mode != FTRACED_MODE_FLIGHT || c->backend == FTRACED_FLIGHT_MEMORY) {
 		/*
 		 * Readers wake when a CPU's buffer is half full by default: a stop
 		 * (or a flight snapshot's flush) would find up to half the buffer
