@@ -444,6 +444,10 @@ void controller_shutdown(struct controller *c)
 		}
 		if (slot->saved && session_state(s) == SESSION_RUNNING)
 			controller_save(c, slot, /* running= */ true, now);
-		session_destroy(s); /* may free it */
+		slot->session = session_leave_armed(s);
+		if (slot->session)
+			session_destroy(s); /* may free it */
+		else
+			controller_changed(c);
 	}
 }

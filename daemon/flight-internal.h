@@ -49,6 +49,8 @@ struct flight {
 	bool swap;                    /* kernel: snapshots swap the ring with the snapshot buffer */
 	bool draining;                /* kernel: streams draining the ring (or snapshot buffer) */
 	bool drain_again;             /* kernel: jobs came in during a drain */
+	bool keep_history;            /* persistent: the daemon exits, the ring records on */
+	bool resume;                  /* persistent: the ring holds this boot's history already */
 	uint64_t drain_start_usec;
 	struct trigger_slot *triggers;
 	unsigned n_triggers;
@@ -69,7 +71,7 @@ struct flight {
 
 static inline bool flight_kernel_backend(const struct flight *f)
 {
-	return f->host.config->backend == FTRACED_FLIGHT_KERNEL;
+	return f->host.config->backend != FTRACED_FLIGHT_MEMORY; /* kernel or persistent */
 }
 
 static inline enum mode_phase flight_phase(const struct flight *f)

@@ -16,9 +16,12 @@
 
 #include "daemon/bounds.h"
 #include "daemon/capture.h"
+#include "daemon/clock-anchor.h"
 #include "daemon/flight-internal.h"
+#include "daemon/flight.h"
 #include "daemon/instance.h"
 #include "daemon/log.h"
+#include "daemon/persistent-history.h"
 #include "daemon/publish.h"
 #include "daemon/recovery-recipe.h"
 #include "daemon/segment.h"
@@ -33,15 +36,22 @@ static void drop_copies(struct flight *f);
  * of the daemon leaves it there. A recipe with no spool data tells the
  * next start (recovery.c) to drain that ring into a snapshot,
  * "<name>-<created>-history-recovered.dat", before the instance goes.
+ * A persistent backend's ring outlives a crash of the kernel too: its
+ * recipe is kept when the daemon exits (flight_abandon()), and the next
+ * start, in this boot or the next, drains it the same way; the instance
+ * stays, the kernel's.
  */
 int flight_keep_history_recipe(struct flight *f)
 {
-	char stamp[32], target[sizeof(SESSIONS_DIR) + 2 * FTRACED_NAME_MAX + 64];
+	char stamp[32], target[sizeof(SESSIONS_DIR) + 2 * FTRACED_NAME_MAX + 96], boot[40] = "";
 	int r;
 
 	publish_utc_stamp(stamp, sizeof(stamp));
-	snprintf(target, sizeof(target), SESSIONS_DIR "/%s/" SNAPSHOTS_DIR "/%s-%s-history.dat",
-		 f->host.name, f->host.name, stamp);
+	/* A persistent history may come back after a reboot: its name says which boot it is of. */
+	if (f->host.config->backend == FTRACED_FLIGHT_PERSISTENT && boot_id(boot) == 0)
+		boot[8] = '\0';
+	snprintf(target, sizeof(target), SESSIONS_DIR "/%s/" SNAPSHOTS_DIR "/%s-%s%s%s-history.dat",
+		 f->host.name, f->host.name, stamp, boot[0] ? "-boot-" : "", boot);
 	r = spool_create(&f->history, f->host.segment_env->state_dir_fd, spool_new_id(), 0);
 	if (r < 0)
 		return r;
@@ -56,10 +66,22 @@ int flight_keep_history_recipe(struct flight *f)
 		.events = f->host.events,
 		.imeta = f->host.imeta,
 		.kernel_history = true,
+		.persistent = f->host.config->backend == FTRACED_FLIGHT_PERSISTENT,
 	});
-	if (r < 0)
+	if (r < 0) {
 		spool_remove(&f->history);
-	return r;
+		return r;
+	}
+	/* A restart within the boot: the ring is this boot's history, resumed as it is. */
+	if (f->host.config->backend == FTRACED_FLIGHT_PERSISTENT) {
+		r = persistent_history_take(f->host.segment_env->state_dir_fd,
+					    instance_name(f->host.instance), f->history.trace_id);
+		if (r < 0)
+			log_warning_errno(r, "Session '%s': cannot look for this boot's history in "
+					  "the state directory, arming afresh: %m", f->host.name);
+		f->resume = r > 0;
+	}
+	return 0;
 }
 
 
@@ -218,9 +240,15 @@ static void pause_done(struct flight *f)
 			flight_stopped(f);
 		}
 	}
-	snprintf(f->note, sizeof(f->note), "kernel backend: no snapshot buffer to swap on this "
-		 "kernel, so tracing was paused for %.1f ms while the ring was drained",
-		 (double)(monotonic_usec() - f->drain_start_usec) / 1000);
+	if (f->host.config->backend == FTRACED_FLIGHT_PERSISTENT)
+		snprintf(f->note, sizeof(f->note), "persistent backend: tracing was paused for "
+			 "%.1f ms while the ring was drained; a ring that was read is not kept "
+			 "across the next reboot by 6.12",
+			 (double)(monotonic_usec() - f->drain_start_usec) / 1000);
+	else
+		snprintf(f->note, sizeof(f->note), "kernel backend: no snapshot buffer to swap on "
+			 "this kernel, so tracing was paused for %.1f ms while the ring was drained",
+			 (double)(monotonic_usec() - f->drain_start_usec) / 1000);
 	log_info("Session '%s': %s", f->host.name, f->note);
 }
 
@@ -258,4 +286,20 @@ void flight_kernel_drain_end(struct flight *f)
 			flight_serve_jobs(f);
 		}
 	}
+}
+
+/**
+ * flight_leave_armed() - the daemon exits and a persistent backend's history records on.
+ * @f: flight state
+ *
+ * Return: true if @f is one that stays armed (its recipe is then kept when
+ * it is freed: the next start recovers the history); false otherwise.
+ */
+bool flight_leave_armed(struct flight *f)
+{
+	if (f->host.config->backend != FTRACED_FLIGHT_PERSISTENT || f->draining || f->n_jobs > 0 ||
+	    f->host.ops->phase(f->host.session) != MODE_RUNNING)
+		return false;
+	f->keep_history = true;
+	return true;
 }

@@ -50,6 +50,7 @@
 #include "daemon/stream-set.h"
 #include "daemon/trigger.h"
 #include "lib/ctl-proto.h"
+#include "lib/ctl-reply.h"
 #include "lib/time-util.h"
 #include "lib/wall-clock.h"
 
@@ -89,7 +90,10 @@ struct flight *flight_free(struct flight *f)
 	for (unsigned cpu = 0; f->copies && cpu < f->n_copies; cpu++)
 		safe_close(f->copies[cpu]);
 	free(f->copies);
-	spool_remove(&f->history); /* the session and its instance go: nothing to recover */
+	if (f->keep_history)
+		spool_close(&f->history); /* a persistent history goes on: the next start drains it */
+	else
+		spool_remove(&f->history); /* the session and its instance go: nothing to recover */
 	free(f);
 	return NULL;
 }
@@ -142,6 +146,12 @@ int flight_new(const struct mode_host *host, struct flight **ret, char *error, s
 		if (f->swap)
 			snprintf(f->note, sizeof(f->note), "kernel backend: each snapshot swaps the "
 				 "ring with the kernel's snapshot buffer; tracing never pauses");
+		else if (f->host.config->backend == FTRACED_FLIGHT_PERSISTENT)
+			snprintf(f->note, sizeof(f->note), "persistent backend: the history is in "
+				 "boot-mapped instance '%s', which a crash and warm reboot keep; each "
+				 "snapshot pauses tracing while the ring is drained, and a ring that "
+				 "was read is not kept across the next reboot by 6.12",
+				 instance_name(f->host.instance));
 		else
 			snprintf(f->note, sizeof(f->note), "kernel backend: each snapshot pauses "
 				 "tracing while the ring is drained (this kernel has no snapshot "
@@ -224,6 +234,19 @@ int flight_start(struct flight *f)
 
 	f->flush_requested = f->flush_done = 0;
 	f->drain_again = false;
+	/*
+	 * A boot-mapped ring may hold what no recovery could write (a kernel
+	 * upgraded since, no recipe): not this history, and not to be mixed in.
+	 * Unless it is this boot's, which a restarted daemon resumes, once.
+	 */
+	if (f->host.config->backend == FTRACED_FLIGHT_PERSISTENT && !f->resume) {
+		r = instance_clear(f->host.instance);
+		if (r < 0)
+			log_warning_errno(r, "Session '%s': cannot empty boot-mapped instance '%s' "
+					  "before arming it: %m", f->host.name,
+					  instance_name(f->host.instance));
+	}
+	f->resume = false; /* a later start is a new history */
 	if (!flight_kernel_backend(f)) {
 		if (!f->host.cpus->cpus[0].ring &&
 		    stream_set_rings_new(f->host.cpus, f->host.config->flight_size / f->host.cpus->n_cpus) < 0) {
@@ -268,7 +291,8 @@ int flight_start(struct flight *f)
 		}
 	}
 	log_info("Session '%s' started on instance '%s' (flight recorder, %s backend, %zu events)",
-		 f->host.name, instance_name(f->host.instance), flight_kernel_backend(f) ? "kernel" : "memory",
+		 f->host.name, instance_name(f->host.instance),
+		 ctl_flight_backend_name(f->host.config->backend),
 		 f->host.events->n);
 	return 0;
 }

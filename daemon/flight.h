@@ -31,6 +31,7 @@ void flight_published(struct flight *f, const struct publish_outcome *o);
 int flight_snapshot(struct flight *f, void *waiter, int out_fd, bool trim, uint64_t since_us,
 		    char *error, size_t n_error);
 size_t flight_pending(const struct flight *f);
+bool flight_leave_armed(struct flight *f);
 void flight_forget_waiter(struct flight *f, const void *waiter);
 bool flight_has_waiter(const struct flight *f, const void *waiter);
 void flight_describe(struct flight *f, uint64_t start_usec, struct ctl_builder *b);

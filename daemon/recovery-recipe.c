@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "daemon/bounds.h"
@@ -48,6 +49,24 @@ static int write_file_at(int dir_fd, const char *name, const char *data, size_t 
 }
 
 /**
+ * recipe_kernel_identity() - which kernel this is, as precisely as uname says.
+ * @buf: receives "RELEASE VERSION" (the version names the build: "#1 SMP ... 2026")
+ * @n: its size (RECIPE_KERNEL_MAX)
+ *
+ * Return: 0, or -errno.
+ */
+int recipe_kernel_identity(char *buf, size_t n)
+{
+	struct utsname u;
+
+	if (uname(&u) < 0)
+		return negative_errno();
+	snprintf(buf, n, "%s %s", u.release, u.version);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/**
  * recipe_write() - store what recovering this spool would need.
  * @spool_dir_fd: the segment's spool directory
  * @r: the recipe
@@ -57,7 +76,7 @@ static int write_file_at(int dir_fd, const char *name, const char *data, size_t 
 int recipe_write(int spool_dir_fd, const struct recipe *r)
 {
 	_cleanup_free_ char *text = NULL;
-	char boot[40];
+	char boot[40], kernel[RECIPE_KERNEL_MAX];
 	size_t n = 0;
 	FILE *f;
 	int err;
@@ -68,9 +87,15 @@ int recipe_write(int spool_dir_fd, const struct recipe *r)
 	fprintf(f, "target=%s\ninstance=%s\ncompression=%s\nlevel=%d\ncpus=%u\n", r->target,
 		r->instance, r->zstd ? "zstd" : "none", r->level, r->n_cpus);
 	if (r->kernel_history)
-		fprintf(f, "history=kernel\n");
-	if (r->date && r->date[0] && boot_id(boot) == 0)
-		fprintf(f, "date=%s\nboot=%s\n", r->date, boot);
+		fprintf(f, "history=%s\n", r->persistent ? "persistent" : "kernel");
+	if (r->persistent && recipe_kernel_identity(kernel, sizeof(kernel)) == 0)
+		fprintf(f, "kernel=%s\n", kernel);
+	/* The boot, with a DATE measured in it; and always for a history that outlives it. */
+	if (((r->date && r->date[0]) || r->persistent) && boot_id(boot) == 0) {
+		if (r->date && r->date[0])
+			fprintf(f, "date=%s\n", r->date);
+		fprintf(f, "boot=%s\n", boot);
+	}
 	/* One line: the note is ours, made without line breaks. */
 	if (r->gap && r->gap[0] && !strchr(r->gap, '\n'))
 		fprintf(f, "gap=%s\n", r->gap);
@@ -187,8 +212,11 @@ int recipe_parse(int dir_fd, struct parsed_recipe *p)
 			p->level = atoi(v);
 		else if (strcmp(line, "cpus") == 0)
 			p->n_cpus = (unsigned)strtoul(v, NULL, 10);
-		else if (strcmp(line, "history") == 0)
-			p->kernel_history = strcmp(v, "kernel") == 0;
+		else if (strcmp(line, "history") == 0) {
+			p->persistent = strcmp(v, "persistent") == 0;
+			p->kernel_history = p->persistent || strcmp(v, "kernel") == 0;
+		} else if (strcmp(line, "kernel") == 0)
+			snprintf(p->kernel, sizeof(p->kernel), "%s", v);
 		else if (strcmp(line, "date") == 0 && clock_anchor_date_valid(v))
 			strcpy(p->date, v);
 		else if (strcmp(line, "boot") == 0 && strlen(v) < sizeof(p->boot))
@@ -207,7 +235,8 @@ int recipe_parse(int dir_fd, struct parsed_recipe *p)
 	{
 		char now[40];
 
-		if (!p->boot[0] || boot_id(now) < 0 || strcmp(now, p->boot) != 0)
+		if (!p->persistent &&
+		    (!p->boot[0] || boot_id(now) < 0 || strcmp(now, p->boot) != 0))
 			p->date[0] = '\0';
 	}
 	/* A target path stays inside the state directory; names are what we write. */

@@ -12,6 +12,10 @@
 #define RECIPE "recipe"
 /* A gap note: the session's own, made by the daemon (session-internal.h holds 256). */
 #define RECIPE_NOTE_MAX 512u
+/* uname's release and version, as the recipe's "kernel=" line holds them. */
+#define RECIPE_KERNEL_MAX 256u
+
+int recipe_kernel_identity(char *buf, size_t n);
 
 /* What a spool needs besides its data to become a file again. */
 struct recipe {
@@ -27,6 +31,12 @@ struct recipe {
 	 * in the instance's ring (overwrite mode) until a snapshot drains it.
 	 */
 	bool kernel_history;
+	/*
+	 * ... in a ring the kernel mapped at boot (the persistent backend): it
+	 * outlives the boot, and its DATE with it; the kernel that wrote it is
+	 * recorded, for event formats only that kernel's are sure to match.
+	 */
+	bool persistent;
 	const char *date;     /* the DATE option, measured as the spool began; NULL or "": none */
 	const char *gap;      /* a time the session did not capture before this file; NULL: none */
 };
@@ -39,7 +49,9 @@ struct parsed_recipe {
 	int level;
 	unsigned n_cpus;
 	bool kernel_history;
-	char date[CLOCK_ANCHOR_DATE_MAX]; /* "" unless measured in this boot */
+	bool persistent;
+	char kernel[RECIPE_KERNEL_MAX];   /* persistent: "release version" of the kernel that armed it */
+	char date[CLOCK_ANCHOR_DATE_MAX]; /* "" unless measured in this boot (persistent: any boot) */
 	char boot[40];
 	char gap[RECIPE_NOTE_MAX]; /* "": the session captured up to this file */
 	struct event_list events;

@@ -50,6 +50,7 @@
 #include "daemon/log.h"
 #include "daemon/metadata.h"
 #include "daemon/recovery-recipe.h"
+#include "daemon/persistent-history.h"
 #include "daemon/recovery.h"
 #include "daemon/retention.h"
 #include "daemon/spool.h"
@@ -125,7 +126,15 @@ static void drain_orphan(struct instance *orphan, const struct parsed_recipe *p,
 
 static void remove_orphan(struct instance *orphan, const struct parsed_recipe *p)
 {
-	int r = instance_destroy(orphan);
+	int r;
+
+	if (p->persistent) {
+		/* The kernel's: drained (read empties it) and released, never removed. */
+		instance_destroy(orphan);
+		log_notice("Recovery: drained boot-mapped instance '%s'", p->instance);
+		return;
+	}
+	r = instance_destroy(orphan);
 
 	if (r < 0)
 		log_warning_errno(r, "Recovery: drained orphaned instance '%s', but removing it "
@@ -486,6 +495,36 @@ static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
  * snapshot, "...-recovered.dat" in the session's snapshots directory.
  * -ESRCH: that instance is gone, and the history with it.
  */
+/*
+ * A persistent backend's ring, kept by the kernel across a crash and reboot
+ * (or by a daemon that exited): drained only where the kernel that wrote
+ * it is the kernel now, for the event formats are this kernel's.
+ */
+static int adopt_persistent(const struct parsed_recipe *p, struct instance **ret)
+{
+	char now[RECIPE_KERNEL_MAX], error[512];
+	int r;
+
+	r = recipe_kernel_identity(now, sizeof(now));
+	if (r < 0)
+		return r;
+	if (strcmp(now, p->kernel) != 0) {
+		log_error("Recovery: the history in boot-mapped instance '%s' was recorded by "
+			  "kernel '%s', and this is '%s': its event formats may differ, so it is "
+			  "not recovered", p->instance, p->kernel, now);
+		return -ESRCH;
+	}
+	r = instance_adopt_boot_mapped(p->instance, ret, error, sizeof(error));
+	if (r < 0) {
+		log_warning("Recovery: the history of boot-mapped instance '%s' is gone: %s",
+			    p->instance, error);
+		return -ESRCH;
+	}
+	/* What it holds goes into the file, and nothing else: tracing stays off meanwhile. */
+	instance_set_tracing(*ret, false);
+	return 0;
+}
+
 static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 		       struct kallsyms *ks, char *out, size_t n_out)
 {
@@ -496,6 +535,11 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 	r = recipe_parse(spool_dir_fd, &rc.p);
 	if (r < 0)
 		goto out;
+	/* Armed in this boot: its session, created again, resumes it, unread. */
+	if (persistent_history_of_this_boot(&rc.p)) {
+		r = -EAGAIN;
+		goto out;
+	}
 	/*
 	 * The file is in place: the daemon died between renaming it and removing
 	 * the spool. Recovering it again would duplicate every event.
@@ -504,8 +548,13 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 		r = -EEXIST;
 		goto out;
 	}
-	if (!prefix || instance_adopt_orphan(rc.p.instance, prefix, &rc.orphan) < 0)
+	if (rc.p.persistent) {
+		r = adopt_persistent(&rc.p, &rc.orphan);
+		if (r < 0)
+			goto out;
+	} else if (!prefix || instance_adopt_orphan(rc.p.instance, prefix, &rc.orphan) < 0) {
 		rc.orphan = NULL;
+	}
 	/* A history is gone with its instance, unless a drain's copy holds part of it. */
 	if (rc.p.kernel_history && !rc.orphan &&
 	    faccessat(spool_dir_fd, "cpu0", F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -547,21 +596,6 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 out:
 	recovery_done(&rc);
 	return r;
-}
-
-static void remove_spool(int spool_fd, int dir_fd, const char *name)
-{
-	DIR *d = fdopendir(dup(dir_fd));
-	struct dirent *de;
-
-	/* Everything, hidden files too: a kill can leave a half-written ".recipe.tmp". */
-	while (d && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			unlinkat(dir_fd, de->d_name, 0);
-	if (d)
-		closedir(d);
-	if (unlinkat(spool_fd, name, AT_REMOVEDIR) < 0)
-		log_warning_errno(negative_errno(), "Cannot remove spool '%s': %m", name);
 }
 
 /**
@@ -613,11 +647,14 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct k
 		r = recover_one(state_dir_fd, dir_fd, instance_prefix, ks, out, sizeof(out));
 		if (r == -EEXIST) {
 			log_info("Removing spool '%s': its file is complete", de->d_name);
-			remove_spool(spool_fd, dir_fd, de->d_name);
+			spool_remove_dir(spool_fd, de->d_name);
+		} else if (r == -EAGAIN) {
+			log_info("Keeping spool '%s': a persistent history of this boot, which its "
+				 "session resumes", de->d_name);
 		} else if (r == -ESRCH) {
-			log_info("Removing spool '%s': the flight recorder instance it kept the "
-				 "history of is gone", de->d_name);
-			remove_spool(spool_fd, dir_fd, de->d_name);
+			log_info("Removing spool '%s': the flight recorder history it kept is gone "
+				 "with its instance, or cannot be read right", de->d_name);
+			spool_remove_dir(spool_fd, de->d_name);
 		} else if (r == -ENOENT && faccessat(dir_fd, RECIPE, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 			/*
 			 * No recipe: the spool was being created (no data yet) or
@@ -625,12 +662,12 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct k
 			 */
 			log_info("Removing spool '%s' of a segment that had no data of its own",
 				 de->d_name);
-			remove_spool(spool_fd, dir_fd, de->d_name);
+			spool_remove_dir(spool_fd, de->d_name);
 		} else if (r < 0) {
 			log_warning_errno(r, "Cannot recover spool '%s', keeping it: %m", de->d_name);
 			(*ret_failed)++;
 		} else {
-			remove_spool(spool_fd, dir_fd, de->d_name);
+			spool_remove_dir(spool_fd, de->d_name);
 			(*ret_files)++;
 		}
 		close(dir_fd);
@@ -670,7 +707,7 @@ int recovery_recover_spool(int state_dir_fd, uint64_t trace_id, struct kallsyms 
 		return negative_errno();
 	r = recover_one(state_dir_fd, dir_fd, /* prefix= */ NULL, ks, out, n_out);
 	if (r >= 0)
-		remove_spool(spool_fd, dir_fd, name);
+		spool_remove_dir(spool_fd, name);
 	return r;
 }
 

@@ -76,6 +76,7 @@ int session_stop(struct session *s);
 void session_destroy(struct session *s);
 void session_set_gap(struct session *s, const char *note);
 const char *session_recovered_file(const struct session *s);
+struct session *session_leave_armed(struct session *s);
 int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, uint64_t since_us,
 		     char *error, size_t n_error);
 void session_forget_waiter(struct session *s, void *waiter);

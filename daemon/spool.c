@@ -277,20 +277,34 @@ void spool_remove(struct spool *s)
 	s->fds = NULL;
 	s->n_cpus = 0;
 	if (s->dir_fd >= 0) {
-		/* The CPU files and the recovery recipe (recovery.c): everything in it. */
-		DIR *d = fdopendir(dup(s->dir_fd));
-		struct dirent *de;
-
-		while (d && (de = readdir(d)))
-			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-				unlinkat(s->dir_fd, de->d_name, 0);
-		if (d)
-			closedir(d);
 		s->dir_fd = safe_close(s->dir_fd);
 		dir_name(name, sizeof(name), s->trace_id);
-		if (unlinkat(s->state_dir_fd, name, AT_REMOVEDIR) < 0)
-			log_warning_errno(negative_errno(), "Removing spool '%s' failed: %m", name);
+		spool_remove_dir(s->state_dir_fd, name);
 	}
+}
+
+/**
+ * spool_remove_dir() - remove a spool directory and everything in it.
+ * @parent_fd: the directory @name is relative to
+ * @name: the spool's directory
+ *
+ * Everything, hidden files too: a kill can leave a half-written ".recipe.tmp".
+ */
+void spool_remove_dir(int parent_fd, const char *name)
+{
+	int dir_fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	DIR *d = dir_fd >= 0 ? fdopendir(dir_fd) : NULL;
+	struct dirent *de;
+
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+	else
+		safe_close(dir_fd);
+	if (unlinkat(parent_fd, name, AT_REMOVEDIR) < 0)
+		log_warning_errno(negative_errno(), "Removing spool '%s' failed: %m", name);
 }
 
 /**

@@ -63,6 +63,7 @@ uint64_t spool_in_place_region(unsigned n_cpus);
 uint64_t spool_region_start(uint64_t region_bytes, unsigned cpu);
 void spool_close(struct spool *s);
 void spool_remove(struct spool *s);
+void spool_remove_dir(int parent_fd, const char *name);
 unsigned spool_report_stale(int state_dir_fd);
 /* What the kernel had handed out and lost on a CPU when a spool began; UINT64_MAX: unknown. */
 struct spool_start {

@@ -12,8 +12,9 @@ FLEET_PACKAGES=(prometheus prometheus-node-exporter rclone)
 # The systemd suite boots a Debian 12 root; the fuzzers need clang's libFuzzer.
 NSPAWN_PACKAGES=(systemd-container mmdebstrap debhelper dpkg-dev)
 FUZZ_PACKAGES=(clang libclang-rt-14-dev)
-# The vm suite boots Debian 12's own kernel (6.1) under qemu with a busybox initramfs.
-VM_PACKAGES=(qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio)
+# The vm suite boots Debian 12's own kernel (6.1) under qemu with a busybox initramfs; a
+# guest that reboots keeps its state directory on an ext4 disk image (mkfs.ext4).
+VM_PACKAGES=(qemu-system-x86 linux-image-cloud-amd64 busybox-static cpio xz-utils e2fsprogs)
 
 die() {
     echo "error: $*" >&2
@@ -45,7 +46,9 @@ install_packages() {
 # /boot keeps the machine's 6.1). tests/vm/vm.py looks for it here.
 KERNEL_6_12_DIR=${FTRACED_KERNEL_6_12_DIR:-/var/cache/ftraced-test/linux-6.12}
 fetch_kernel_6_12() {
-    compgen -G "$KERNEL_6_12_DIR/boot/vmlinuz-6.12.*" >/dev/null && return 0
+    # The kernel, and virtio_blk for the guests that keep a state directory across a reboot.
+    compgen -G "$KERNEL_6_12_DIR/boot/vmlinuz-6.12.*" >/dev/null &&
+        [ -f "$KERNEL_6_12_DIR/modules/virtio_blk.ko" ] && return 0
     echo "== fetching Debian's 6.12 cloud kernel from bookworm-backports"
     if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
         # The same archive as the main suite.
@@ -65,8 +68,15 @@ fetch_kernel_6_12() {
     chmod 755 "$work" # apt downloads as _apt
     (cd "$work" && apt-get download -qq -o APT::Sandbox::User=root "$pkg" >/dev/null) || die "apt-get download $pkg failed"
     dpkg-deb -x "$work"/*.deb "$work/root" || die "cannot unpack $pkg"
-    mkdir -p "$KERNEL_6_12_DIR"
+    mkdir -p "$KERNEL_6_12_DIR/modules"
     cp -r "$work/root/boot" "$KERNEL_6_12_DIR/"
+    local module
+    module=$(find "$work/root/lib/modules" -name 'virtio_blk.ko*' | head -n 1)
+    [ -n "$module" ] || die "$pkg has no virtio_blk module"
+    case $module in
+        *.xz) xz -dc "$module" > "$KERNEL_6_12_DIR/modules/virtio_blk.ko" ;;
+        *) cp "$module" "$KERNEL_6_12_DIR/modules/virtio_blk.ko" ;;
+    esac
     rm -rf "$work"
 }
 

@@ -409,6 +409,17 @@ def test_bad_requests():
                 "ftrace:print", "--flight-size", "8M", message="--buffer-size")
         refused("create", "x", "-e", "ftrace:print", "--trigger", "oom",
                 message="need --mode flight")
+        # The persistent backend needs what only the kernel command line sets up (this
+        # host has no boot-mapped instance): the message says what to add.
+        if not os.path.exists(os.path.join(TRACING, "instances", "ftraced-no-such-boot-map")):
+            refused("create", "x", "--mode", "flight", "--flight-backend", "persistent", "-e",
+                    "ftrace:print", "--boot-instance", "ftraced-no-such-boot-map",
+                    message="add 'reserve_mem=64M:4096:trace trace_instance="
+                    "ftraced-no-such-boot-map^traceoff@trace' to GRUB_CMDLINE_LINUX")
+        refused("create", "x", "--mode", "flight", "--flight-backend", "persistent", "-e",
+                "ftrace:print", "-b", "1024", message="size it there, on the kernel command line")
+        refused("create", "x", "--mode", "flight", "-e", "ftrace:print", "--boot-instance",
+                "bm", message="--boot-instance is for --flight-backend persistent")
         d.ctl("create", "c", "-e", "ftrace:print")
         refused("snapshot", "c", message="not a flight recorder")
         d.ctl("create", "f", "--mode", "flight", "-e", "ftrace:print")

@@ -401,6 +401,102 @@ emit left /tmp/left
     assert sessions_left(r) == [], r.files["left"]
 
 
+PERSISTENT_CMDLINE = "reserve_mem=8M:4096:trace trace_instance=boot_map^traceoff@trace"
+
+
+def test_persistent_history_survives_a_daemon_kill_and_a_kernel_panic_on_6_12():
+    """Debian 13's 6.12 with an instance mapped at boot onto reserved memory. A
+    persistent flight recorder records; a kill -9 of the daemon loses nothing
+    (the restart resumes the ring as it is); a kernel panic loses nothing
+    either: after the reboot, the daemon started by the guest's init writes the
+    previous boot's history by itself, every marker up to the last one written
+    before the crash. Then it records again, and a snapshot works while it does."""
+    r = boot(r"""
+daemon_up() {
+    i=0
+    until ftracectl list > /dev/null 2>&1; do
+        i=$((i + 1)); [ $i -lt 600 ] || return 1; sleep 0.1
+    done
+}
+if [ "$BOOT" = 1 ]; then
+    set -e
+    ftracectl create pr --mode flight --flight-backend persistent \
+        -e ftrace:print -e sched:sched_switch
+    ftracectl start pr
+    ftracectl --json status pr > /tmp/status.json
+    emit status.json /tmp/status.json
+    ftracectl create pr2 --mode flight --flight-backend persistent -e ftrace:print \
+        2> /tmp/busy || true
+    emit busy /tmp/busy
+    markers boot_map t 3000
+    kill -9 $(pidof ftraced)
+    /usr/bin/ftraced --socket /run/control --state-dir $STATE --group '' \
+        --log-level debug > /tmp/ftraced2.log 2>&1 &
+    daemon_up
+    wait_running
+    markers boot_map u 2000
+    emit log1 /tmp/ftraced2.log
+    sync
+    echo c > /proc/sysrq-trigger
+fi
+set -e
+daemon_up
+wait_running
+ls $STATE/sessions/pr/snapshots/ > /tmp/after_panic
+emit after_panic /tmp/after_panic
+for f in $STATE/sessions/pr/snapshots/*-recovered.dat; do emit panic.dat "$f"; done
+markers boot_map w 1000
+ftracectl snapshot pr -o /tmp/live.dat
+emit live.dat /tmp/live.dat
+ftracectl destroy pr
+cat /sys/kernel/tracing/instances/boot_map/tracing_on > /tmp/tracing_on
+emit tracing_on /tmp/tracing_on
+""", series="6.12", reboot=True, cmdline=PERSISTENT_CMDLINE, timeout=600)
+    assert r.boots == [1, 2], r.boots
+    assert b"persistent" in r.files["status.json"], r.files["status.json"]
+    assert b"holds the history of another session" in r.files["busy"], r.files["busy"]
+    assert "resumed" in r.files["log1"].decode(), r.files["log1"].decode()[-3000:]
+    names = r.files["after_panic"].decode().split()
+    assert len(names) == 1 and "-boot-" in names[0] and \
+        names[0].endswith("-history-recovered.dat"), names
+    with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
+        # Before the daemon's kill and after it, up to the panic: all of it, once.
+        panic = r.save("panic.dat", d)
+        assert_every_marker(panic, "t", 3000)
+        assert_every_marker(panic, "u", 2000)
+        assert any(name == "sched_switch" for _, name, _ in event_lines(report(panic)))
+        # Armed again after the reboot: what came since, and nothing from before.
+        live = r.save("live.dat", d)
+        assert_every_marker(live, "w", 1000)
+        assert not count_markers(live, "u")["generators"], "the old history came back"
+    assert "Recovered the flight recorder history of instance 'boot_map'" in r.daemon_log, \
+        r.daemon_log
+    # Destroyed: its tracing off, the instance (the kernel's) still there.
+    assert r.files["tracing_on"].strip() == b"0", r.files["tracing_on"]
+
+
+def test_persistent_history_survives_a_reset_without_a_panic_on_6_12():
+    """A sysrq reset (no panic, as a hardware watchdog's): the next boot's daemon
+    writes every marker the persistent flight recorder held."""
+    r = boot(r"""
+set -e
+if [ "$BOOT" = 1 ]; then
+    ftracectl create pr --mode flight --flight-backend persistent -e ftrace:print
+    ftracectl start pr
+    markers boot_map t 1500
+    sync
+    echo b > /proc/sysrq-trigger
+fi
+i=0
+until ftracectl list > /dev/null 2>&1; do i=$((i + 1)); [ $i -lt 600 ]; sleep 0.1; done
+wait_running
+for f in $STATE/sessions/pr/snapshots/*-recovered.dat; do emit reset.dat "$f"; done
+""", series="6.12", reboot=True, cmdline=PERSISTENT_CMDLINE, timeout=600)
+    assert r.boots == [1, 2], r.boots
+    with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
+        assert_every_marker(r.save("reset.dat", d), "t", 1500)
+
+
 if __name__ == "__main__":
     reason = vm.skip_reason()
     if reason:

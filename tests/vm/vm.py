@@ -38,7 +38,20 @@ emit() {
     echo "=== END"
 }
 echo "=== KERNEL $(uname -r)"
-/usr/bin/ftraced --socket /run/control --state-dir /tmp/state --group '' \
+# A disk (a guest that reboots): the state directory lives there, as on a server, and
+# BOOT counts the boots it has seen. Each boot's daemon log is kept on it too.
+STATE=/tmp/state BOOT=1
+if [ -f /lib/virtio_blk.ko ] && insmod /lib/virtio_blk.ko && mkdir -p /var/lib/ftraced &&
+        i=0 && while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done &&
+        mount -t ext4 /dev/vda /var/lib/ftraced; then
+    STATE=/var/lib/ftraced/state
+    BOOT=$(( $(cat /var/lib/ftraced/boots 2>/dev/null || echo 0) + 1 ))
+    echo $BOOT > /var/lib/ftraced/boots
+    sync
+fi
+export STATE BOOT
+echo "=== BOOT $BOOT"
+/usr/bin/ftraced --socket /run/control --state-dir $STATE --group '' \
     --log-level debug > /tmp/ftraced.log 2>&1 &
 i=0
 while [ ! -S /run/control ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
@@ -96,12 +109,14 @@ def copy_into(root, path, dest=None):
     shutil.copy2(path, dest)
 
 
-def build_initramfs(work, binaries, script):
+def build_initramfs(work, binaries, script, module=None):
     """A gzip'd cpio: busybox, @binaries (host path -> guest path) with their
-    libraries, /init, and /test.sh = @script."""
+    libraries, /init, /test.sh = @script, and @module as /lib/virtio_blk.ko."""
     root = os.path.join(work, "root")
-    for d in ("bin", "usr/bin", "proc", "sys", "dev", "tmp", "run", "etc"):
+    for d in ("bin", "usr/bin", "proc", "sys", "dev", "tmp", "run", "etc", "lib"):
         os.makedirs(os.path.join(root, d), exist_ok=True)
+    if module:
+        copy_into(root, module, "/lib/virtio_blk.ko")
     copy_into(root, BUSYBOX, "/bin/busybox")
     libs = set()
     for host, guest in binaries.items():
@@ -154,6 +169,7 @@ class GuestRun:
                 self.exit = int(line.split()[2])
         m = re.search(r"=== KERNEL (\S+)", self.console)
         self.kernel = m.group(1) if m else None
+        self.boots = [int(n) for n in re.findall(r"=== BOOT (\d+)", self.console)]
         log = self.console.split("=== DAEMON LOG\n", 1)
         self.daemon_log = log[1].split("=== DONE")[0] if len(log) == 2 else ""
 
@@ -164,18 +180,40 @@ class GuestRun:
         return path
 
 
+def virtio_blk(series):
+    """The virtio_blk module scripts/setup.sh keeps beside the 6.12 kernel, or None."""
+    path = os.path.join(KERNEL_6_12_DIR, "modules", "virtio_blk.ko")
+    return path if series == "6.12" and os.path.exists(path) else None
+
+
 def run(script, binaries, smp=2, memory_mb=1536, timeout=300, tcg_thread="multi", series="6.1",
-        cpu="max"):
+        cpu="max", cmdline="", reboot=False):
     """Boots the @series kernel with @binaries and runs @script; returns a GuestRun.
     @tcg_thread "single" runs every vCPU on one host thread: slower, but the
     kernel's text patching (each event enabled patches code that all CPUs
     run) cannot livelock a vCPU in its int3 handler, as it did under
-    thread=multi with 64 vCPUs."""
+    thread=multi with 64 vCPUs. @cmdline is added to the kernel's command line.
+    @reboot (6.12): the guest has an ext4 disk for its state directory, and a
+    panic or a reset boots it again (RAM kept, as a warm reset keeps it) until
+    a boot's script powers it off; $BOOT in the script counts the boots."""
     with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as work:
-        image = build_initramfs(work, binaries, script)
+        module = virtio_blk(series) if reboot else None
+        if reboot and not module:
+            raise AssertionError("no virtio_blk module beside the 6.12 kernel: " +
+                                 KERNELS["6.12"][1])
+        image = build_initramfs(work, binaries, script, module)
         cmd = ["qemu-system-x86_64", "-accel", "tcg,thread=" + tcg_thread, "-cpu", cpu,
                "-smp", str(smp), "-m", str(memory_mb), "-kernel", kernel(series), "-initrd", image,
-               "-append", "console=ttyS0 quiet panic=-1", "-nographic", "-no-reboot"]
+               "-append", ("console=ttyS0 quiet panic=%d %s" % (1 if reboot else -1,
+                                                                cmdline)).strip(),
+               "-nographic"]
+        if reboot:
+            disk = os.path.join(work, "state.img")
+            subprocess.run(["truncate", "-s", "256M", disk], check=True)
+            subprocess.run(["mkfs.ext4", "-q", "-F", disk], check=True)
+            cmd += ["-drive", "file=%s,format=raw,if=virtio" % disk]
+        else:
+            cmd.append("-no-reboot")
         console = os.path.join(work, "console")
         with open(console, "wb") as out:
             try:
