@@ -497,6 +497,40 @@ for f in $STATE/sessions/pr/snapshots/*-recovered.dat; do emit reset.dat "$f"; d
         assert_every_marker(r.save("reset.dat", d), "t", 1500)
 
 
+def test_persistent_history_of_another_kernel_is_not_recovered_on_6_12():
+    """The history was armed by another kernel (simulated: the identity its recipe
+    records is changed before the crash): its event formats may differ, so the next
+    boot writes no file, says why in the log, and arms the ring afresh."""
+    r = boot(r"""
+set -e
+if [ "$BOOT" = 1 ]; then
+    ftracectl create pr --mode flight --flight-backend persistent -e ftrace:print
+    ftracectl start pr
+    markers boot_map t 500
+    recipe=$(grep -l '^history=persistent' $STATE/spool/*/recipe)
+    sed -i 's/^kernel=.*/kernel=6.12.0-older #1 SMP/' $recipe
+    sync
+    echo c > /proc/sysrq-trigger
+fi
+i=0
+until ftracectl list > /dev/null 2>&1; do i=$((i + 1)); [ $i -lt 600 ]; sleep 0.1; done
+wait_running
+ls $STATE/sessions/pr/snapshots/ > /tmp/after
+emit after /tmp/after
+markers boot_map w 300
+ftracectl snapshot pr -o /tmp/live.dat
+emit live.dat /tmp/live.dat
+""", series="6.12", reboot=True, cmdline=PERSISTENT_CMDLINE, timeout=600)
+    assert r.boots == [1, 2], r.boots
+    assert "recorded by kernel '6.12.0-older #1 SMP'" in r.daemon_log, r.daemon_log
+    assert not [n for n in r.files["after"].split() if n.endswith(b"-recovered.dat")], \
+        r.files["after"]
+    with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
+        live = r.save("live.dat", d)
+        assert_every_marker(live, "w", 300)
+        assert not count_markers(live, "t")["generators"], "the other kernel's history came back"
+
+
 if __name__ == "__main__":
     reason = vm.skip_reason()
     if reason:
