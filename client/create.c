@@ -59,6 +59,7 @@ enum {
 static int create_option(int c, const char *arg, struct ctl_builder *b, uint32_t *mode)
 {
 	uint64_t v;
+	int backend;
 
 	switch (c) {
 	case ARG_MODE:
@@ -72,15 +73,13 @@ static int create_option(int c, const char *arg, struct ctl_builder *b, uint32_t
 		}
 		break;
 	case ARG_FLIGHT_BACKEND:
-		for (v = 0; v < _FTRACED_FLIGHT_BACKEND_MAX; v++)
-			if (strcmp(arg, ctl_flight_backend_name(v)) == 0)
-				break;
-		if (v == _FTRACED_FLIGHT_BACKEND_MAX) {
+		backend = ctl_flight_backend_parse(arg);
+		if (backend < 0) {
 			print_error("create", "unknown flight backend '%s' (memory, kernel, "
 				    "persistent)", arg);
 			return -1;
 		}
-		ctl_put_u32(b, FTRACED_ATTR_FLIGHT_BACKEND, v);
+		ctl_put_u32(b, FTRACED_ATTR_FLIGHT_BACKEND, (uint32_t)backend);
 		break;
 	case ARG_BOOT_INSTANCE:
 		if (!ctl_string_valid(FTRACED_ATTR_INSTANCE, arg, FTRACED_NAME_MAX)) {

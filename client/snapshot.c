@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * ftracectl snapshot NAME [-o FILE] [--trim] [--since TIME]: write a flight
- * recorder's history (or its last part) as a v7 file while it keeps recording. With -o the client opens
- * the file (as FILE.partial, renamed when complete) and passes it; without,
- * the daemon writes it into the session's snapshots directory and replies
- * with its path.
+ * recorder's history (or its last part) as a v7 file while it keeps
+ * recording. With -o the client opens the file (as FILE.partial, renamed
+ * when complete) and passes it; without, the daemon writes it into the
+ * session's snapshots directory and replies with its path.
  */
 #include <errno.h>
 #include <getopt.h>

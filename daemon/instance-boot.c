@@ -112,37 +112,6 @@ int instance_boot_release(struct instance *i)
 	return r;
 }
 
-/**
- * instance_is_boot_mapped() - is this an instance the kernel mapped at boot?
- * @i: instance
- */
-bool instance_is_boot_mapped(const struct instance *i)
-{
-	return i->boot_mapped;
-}
-
-/**
- * instance_boot_text_delta() - how far the previous boot's kernel text was from this one's.
- * @i: a boot-mapped instance
- * @ret: receives the delta its last_boot_info gives (KASLR), in bytes
- *
- * Return: 0, or -errno (-EBADMSG: not the text this kernel writes).
- */
-int instance_boot_text_delta(struct instance *i, long long *ret)
-{
-	_cleanup_free_ char *text = NULL;
-	const char *p;
-	int r;
-
-	r = instance_read(i, "last_boot_info", &text, NULL);
-	if (r < 0)
-		return r;
-	p = strstr(text, "text delta:");
-	if (!p || sscanf(p, "text delta: %lld", ret) != 1)
-		return -EBADMSG;
-	return 0;
-}
-
 /* The object goes (released, or abandoned to go on tracing): another may adopt the instance. */
 void instance_boot_forget(struct instance *i)
 {

@@ -59,8 +59,6 @@ int instance_new(uint32_t tag, uint64_t id, struct instance **ret);
 int instance_adopt_orphan(const char *name, const char *prefix, struct instance **ret);
 int instance_adopt_boot_mapped(const char *name, struct instance **ret, char *error,
 			       size_t n_error);
-bool instance_is_boot_mapped(const struct instance *i);
-int instance_boot_text_delta(struct instance *i, long long *ret);
 struct instance *instance_free(struct instance *i);
 int instance_destroy(struct instance *i);
 int instance_try_remove(struct instance *i);

@@ -69,14 +69,15 @@ static int add_events(struct ctl_builder *b, char *list, unsigned *total, char *
 
 static int put_backend(struct ctl_builder *b, const char *v, char *error, size_t n_error)
 {
-	for (uint32_t k = 0; k < _FTRACED_FLIGHT_BACKEND_MAX; k++) {
-		if (strcmp(v, ctl_flight_backend_name(k)) == 0) {
-			ctl_put_u32(b, FTRACED_ATTR_FLIGHT_BACKEND, k);
-			return 0;
-		}
+	int k = ctl_flight_backend_parse(v);
+
+	if (k < 0) {
+		snprintf(error, n_error, "unknown flight backend '%s' (memory, kernel, persistent)",
+			 v);
+		return -EINVAL;
 	}
-	snprintf(error, n_error, "unknown flight backend '%s' (memory, kernel, persistent)", v);
-	return -EINVAL;
+	ctl_put_u32(b, FTRACED_ATTR_FLIGHT_BACKEND, (uint32_t)k);
+	return 0;
 }
 
 static int put_size(struct ctl_builder *b, enum ftraced_attr a, const char *v, char *error,

@@ -229,6 +229,20 @@ const char *ctl_flight_backend_name(uint32_t backend)
 }
 
 /**
+ * ctl_flight_backend_parse() - a flight backend by the name ftracectl spells it.
+ * @name: "memory", "kernel" or "persistent"
+ *
+ * Return: the enum ftraced_flight_backend, or -EINVAL.
+ */
+int ctl_flight_backend_parse(const char *name)
+{
+	for (uint32_t k = 0; k < _FTRACED_FLIGHT_BACKEND_MAX; k++)
+		if (strcmp(name, ctl_flight_backend_name(k)) == 0)
+			return (int)k;
+	return -EINVAL;
+}
+
+/**
  * ctl_reply_decode() - decode one reply message.
  * @buf: the message
  * @n: its length

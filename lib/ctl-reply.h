@@ -95,3 +95,4 @@ int ctl_reply_decode(const void *buf, size_t n, struct reply *ret);
 void ctl_reply_done(struct reply *r);
 const char *ctl_mode_name(uint32_t mode);
 const char *ctl_flight_backend_name(uint32_t backend);
+int ctl_flight_backend_parse(const char *name);

@@ -53,6 +53,13 @@ record_markers() {
     kill -TERM $rec
     wait $rec
 }
+daemon_up() {
+    # a daemon answering (one restarted by the script, or by init after a reboot)
+    i=0
+    until ftracectl list > /dev/null 2>&1; do
+        i=$((i + 1)); [ $i -lt 600 ] || return 1; sleep 0.1
+    done
+}
 wait_running() {
     i=0
     while ! ftracectl --json list | grep -q '"running"'; do
@@ -412,12 +419,6 @@ def test_persistent_history_survives_a_daemon_kill_and_a_kernel_panic_on_6_12():
     previous boot's history by itself, every marker up to the last one written
     before the crash. Then it records again, and a snapshot works while it does."""
     r = boot(r"""
-daemon_up() {
-    i=0
-    until ftracectl list > /dev/null 2>&1; do
-        i=$((i + 1)); [ $i -lt 600 ] || return 1; sleep 0.1
-    done
-}
 if [ "$BOOT" = 1 ]; then
     set -e
     ftracectl create pr --mode flight --flight-backend persistent \
@@ -487,8 +488,7 @@ if [ "$BOOT" = 1 ]; then
     sync
     echo b > /proc/sysrq-trigger
 fi
-i=0
-until ftracectl list > /dev/null 2>&1; do i=$((i + 1)); [ $i -lt 600 ]; sleep 0.1; done
+daemon_up
 wait_running
 for f in $STATE/sessions/pr/snapshots/*-recovered.dat; do emit reset.dat "$f"; done
 """, series="6.12", reboot=True, cmdline=PERSISTENT_CMDLINE, timeout=600)
@@ -512,8 +512,7 @@ if [ "$BOOT" = 1 ]; then
     sync
     echo c > /proc/sysrq-trigger
 fi
-i=0
-until ftracectl list > /dev/null 2>&1; do i=$((i + 1)); [ $i -lt 600 ]; sleep 0.1; done
+daemon_up
 wait_running
 ls $STATE/sessions/pr/snapshots/ > /tmp/after
 emit after /tmp/after
