@@ -106,7 +106,9 @@ class Daemon:
         return self
 
     def wait_listening(self):
-        deadline = time.monotonic() + 10
+        # A start recovers what a crash left first (drains, compresses, writes files):
+        # under ASan on a busy machine that takes seconds. The daemon's exit ends it sooner.
+        deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise AssertionError("ftraced exited at start:\n" + self.log())
@@ -217,16 +219,20 @@ def daemon(d=None):
         yield d
         d.stop()
     except BaseException:
-        # CI shows a short excerpt of a failed suite: the daemon's last words go to stdout,
-        # ahead of the traceback that stderr carries.
-        try:
-            print("daemon log, last lines:\n" + "".join(d.log().splitlines(True)[-25:]),
-                  flush=True)
-        except OSError:
-            pass
+        print_log_tail(d)
         raise
     finally:
         d.cleanup()
+
+
+def print_log_tail(d, lines=25):
+    """CI shows a short excerpt of a failed suite: a failing test's daemon's last words go
+    to stdout, ahead of the traceback that stderr carries."""
+    try:
+        print("daemon log, last lines:\n" + "".join(d.log().splitlines(True)[-lines:]),
+              flush=True)
+    except OSError:
+        pass
 
 
 # Load generators still running when a test ends (it failed half-way) hold their
@@ -494,6 +500,20 @@ def wall_seconds(text):
     return calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S")) + int(frac) / 1e9
 
 
+def failure_reason():
+    """The last lines of the exception being handled; when cleanup raised while handling
+    another (a chain), the first one's too: it is the cause, the rest its aftermath."""
+    exc = sys.exc_info()[1]
+    first = exc
+    while first.__context__ is not None and first.__context__ is not first:
+        first = first.__context__
+    lines = traceback.format_exc().rstrip().splitlines()[-6:]
+    if first is not exc:
+        cause = traceback.format_exception(type(first), first, first.__traceback__, chain=False)
+        lines = ["first:"] + "".join(cause).rstrip().splitlines()[-4:] + ["then:"] + lines[-3:]
+    return lines
+
+
 def run(tests=None):
     """Runs TESTS, or every test_* function of the calling script in the order they are
     defined; prints 'N passed, M failed'."""
@@ -528,8 +548,7 @@ def run(tests=None):
             print("PASS %s (%.1f s)" % (name, time.monotonic() - start), flush=True)
         except Exception:
             failed += 1
-            reason = traceback.format_exc().rstrip().splitlines()[-6:]
-            print("FAIL %s: %s" % (name, "\n    ".join(reason)[:2000]), flush=True)
+            print("FAIL %s: %s" % (name, "\n    ".join(failure_reason())[:2000]), flush=True)
             traceback.print_exc()
             sys.stdout.flush()
     print("%d passed, %d failed" % (passed, failed))

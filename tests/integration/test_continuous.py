@@ -15,7 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (daemon, start_markers, count_markers, CPUS, Daemon, FTRACECTL,  # noqa: E402
-                     assert_complete_sequences, check_events, event_lines, loadgen,
+                     assert_complete_sequences, print_log_tail, check_events, event_lines, loadgen,
                      first_section_id, loadgen_result, our_instances, parse_markers, report,
                      run, TRACING, V7_SECTION_BUFFER)
 
@@ -336,12 +336,16 @@ def test_kill9_loop_recovers_everything():
     rng = random.Random(1234)
     first = Daemon()
     state = first.state
-    killed = []  # cleaned up at the end: cleanup would remove the orphans recovery drains
+    # Every daemon of the loop, cleaned up at the end, newest first (cleaning a killed one
+    # earlier would remove the orphans recovery drains; the first owns the state dir).
+    daemons = [first]
     tail_rounds = []
     seen_tails = set()
     try:
         for i in range(20):
             d = first if i == 0 else Daemon(state=state)
+            if d is not first:
+                daemons.append(d)
             t0 = time.monotonic()
             d.start()
             started = time.monotonic() - t0
@@ -353,10 +357,10 @@ def test_kill9_loop_recovers_everything():
             time.sleep(rng.uniform(0.05, 0.7))
             d.kill()
             written = finish()
-            if d is not first:
-                killed.append(d)
             # The next start recovers this round; check it then.
-            d = Daemon(state=state).start()
+            d = Daemon(state=state)
+            daemons.append(d)
+            d.start()
             files = sorted(f for f in segments(d, "k"))
             tails = [f for f in files if f.endswith("_tail.dat") and f not in seen_tails]
             seen_tails.update(tails)
@@ -389,10 +393,12 @@ def test_kill9_loop_recovers_everything():
             check_events(f)
         print("rounds with data lost in flight (logged, kept apart), markers missing per CPU:"
               " %s" % tail_rounds)
+    except BaseException:
+        print_log_tail(d)
+        raise
     finally:
-        for d in killed:
+        for d in reversed(daemons):
             d.cleanup()
-        first.cleanup()
 
 
 def test_sessions_from_files():
