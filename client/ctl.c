@@ -368,6 +368,23 @@ void print_size(char *buf, size_t n, uint64_t bytes)
 		snprintf(buf, n, "%.1f %s", v, units[u]);
 }
 
+/**
+ * session_recovered_path() - where a flight session's newest recovered file is.
+ * @s: session, with recovered[] set
+ * @buf: receives DIRECTORY/RECOVERED
+ * @n: its size
+ *
+ * Return: @buf.
+ */
+const char *session_recovered_path(const struct session_info *s, char *buf, size_t n)
+{
+	size_t len = strlen(s->directory);
+
+	snprintf(buf, n, "%s%s%s", s->directory, len && s->directory[len - 1] != '/' ? "/" : "",
+		 s->recovered);
+	return buf;
+}
+
 static void flight_json(json_t *o, const struct session_info *s)
 {
 	json_t *triggers = json_array();
@@ -388,6 +405,11 @@ static void flight_json(json_t *o, const struct session_info *s)
 		json_put_text(o, "history_from", s->history_from);
 	if (s->directory[0])
 		json_put_text(o, "directory", s->directory);
+	if (s->recovered[0]) {
+		char path[2 * sizeof(s->directory)];
+
+		json_put_text(o, "recovered", session_recovered_path(s, path, sizeof(path)));
+	}
 	if (s->note[0])
 		json_put_text(o, "note", s->note);
 	for (unsigned i = 0; triggers && i < s->n_triggers; i++)

@@ -62,7 +62,7 @@ static void print_continuous(const struct session_info *s)
 
 static void print_flight(const struct session_info *s)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], path[2 * sizeof(s->directory)];
 
 	if (s->flight_backend == FTRACED_FLIGHT_KERNEL) {
 		printf("  flight:       kernel backend (history in the kernel's ring)\n");
@@ -87,6 +87,9 @@ static void print_flight(const struct session_info *s)
 	print_size(a, sizeof(a), s->disk_bytes);
 	printf("  snapshots:    %u taken, %u kept (%s)%s%s\n", s->snapshots, s->segments_kept, a,
 	       s->directory[0] ? " in " : "", s->directory);
+	if (s->recovered[0])
+		printf("  recovered:    %s (what a crash left, written at the daemon's start)\n",
+		       session_recovered_path(s, path, sizeof(path)));
 	for (unsigned k = 0; k < s->n_triggers; k++)
 		printf("  trigger:      %s\n", s->triggers[k]);
 	if (s->note[0])

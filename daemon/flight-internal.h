@@ -61,6 +61,7 @@ struct flight {
 	long long date_us;
 	uint64_t start_wall_usec;     /* the realtime clock when recording began */
 	char note[256];               /* what the user should know about the backend */
+	char recovered[NAME_MAX + 1]; /* the newest "...-recovered.dat" in the snapshots, or "" */
 	struct spool history;         /* kernel: a recipe, for recovery after a crash ... */
 	int *copies;                  /* ... and while drained snapshots are unwritten, per CPU
 				       * a copy of what the drain took from the kernel's ring */

@@ -43,6 +43,7 @@
 #include "daemon/kallsyms.h"
 #include "daemon/log.h"
 #include "daemon/publish.h"
+#include "daemon/recovered-file.h"
 #include "daemon/segment.h"
 #include "daemon/session-config.h"
 #include "daemon/session-mode.h"
@@ -158,6 +159,8 @@ int flight_new(const struct mode_host *host, struct flight **ret, char *error, s
 				 "buffer)");
 	}
 	r = open_snapshot_dir(f);
+	if (r >= 0)
+		recovered_file_newest(f->snap_dir_fd, f->recovered, sizeof(f->recovered));
 	if (r < 0) {
 		snprintf(error, n_error, "cannot create the snapshots directory: %s", strerror(-r));
 		return r;
@@ -761,6 +764,8 @@ void flight_describe(struct flight *f, uint64_t start_usec, struct ctl_builder *
 	ctl_put_u64(b, FTRACED_ATTR_DISK_BYTES, f->host.publisher->usage.bytes);
 	if (f->snap_dir_fd >= 0 && publish_path(f->snap_dir_fd, "", dir, sizeof(dir)) >= 0)
 		ctl_put_string(b, FTRACED_ATTR_DIRECTORY, dir);
+	if (f->recovered[0])
+		ctl_put_string(b, FTRACED_ATTR_RECOVERED, f->recovered);
 	for (unsigned k = 0; k < f->n_triggers; k++) {
 		trigger_describe(f->triggers[k].trigger, line, sizeof(line));
 		ctl_put_string(b, FTRACED_ATTR_TRIGGER_STATUS, line);

@@ -94,6 +94,19 @@ int instance_adopt_boot_mapped(const char *name, struct instance **ret, char *er
 	return 0;
 }
 
+/**
+ * instance_boot_last_info() - what the kernel says of the boot a mapped ring was written in.
+ * @i: a boot-mapped instance
+ * @ret: its last_boot_info text (KASLR's text delta), for the caller to free
+ *
+ * Return: 0 or -errno.
+ */
+int instance_boot_last_info(struct instance *i, char **ret)
+{
+	*ret = tracefs_instance_file_read(i->tfs, "last_boot_info", NULL);
+	return *ret ? 0 : -EIO;
+}
+
 /* instance_destroy() of a boot-mapped instance: what ftraced turned on goes off; its ring stays. */
 int instance_boot_release(struct instance *i)
 {

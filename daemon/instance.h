@@ -57,6 +57,7 @@ struct instance_setup {
 int instance_tag_load(int state_dir_fd, const char *resolved, bool create, uint32_t *ret);
 int instance_new(uint32_t tag, uint64_t id, struct instance **ret);
 int instance_adopt_orphan(const char *name, const char *prefix, struct instance **ret);
+int instance_boot_last_info(struct instance *i, char **ret);
 int instance_adopt_boot_mapped(const char *name, struct instance **ret, char *error,
 			       size_t n_error);
 struct instance *instance_free(struct instance *i);

@@ -35,7 +35,7 @@ struct global_meta {
 	size_t n_systems;
 	struct v7_blob *event_formats; /* all systems' formats, in one array */
 	size_t n_event_formats;
-	char *kallsyms;                /* text: uncompressed files only */
+	char *kallsyms;                /* text: uncompressed files, or symbols rewritten */
 	size_t n_kallsyms;
 	struct kallsyms_section *kallsyms_sealed; /* zstd files: the section body, shared */
 	char *printk;

@@ -8,17 +8,25 @@
  * the old recipe. Not read, because Debian's 6.12.95 does not keep a
  * boot-mapped ring across the next reboot once it has been read (measured:
  * a crash after a read, or after a drain at start-up, came back empty).
+ * The file of an earlier boot gets symbols that resolve that boot's
+ * addresses (kallsyms-text.c).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "daemon/bounds.h"
 #include "daemon/clock-anchor.h"
+#include "daemon/instance.h"
+#include "daemon/kallsyms.h"
+#include "daemon/kallsyms-text.h"
 #include "daemon/log.h"
+#include "daemon/metadata.h"
 #include "daemon/persistent-history.h"
 #include "daemon/recovery-recipe.h"
 #include "daemon/spool.h"
@@ -93,4 +101,103 @@ int persistent_history_take(int state_dir_fd, const char *instance, uint64_t kee
 	}
 	closedir(d);
 	return n;
+}
+
+/**
+ * persistent_history_adopt() - take the boot-mapped instance a recipe armed, to write its history.
+ * @p: the recipe
+ * @ret: the instance, tracing off
+ * @ret_last_boot_info: its last_boot_info (for the symbols), for the caller to free; NULL
+ *                      if unreadable
+ *
+ * Drained only where the kernel that wrote it is the kernel now, for the
+ * event formats are this kernel's.
+ *
+ * Return: 0, or -ESRCH (logged) if there is no such history to write.
+ */
+int persistent_history_adopt(const struct parsed_recipe *p, struct instance **ret,
+			     char **ret_last_boot_info)
+{
+	char now[RECIPE_KERNEL_MAX], error[512];
+	int r;
+
+	*ret_last_boot_info = NULL;
+	r = recipe_kernel_identity(now, sizeof(now));
+	if (r < 0)
+		return r;
+	if (strcmp(now, p->kernel) != 0) {
+		log_error("Recovery: the history in boot-mapped instance '%s' was recorded by "
+			  "kernel '%s', and this is '%s': its event formats may differ, so it is "
+			  "not recovered", p->instance, p->kernel, now);
+		return -ESRCH;
+	}
+	r = instance_adopt_boot_mapped(p->instance, ret, error, sizeof(error));
+	if (r < 0) {
+		log_warning("Recovery: the history of boot-mapped instance '%s' is gone: %s",
+			    p->instance, error);
+		return -ESRCH;
+	}
+	/* What it holds goes into the file, and nothing else: tracing stays off meanwhile. */
+	instance_set_tracing(*ret, false);
+	/* Before the drain: a ring emptied no longer speaks for the earlier boot. */
+	r = instance_boot_last_info(*ret, ret_last_boot_info);
+	if (r < 0)
+		log_warning_errno(r, "Recovery: cannot read last_boot_info of '%s', the history's "
+				  "symbols will be this boot's: %m", p->instance);
+	return 0;
+}
+
+/**
+ * persistent_history_symbols() - symbols that resolve the addresses of the boot a history is from.
+ * @gm: the recovered file's metadata, read in this boot: its symbols are replaced
+ * @ks: this boot's symbols
+ * @last_boot_info: the boot-mapped instance's, read before its drain
+ * @how: receives how the file's symbols were made, for its writer string
+ * @n_how: its size
+ *
+ * KASLR put the earlier boot's kernel elsewhere, and the ring's stacks and
+ * function addresses are that boot's: this boot's kernel symbols, moved
+ * back by the kernel's text delta, resolve them. Modules' symbols stay this
+ * boot's (6.12 does not say where the last boot loaded them).
+ *
+ * Return: 0, or -errno (the file keeps this boot's symbols, and @how says so).
+ */
+int persistent_history_symbols(struct global_meta *gm, struct kallsyms *ks,
+			       const char *last_boot_info, char *how, size_t n_how)
+{
+	_cleanup_free_ char *text = NULL;
+	uint64_t text_now;
+	size_t n, n_moved;
+	int64_t delta;
+	char *moved;
+	int r;
+
+	snprintf(how, n_how, "symbols: this boot's, not moved for KASLR");
+	r = kallsyms_read(ks, /* any_age= */ true, &text, &n);
+	if (r >= 0 && !text)
+		r = -ENOENT;
+	if (r >= 0)
+		r = kallsyms_text_address(text, n, "_text", &text_now);
+	if (r >= 0 && text_now == 0)
+		r = -EPERM;  /* addresses hidden (kptr_restrict): nothing to move */
+	if (r >= 0)
+		r = last_boot_text_delta(last_boot_info, text_now, &delta);
+	if (r >= 0 && delta != 0)
+		r = kallsyms_text_shift(text, n, text_now, delta, &moved, &n_moved);
+	if (r < 0)
+		return log_warning_errno(r, "Recovery: the symbols of the earlier boot cannot be "
+					 "made; the file has this boot's: %m");
+	if (delta == 0) {
+		snprintf(how, n_how, "symbols: this boot's, KASLR put the kernel where the crashed "
+			 "boot's was");
+		return 0;
+	}
+	free(gm->kallsyms);
+	gm->kallsyms = moved;
+	gm->n_kallsyms = n_moved;
+	gm->kallsyms_sealed = kallsyms_section_unref(gm->kallsyms_sealed);
+	snprintf(how, n_how, "symbols: this boot's, the kernel's moved by %s0x%" PRIx64 " to where "
+		 "KASLR put the crashed boot's, modules' as they are", delta > 0 ? "-" : "+",
+		 delta > 0 ? (uint64_t)delta : -(uint64_t)delta);
+	return 0;
 }

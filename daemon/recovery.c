@@ -49,6 +49,7 @@
 #include "daemon/clock-anchor.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
+#include "daemon/recovered-file.h"
 #include "daemon/recovery-recipe.h"
 #include "daemon/persistent-history.h"
 #include "daemon/recovery.h"
@@ -143,185 +144,6 @@ static void remove_orphan(struct instance *orphan, const struct parsed_recipe *p
 		log_notice("Recovery: drained and removed orphaned instance '%s'", p->instance);
 }
 
-/* "dir/name.dat" -> "dir/name<suffix>" */
-static int recovered_name(const char *target, const char *suffix, char *buf, size_t n)
-{
-	size_t len = strlen(target);
-
-	if (len > 4 && strcmp(target + len - 4, ".dat") == 0)
-		len -= 4;
-	if ((size_t)snprintf(buf, n, "%.*s%s", (int)len, target, suffix) >= n)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
-/* Creates the directories of a relative path (sessions/<name>/, recovered/). */
-/*
- * One directory at a time, each opened with O_NOFOLLOW from its parent's
- * fd: a symlink planted anywhere on the way (sessions/NAME -> /etc) is
- * refused instead of followed, so nothing is created or written outside
- * the state directory.
- */
-static int open_parent(int state_dir_fd, const char *path, const char **ret_name)
-{
-	const char *slash = strrchr(path, '/'), *comp = path;
-	int fd;
-
-	fd = openat(state_dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return negative_errno();
-	while (slash && comp < slash) {
-		const char *end = strchr(comp, '/');
-		char name[NAME_MAX + 1];
-		int next;
-
-		if ((size_t)(end - comp) >= sizeof(name)) {
-			close(fd);
-			return -ENAMETOOLONG;
-		}
-		memcpy(name, comp, (size_t)(end - comp));
-		name[end - comp] = '\0';
-		if (mkdirat(fd, name, 0750) < 0 && errno != EEXIST) {
-			next = negative_errno();
-			close(fd);
-			return next;
-		}
-		next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		close(fd);
-		if (next < 0)
-			return errno == ELOOP || errno == ENOTDIR ? -ELOOP : negative_errno();
-		fd = next;
-		comp = end + 1;
-	}
-	*ret_name = slash ? slash + 1 : path;
-	return fd;
-}
-
-/*
- * A recovered file's CPU statistics, as a session's own files have them:
- * per CPU, the counters at the end (with what ftraced knows of its losses)
- * and, where the spool kept them, when the file began.
- */
-struct cpustat_texts {
-	unsigned n_cpus;
-	char **texts; /* [cpu]: the end; [n_cpus + cpu]: when the file began */
-};
-
-static void cpustat_texts_done(struct cpustat_texts *t)
-{
-	for (unsigned i = 0; t->texts && i < 2 * t->n_cpus; i++)
-		free(t->texts[i]);
-	free(t->texts);
-}
-
-/*
- * One CPU's texts. @end: the orphan's stats text (NULL: it was gone);
- * @discarded: events read from the ring but in no spool (UINT64_MAX:
- * unknown); @start: the counters the spool began with.
- */
-static int cpustat_set(struct cpustat_texts *t, const struct parsed_recipe *p, unsigned cpu,
-		       const char *end, uint64_t discarded, const struct spool_start *start)
-{
-	char lost[64] = "", gap[RECIPE_NOTE_MAX + 16] = "";
-	const char *warning = "";
-
-	if (!end)
-		warning = "ftraced-warning: the daemon stopped before this file was finished, and "
-			  "the ring buffer's rest was gone when it was recovered: events after the "
-			  "last one here were lost, uncounted\n";
-	else if (discarded == UINT64_MAX)
-		warning = "ftraced-warning: the daemon stopped before this file was finished; "
-			  "how many events it had read but not stored is unknown\n";
-	else if (discarded > 0)
-		snprintf(lost, sizeof(lost), "ftraced-discarded: %" PRIu64 "\n", discarded);
-	if (p->gap[0])
-		snprintf(gap, sizeof(gap), "ftraced-gap: %s\n", p->gap);
-	if (asprintf(&t->texts[cpu], "CPU: %u\n%s%s%s%s", cpu, end ?: "", lost, warning, gap) < 0) {
-		t->texts[cpu] = NULL;
-		return -ENOMEM;
-	}
-	if (start->read == UINT64_MAX || start->overrun == UINT64_MAX)
-		return 0;
-	if (asprintf(&t->texts[t->n_cpus + cpu], "CPU: %u (when this file began)\n"
-		     "overrun: %" PRIu64 "\ndropped events: %" PRIu64 "\nread events: %" PRIu64 "\n",
-		     cpu, start->overrun, start->dropped, start->read) < 0) {
-		t->texts[t->n_cpus + cpu] = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Writes one recovered file from per-CPU data regions, into place atomically. */
-static int write_recovered(int state_dir_fd, const struct parsed_recipe *p, const char *path,
-			   const struct v7_cpu_data *data, const struct cpustat_texts *stats,
-			   struct kallsyms *ks)
-{
-	struct global_meta gm = {};
-	int dir_fd, fd = -EBADF, r;
-	char tmp[NAME_MAX + 1];
-	const char *name;
-	struct v7_file f;
-
-	dir_fd = open_parent(state_dir_fd, path, &name);
-	if (dir_fd < 0)
-		return dir_fd;
-	snprintf(tmp, sizeof(tmp), ".%.200s.tmp", name);
-	fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
-	r = fd < 0 ? negative_errno() :
-		     global_meta_read(&gm, &p->events, ks, p->zstd, /* no_events= */ false);
-	if (r >= 0) {
-		f = (struct v7_file){
-			.compression = p->zstd ? V7_COMPRESSION_ZSTD : V7_COMPRESSION_NONE,
-			.level = p->level,
-			.version = "ftraced " FTRACED_VERSION " (recovered)",
-			.n_cpus = p->n_cpus,
-			.n_data = p->n_cpus,
-			.data = data,
-			.date = p->date[0] ? p->date : NULL,
-			.n_cpustat = stats->texts ? 2 * (size_t)stats->n_cpus : 0,
-			.cpustat = (const char *const *)stats->texts,
-		};
-		metadata_to_v7(&p->imeta, &gm, &f);
-		if (getrandom(&f.trace_id, sizeof(f.trace_id), 0) != sizeof(f.trace_id))
-			f.trace_id = (uint64_t)time(NULL);
-		r = v7_write(fd, &f, NULL);
-	}
-	if (r >= 0 && fsync(fd) < 0)
-		r = negative_errno();
-	if (r >= 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
-		r = negative_errno();
-	if (r >= 0 && fsync(dir_fd) < 0)
-		r = negative_errno();
-	if (r < 0 && fd >= 0)
-		unlinkat(dir_fd, tmp, 0);
-	/*
-	 * In a session's directory (segments, or snapshots): its retention
-	 * counts and deletes it like the files it wrote. In recovered/ (records
-	 * whose output could not be written): a budget of its own, oldest first.
-	 */
-	if (r >= 0 && retention_record(dir_fd, name) < 0)
-		log_warning("Recovery: cannot add '%s' to its directory's manifest", name);
-	if (r >= 0 && strncmp(path, RECOVERED_DIR "/", strlen(RECOVERED_DIR "/")) == 0) {
-		static const struct retention_limits recovered = {
-			.max_files = RECOVERED_MAX_FILES,
-			.max_age_usec = RECOVERED_MAX_AGE_USEC,
-			.keep_free_percent = RECOVERED_KEEP_FREE_PERCENT,
-		};
-		struct retention_usage usage;
-
-		if (retention_apply(dir_fd, "", &recovered, &usage) >= 0 && usage.n_deleted > 0)
-			log_notice("Recovery: deleted the %u oldest file(s) of %s/ (at most %u files, "
-				   "%u days, %u%% of the file system kept free)", usage.n_deleted,
-				   RECOVERED_DIR, RECOVERED_MAX_FILES,
-				   (unsigned)(RECOVERED_MAX_AGE_USEC / 86400000000ull),
-				   RECOVERED_KEEP_FREE_PERCENT);
-	}
-	safe_close(fd);
-	safe_close(dir_fd);
-	global_meta_done(&gm);
-	return r;
-}
-
 /*
  * A spool file, to be trimmed and read: a regular file with no other name.
  * A hard link planted in its place would have us truncate whatever it
@@ -396,6 +218,7 @@ struct recovery {
 	struct spool_scan *scan;   /* per CPU: what the spool held before the drain */
 	struct v7_cpu_data *data;
 	struct cpustat_texts stats;
+	char *last_boot_info;      /* persistent: the boot-mapped instance's, before the drain */
 };
 
 static void recovery_done(struct recovery *rc)
@@ -406,7 +229,8 @@ static void recovery_done(struct recovery *rc)
 	free(rc->fds);
 	free(rc->scan);
 	free(rc->data);
-	cpustat_texts_done(&rc->stats);
+	recovered_file_cpustat_done(&rc->stats);
+	free(rc->last_boot_info);
 	recipe_done(&rc->p);
 }
 
@@ -480,7 +304,7 @@ static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
 		if (in_flight != UINT64_MAX)
 			lost += in_flight;
 		/* What the kernel lost is in its counters; what was in flight, ftraced says. */
-		if (cpustat_set(&rc->stats, &rc->p, cpu, text, in_flight,
+		if (recovered_file_cpustat_set(&rc->stats, &rc->p, cpu, text, in_flight,
 				rc->p.kernel_history ? &SPOOL_START_UNKNOWN : &rc->scan[cpu].start) < 0)
 			log_warning("Recovery: out of memory for CPU %u's statistics", cpu);
 	}
@@ -495,36 +319,6 @@ static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
  * snapshot, "...-recovered.dat" in the session's snapshots directory.
  * -ESRCH: that instance is gone, and the history with it.
  */
-/*
- * A persistent backend's ring, kept by the kernel across a crash and reboot
- * (or by a daemon that exited): drained only where the kernel that wrote
- * it is the kernel now, for the event formats are this kernel's.
- */
-static int adopt_persistent(const struct parsed_recipe *p, struct instance **ret)
-{
-	char now[RECIPE_KERNEL_MAX], error[512];
-	int r;
-
-	r = recipe_kernel_identity(now, sizeof(now));
-	if (r < 0)
-		return r;
-	if (strcmp(now, p->kernel) != 0) {
-		log_error("Recovery: the history in boot-mapped instance '%s' was recorded by "
-			  "kernel '%s', and this is '%s': its event formats may differ, so it is "
-			  "not recovered", p->instance, p->kernel, now);
-		return -ESRCH;
-	}
-	r = instance_adopt_boot_mapped(p->instance, ret, error, sizeof(error));
-	if (r < 0) {
-		log_warning("Recovery: the history of boot-mapped instance '%s' is gone: %s",
-			    p->instance, error);
-		return -ESRCH;
-	}
-	/* What it holds goes into the file, and nothing else: tracing stays off meanwhile. */
-	instance_set_tracing(*ret, false);
-	return 0;
-}
-
 static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 		       struct kallsyms *ks, char *out, size_t n_out)
 {
@@ -549,7 +343,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 		goto out;
 	}
 	if (rc.p.persistent) {
-		r = adopt_persistent(&rc.p, &rc.orphan);
+		r = persistent_history_adopt(&rc.p, &rc.orphan, &rc.last_boot_info);
 		if (r < 0)
 			goto out;
 	} else if (!prefix || instance_adopt_orphan(rc.p.instance, prefix, &rc.orphan) < 0) {
@@ -574,9 +368,10 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 	if (rc.orphan)
 		drain_orphan(rc.orphan, &rc.p, rc.fds);
 	total = describe_spools(&rc.p, rc.fds, rc.data);
-	r = recovered_name(rc.p.target, "-recovered.dat", out, n_out);
+	r = recovered_file_name(rc.p.target, "-recovered.dat", out, n_out);
 	if (r >= 0)
-		r = write_recovered(state_dir_fd, &rc.p, out, rc.data, &rc.stats, ks);
+		r = recovered_file_write(state_dir_fd, &rc.p, out, rc.data, &rc.stats, ks,
+					 rc.last_boot_info);
 	if (r < 0)
 		goto out;
 	if (rc.p.kernel_history)

@@ -186,6 +186,9 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 		case FTRACED_ATTR_DIRECTORY:
 			r = ctl_attr_string(&a, FTRACED_PATH_MAX, s->directory);
 			break;
+		case FTRACED_ATTR_RECOVERED:
+			r = ctl_attr_string(&a, FTRACED_PATH_MAX, s->recovered);
+			break;
 		case FTRACED_ATTR_TRIGGER_STATUS:
 			if (s->n_triggers >= FTRACED_TRIGGERS_PER_REQUEST_MAX)
 				return -EBADMSG;

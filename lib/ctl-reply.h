@@ -52,6 +52,7 @@ struct session_info {
 	uint64_t evicted_raw_bytes;
 	uint32_t snapshots;
 	char directory[FTRACED_PATH_MAX + 1];
+	char recovered[FTRACED_PATH_MAX + 1]; /* newest file recovered after a crash, in directory */
 	unsigned n_triggers;
 	char triggers[FTRACED_TRIGGERS_PER_REQUEST_MAX][FTRACED_MESSAGE_MAX + 1];
 	char note[FTRACED_MESSAGE_MAX + 1];

@@ -170,6 +170,8 @@ enum ftraced_attr {
 	FTRACED_ATTR_HISTORY_FROM,      /* string: UTC time from which every CPU's history is held */
 	FTRACED_ATTR_SINCE_US,          /* u64: a snapshot keeps events from this wall-clock time
 					   on, in microseconds since the epoch */
+	FTRACED_ATTR_RECOVERED,         /* string: a flight session's newest file recovered after a
+					   crash, a name in its DIRECTORY */
 	_FTRACED_ATTR_MAX,
 };
 /* Requests' attribute sets are two u64 bitmaps (lib/ctl-proto.h). */

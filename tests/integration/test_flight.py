@@ -242,7 +242,11 @@ def test_kernel_backend_history_survives_a_crash():
         assert "Recovered the flight recorder history" in second.log(), second.log()
         # The session itself came back (it was made with create): its own recipe is the
         # only one in the spool, and it goes with it.
-        assert second.wait_state("kc")["state"] == "running"
+        st = second.wait_state("kc")
+        assert st["state"] == "running", st
+        # status names the file, for whoever looks after the crash.
+        assert st["recovered"] == os.path.realpath(path), st
+        assert "recovered:    %s" % os.path.realpath(path) in second.ctl("status", "kc").stdout
         second.ctl("destroy", "kc")
         assert os.listdir(os.path.join(first.state, "spool")) == []
         # Nothing to recover twice, and a clean stop leaves no recipe behind.

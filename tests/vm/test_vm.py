@@ -6,6 +6,7 @@ runs on both kernels unless it needs one of them (test_*_on_6_1 and _on_6_12
 call the same check with the series). Files come back to the host
 and are read there with trace-cmd and the project's counter."""
 
+import json
 import os
 import re
 import subprocess
@@ -171,7 +172,8 @@ def function_tracer_kprobe_and_refusals(series):
     limits the functions, --func-stack adds stacks, a kprobe fetches its
     argument and is gone afterwards. -g needs the top level on both (6.1 runs
     function_graph only there, 6.12's instances have no set_graph_function),
-    which sessions never take: refused, saying so."""
+    which sessions never take: refused, saying so. So is the persistent flight
+    backend on a kernel booted without a reservation (6.1 cannot have one)."""
     r = boot(r"""
 set -e
 ftracectl record --quiet -p function -l 'vfs_*' -o /tmp/fn.dat -- cat /proc/version
@@ -191,6 +193,11 @@ emit fg.err /tmp/fg.err
 ftracectl record -p function -l vfs_read -l no_such_function_here -o /tmp/nf.dat -- true \
     2> /tmp/nf.err || true
 emit nf.err /tmp/nf.err
+# Booted without a reservation: the persistent backend says what the command line needs.
+ftracectl create pm --mode flight --flight-backend persistent -e ftrace:print 2> /tmp/pm.err \
+    || true
+emit pm.err /tmp/pm.err
+ftracectl list > /dev/null
 left_instances
 emit left /tmp/left
 cat /sys/kernel/tracing/saved_cmdlines_size > /tmp/cmdlines
@@ -220,6 +227,9 @@ emit cmdlines /tmp/cmdlines
     assert refusal in r.files["fg.err"], r.files["fg.err"]
     assert b"-l 'no_such_function_here' matches no function" in r.files["nf.err"], \
         r.files["nf.err"]
+    assert re.search(rb"needs Linux 6\.12 or later .*add 'reserve_mem=64M:4096:trace "
+                     rb"trace_instance=boot_map\^traceoff@trace' to GRUB_CMDLINE_LINUX",
+                     r.files["pm.err"]), r.files["pm.err"]
     assert sessions_left(r) == [], r.files["left"]
 
 
@@ -422,7 +432,7 @@ def test_persistent_history_survives_a_daemon_kill_and_a_kernel_panic_on_6_12():
 if [ "$BOOT" = 1 ]; then
     set -e
     ftracectl create pr --mode flight --flight-backend persistent \
-        -e ftrace:print -e sched:sched_switch
+        -e ftrace:print -e sched:sched_switch -T
     ftracectl start pr
     ftracectl --json status pr > /tmp/status.json
     emit status.json /tmp/status.json
@@ -445,6 +455,8 @@ daemon_up
 wait_running
 ls $STATE/sessions/pr/snapshots/ > /tmp/after_panic
 emit after_panic /tmp/after_panic
+ftracectl --json status pr > /tmp/status2.json
+emit status2.json /tmp/status2.json
 for f in $STATE/sessions/pr/snapshots/*-recovered.dat; do emit panic.dat "$f"; done
 markers boot_map w 1000
 ftracectl snapshot pr -o /tmp/live.dat
@@ -460,12 +472,26 @@ emit tracing_on /tmp/tracing_on
     names = r.files["after_panic"].decode().split()
     assert len(names) == 1 and "-boot-" in names[0] and \
         names[0].endswith("-history-recovered.dat"), names
+    # status names it.
+    assert json.loads(r.files["status2.json"])["recovered"].endswith("/" + names[0]), \
+        r.files["status2.json"]
     with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
         # Before the daemon's kill and after it, up to the panic: all of it, once.
         panic = r.save("panic.dat", d)
         assert_every_marker(panic, "t", 3000)
         assert_every_marker(panic, "u", 2000)
-        assert any(name == "sched_switch" for _, name, _ in event_lines(report(panic)))
+        text = report(panic)
+        assert any(name == "sched_switch" for _, name, _ in event_lines(text))
+        # -T: the crashed boot's stacks, in kernel text KASLR put elsewhere than this
+        # boot's, resolve to the functions a switch runs through.
+        stacks = re.findall(r"<stack trace *>\n((?:\s*=> .*\n)+)", "\n".join(text) + "\n")
+        switches = [st for st in stacks if "__schedule" in st]
+        assert stacks and len(switches) >= len(stacks) // 2, stacks[:5]
+        writer = subprocess.run([FTRACECTL, "info", panic], capture_output=True,
+                                text=True, check=True).stdout
+        assert re.search(r"symbols: this boot's, the kernel's moved by [-+]0x[0-9a-f]+ to "
+                         r"where KASLR put the crashed boot's|KASLR put the kernel where the "
+                         r"crashed boot's was", writer), writer
         # Armed again after the reboot: what came since, and nothing from before.
         live = r.save("live.dat", d)
         assert_every_marker(live, "w", 1000)
