@@ -28,6 +28,7 @@
 #include "daemon/log.h"
 #include "daemon/metadata.h"
 #include "daemon/persistent-history.h"
+#include "daemon/recovered-file.h"
 #include "daemon/recovery-recipe.h"
 #include "daemon/spool.h"
 #include "lib/io-util.h"
@@ -200,4 +201,43 @@ int persistent_history_symbols(struct global_meta *gm, struct kallsyms *ks,
 		 "KASLR put the crashed boot's, modules' as they are", delta > 0 ? "-" : "+",
 		 delta > 0 ? (uint64_t)delta : -(uint64_t)delta);
 	return 0;
+}
+
+/**
+ * persistent_history_cpustat() - how a recovered history's CPU begins, for its statistics.
+ * @i: the boot-mapped instance, drained
+ * @cpu: the CPU
+ * @d: what the drain read from it
+ * @page_size: the sub-buffer size
+ *
+ * A flight recorder's history is the end of what was recorded; the file
+ * says per CPU from when it is complete and whether older events were
+ * overwritten. The kernel does not carry the ring's overrun counter across
+ * a reboot (6.12: "overrun: 0" after one, measured), so a ring that was
+ * full, all its sub-buffers but the one being written read back, is taken
+ * to have overwritten its oldest events; how many is not known.
+ *
+ * Return: the text (ftracectl info reads it), or NULL if out of memory.
+ */
+char *persistent_history_cpustat(struct instance *i, unsigned cpu, const struct ring_drained *d,
+				 uint32_t page_size)
+{
+	_cleanup_free_ char *size = NULL;
+	uint64_t ring_pages = 0;
+	bool full;
+	char *text;
+
+	if (instance_read(i, "buffer_size_kb", &size, NULL) >= 0 && page_size > 0)
+		ring_pages = strtoull(size, NULL, 10) * 1024 / page_size;
+	full = ring_pages > 0 && d->pages + 2 >= ring_pages;
+	if (d->pages == 0)
+		return asprintf(&text, "CPU: %u (flight recorder)\ncomplete from: capture start\n"
+				"older data dropped: no\n", cpu) < 0 ? NULL : text;
+	if (asprintf(&text, "CPU: %u (flight recorder)\ncomplete from: %" PRIu64 "\nolder data "
+		     "dropped: %s\n%s", cpu, d->first_ts, full ? "yes" : "no",
+		     full ? "ftraced-warning: the ring was full when the kernel stopped: its "
+			    "oldest events were overwritten, how many is not known (the kernel's "
+			    "overrun counter does not survive a reboot)\n" : "") < 0)
+		return NULL;
+	return text;
 }

@@ -9,6 +9,7 @@ struct global_meta;
 struct instance;
 struct kallsyms;
 struct parsed_recipe;
+struct ring_drained;
 
 bool persistent_history_of_this_boot(const struct parsed_recipe *p);
 int persistent_history_take(int state_dir_fd, const char *instance, uint64_t keep_trace_id);
@@ -16,3 +17,5 @@ int persistent_history_adopt(const struct parsed_recipe *p, struct instance **re
 			     char **ret_last_boot_info);
 int persistent_history_symbols(struct global_meta *gm, struct kallsyms *ks,
 			       const char *last_boot_info, char *how, size_t n_how);
+char *persistent_history_cpustat(struct instance *i, unsigned cpu, const struct ring_drained *d,
+				 uint32_t page_size);

@@ -62,9 +62,13 @@
 #include "lib/rb-page.h"
 #include "lib/v7-writer.h"
 
-/* Appends what the orphaned instance still holds for one CPU to its spool. */
+/*
+ * Appends what the orphaned instance still holds for one CPU to its spool;
+ * counts into @d what it read.
+ */
 static void drain_orphan_cpu(struct instance *orphan, unsigned cpu, bool snapshot, int spool_fd,
-			     const struct parsed_recipe *p, struct compressor *c)
+			     const struct parsed_recipe *p, struct compressor *c,
+			     struct ring_drained *d)
 {
 	uint32_t page = p->imeta.subbuf_size;
 	size_t cap = MAX((size_t)page, (size_t)CHUNK_TARGET_BYTES), n = 0;
@@ -81,7 +85,11 @@ static void drain_orphan_cpu(struct instance *orphan, unsigned cpu, bool snapsho
 
 		more = k > 0;
 		if (k > 0) {
+			struct rb_page_info info;
+
 			memset(raw + n + k, 0, page - (size_t)k);
+			if (d->pages++ == 0 && rb_page_parse(raw + n, page, &info) >= 0)
+				d->first_ts = info.ts;
 			n += page;
 		}
 		if (n > 0 && (!more || n + page > cap)) {
@@ -108,7 +116,8 @@ out:
  * @fds (appended). The instance stays until the file is on disk
  * (remove_orphan()): a crash before leaves the spool to recover again.
  */
-static void drain_orphan(struct instance *orphan, const struct parsed_recipe *p, int *fds)
+static void drain_orphan(struct instance *orphan, const struct parsed_recipe *p, int *fds,
+			 struct ring_drained *drained)
 {
 	_cleanup_(compressor_freep) struct compressor *c = NULL;
 
@@ -120,8 +129,9 @@ static void drain_orphan(struct instance *orphan, const struct parsed_recipe *p,
 				 * drained, is older than the ring's: first.
 				 */
 				if (p->kernel_history)
-					drain_orphan_cpu(orphan, cpu, true, fds[cpu], p, c);
-				drain_orphan_cpu(orphan, cpu, false, fds[cpu], p, c);
+					drain_orphan_cpu(orphan, cpu, true, fds[cpu], p, c,
+							 &drained[cpu]);
+				drain_orphan_cpu(orphan, cpu, false, fds[cpu], p, c, &drained[cpu]);
 			}
 }
 
@@ -216,6 +226,7 @@ struct recovery {
 	struct instance *orphan;   /* the instance that captured into it, if still there */
 	int *fds;                  /* per CPU: its spool file, or < 0 */
 	struct spool_scan *scan;   /* per CPU: what the spool held before the drain */
+	struct ring_drained *drained; /* per CPU: what the drain read from the orphan */
 	struct v7_cpu_data *data;
 	struct cpustat_texts stats;
 	char *last_boot_info;      /* persistent: the boot-mapped instance's, before the drain */
@@ -228,6 +239,7 @@ static void recovery_done(struct recovery *rc)
 		safe_close(rc->fds[cpu]);
 	free(rc->fds);
 	free(rc->scan);
+	free(rc->drained);
 	free(rc->data);
 	recovered_file_cpustat_done(&rc->stats);
 	free(rc->last_boot_info);
@@ -242,8 +254,9 @@ static int recovery_alloc(struct recovery *rc)
 	rc->fds = malloc(n * sizeof(*rc->fds));
 	rc->data = calloc(n, sizeof(*rc->data));
 	rc->scan = calloc(n, sizeof(*rc->scan));
+	rc->drained = calloc(n, sizeof(*rc->drained));
 	rc->stats.texts = calloc(2 * (size_t)n, sizeof(*rc->stats.texts));
-	if (!rc->fds || !rc->data || !rc->scan || !rc->stats.texts)
+	if (!rc->fds || !rc->data || !rc->scan || !rc->drained || !rc->stats.texts)
 		return -ENOMEM;
 	for (unsigned cpu = 0; cpu < n; cpu++)
 		rc->fds[cpu] = -EBADF;
@@ -366,7 +379,11 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 	lost = open_spools(&rc, spool_dir_fd, r == 0);
 	/* The ring's rest follows the spool: each CPU's events stay in time order. */
 	if (rc.orphan)
-		drain_orphan(rc.orphan, &rc.p, rc.fds);
+		drain_orphan(rc.orphan, &rc.p, rc.fds, rc.drained);
+	/* The kernel forgets a ring's overrun at a reboot: how full it was tells. */
+	for (unsigned cpu = 0; rc.p.persistent && rc.orphan && cpu < rc.p.n_cpus; cpu++)
+		rc.stats.texts[rc.p.n_cpus + cpu] = persistent_history_cpustat(
+			rc.orphan, cpu, &rc.drained[cpu], rc.p.imeta.subbuf_size);
 	total = describe_spools(&rc.p, rc.fds, rc.data);
 	r = recovered_file_name(rc.p.target, "-recovered.dat", out, n_out);
 	if (r >= 0)
