@@ -28,7 +28,6 @@
 #include "daemon/log.h"
 #include "daemon/metadata.h"
 #include "daemon/persistent-history.h"
-#include "daemon/recovered-file.h"
 #include "daemon/recovery-recipe.h"
 #include "daemon/spool.h"
 #include "lib/io-util.h"

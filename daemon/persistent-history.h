@@ -5,11 +5,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What a recovery's drain read from one CPU of the orphaned ring. */
+struct ring_drained {
+	uint64_t pages;     /* sub-buffers */
+	uint64_t first_ts;  /* the first one's time stamp */
+};
+
 struct global_meta;
 struct instance;
 struct kallsyms;
 struct parsed_recipe;
-struct ring_drained;
 
 bool persistent_history_of_this_boot(const struct parsed_recipe *p);
 int persistent_history_take(int state_dir_fd, const char *instance, uint64_t keep_trace_id);

@@ -4,12 +4,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What a recovery's drain read from one CPU of the orphaned ring. */
-struct ring_drained {
-	uint64_t pages;     /* sub-buffers */
-	uint64_t first_ts;  /* the first one's time stamp */
-};
-
 struct kallsyms;
 struct parsed_recipe;
 struct spool_start;
