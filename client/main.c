@@ -32,6 +32,7 @@ static void help(void)
 	       "  metrics [-o FILE]                       counters in the Prometheus text format\n"
 	       "  recover STATE_DIR                       rebuild files a crash left unfinished\n"
 	       "  info FILE                               what a v7 file holds (offline)\n"
+	       "  extract SESSION|FILE... -o OUT          one file of a time window (offline)\n"
 	       "  verify FILE                             check a v7 file, name the first problem\n\n"
 	       "Options:\n"
 	       "  -s, --socket PATH   control socket (default $FTRACED_SOCKET or " DEFAULT_SOCKET ")\n"
@@ -58,6 +59,7 @@ int main(int argc, char *argv[])
 		{ "metrics", cmd_metrics },
 		{ "recover", cmd_recover },
 		{ "info", cmd_info },
+		{ "extract", cmd_extract },
 		{ "verify", cmd_verify },
 		{ "save", cmd_save },
 	};

@@ -41,7 +41,7 @@ _ftracectl_options()
 _ftracectl()
 {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="record create start stop snapshot destroy save list status metrics recover info verify"
+    local commands="record create start stop snapshot destroy save list status metrics recover info verify extract"
     local cmd="" i socket=()
 
     # The command is the first word that is not a global option (or its argument).
@@ -82,7 +82,7 @@ _ftracectl()
             COMPREPLY=($(compgen -W "continuous flight" -- "$cur"))
             return ;;
         --flight-backend)
-            COMPREPLY=($(compgen -W "memory kernel" -- "$cur"))
+            COMPREPLY=($(compgen -W "memory kernel persistent" -- "$cur"))
             return ;;
         -C|--clock)
             COMPREPLY=($(compgen -W "local global counter uptime perf mono mono_raw boot tai x86-tsc" -- "$cur"))
@@ -100,7 +100,11 @@ _ftracectl()
             COMPREPLY=($(compgen -W "$(_ftracectl_sessions "${socket[@]}")" -- "$cur")) ;;
         info|verify)
             COMPREPLY=($(compgen -f -X '!*.dat' -- "$cur") $(compgen -d -- "$cur")) ;;
-        recover)
+        extract)
+            # A session (its files are read offline) or files.
+            COMPREPLY=($(compgen -W "$(_ftracectl_sessions "${socket[@]}")" -- "$cur")
+                       $(compgen -f -X '!*.dat' -- "$cur") $(compgen -d -- "$cur")) ;;
+        recover|--state-dir)
             COMPREPLY=($(compgen -d -- "$cur")) ;;
     esac
 }

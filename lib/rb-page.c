@@ -244,6 +244,67 @@ int rb_page_trim(uint8_t *page, uint32_t page_size, uint64_t start)
 	return (int)(info.data_size - cut);
 }
 
+struct cut {
+	const uint8_t *data;
+	uint64_t until;
+	size_t keep;       /* data bytes up to the end of the last event kept */
+	uint64_t last_ts;
+};
+
+static int cut_at(const struct rb_event *e, void *userdata)
+{
+	struct cut *c = userdata;
+
+	if (e->ts > c->until)
+		return 1;
+	c->keep = (size_t)(e->data + ALIGN_UP(e->size, 4u) - c->data);
+	c->last_ts = e->ts;
+	return 0;
+}
+
+/**
+ * rb_page_cut_after() - drop a sub-buffer's events newer than @until, in place.
+ * @page: the sub-buffer, rewritten
+ * @page_size: its size
+ * @until: the last timestamp to keep (UINT64_MAX: keep all, to learn @ret_last_ts)
+ * @ret_last_ts: receives the time of the last event kept (the header's if none)
+ *
+ * The data ends right after the last event at or before @until; what
+ * followed is zeroed. The commit word's flags (and a stored missed-events
+ * count, moved to the new end) are kept.
+ *
+ * Return: the number of data bytes left (0: no event at or before @until),
+ * or -EBADMSG for a malformed page.
+ */
+int rb_page_cut_after(uint8_t *page, uint32_t page_size, uint64_t until, uint64_t *ret_last_ts)
+{
+	struct cut c = { .data = page + PAGE_HDR_SIZE, .until = until };
+	struct rb_page_info info;
+	uint8_t *data = page + PAGE_HDR_SIZE;
+	size_t tail = 0;
+	uint64_t commit;
+	int r;
+
+	r = rb_page_parse(page, page_size, &info);
+	if (r < 0)
+		return r;
+	c.last_ts = info.ts;
+	r = rb_page_foreach_event(page, page_size, cut_at, &c);
+	if (r < 0)
+		return r;
+	*ret_last_ts = c.last_ts;
+	if (c.keep >= info.data_size)
+		return (int)info.data_size;
+	commit = get_le64(page + 8);
+	if ((commit & COMMIT_MISSED_STORED) && info.data_size + 8 <= page_size - PAGE_HDR_SIZE) {
+		memmove(data + c.keep, data + info.data_size, 8);
+		tail = 8;
+	}
+	memset(data + c.keep + tail, 0, page_size - PAGE_HDR_SIZE - c.keep - tail);
+	put_le64(page + 8, (commit & ~(uint64_t)COMMIT_SIZE_MASK) | c.keep);
+	return (int)c.keep;
+}
+
 static int count_event(const struct rb_event *e, void *userdata)
 {
 	(*(uint64_t *)userdata)++;

@@ -26,4 +26,5 @@ int rb_page_parse(const uint8_t *page, uint32_t page_size, struct rb_page_info *
 int rb_page_foreach_event(const uint8_t *page, uint32_t page_size, rb_event_fn fn,
 			  void *userdata);
 int rb_page_trim(uint8_t *page, uint32_t page_size, uint64_t start);
+int rb_page_cut_after(uint8_t *page, uint32_t page_size, uint64_t until, uint64_t *ret_last_ts);
 int64_t rb_pages_count_events(const uint8_t *pages, size_t n, uint32_t page_size);

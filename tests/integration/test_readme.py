@@ -70,8 +70,9 @@ def test_every_usage_example_runs():
         os.makedirs(os.path.join(recover_dir, "spool"))
         with open(os.path.join(work, "Makefile"), "w") as f:
             f.write("all: a b\na:\n\t@cat /etc/hostname > /dev/null\nb:\n\t@true\n")
+        # extract reads a session's files offline, from the test daemon's state directory.
         env = dict(d.env(), PATH=os.path.dirname(os.path.abspath(FTRACECTL)) + ":" +
-                   os.environ["PATH"])
+                   os.environ["PATH"], FTRACED_STATE_DIR=d.state)
         functions = function_tracer_allowed(d)
         outputs = {}
         for cmd in commands[1:]:
@@ -107,6 +108,7 @@ def test_every_usage_example_runs():
         assert count_events(os.path.join(work, "sched.dat")) > 0
         assert count_events(os.path.join(work, "incident.dat")) > 0
         assert count_events(os.path.join(work, "last30s.dat")) > 0
+        assert count_events(os.path.join(work, "window.dat"), "sched_switch") > 0
         with open(os.path.join(work, "bg.conf")) as f:
             assert "max-total = 2G" in f.read()
         assert "sched:sched_switch" in outputs["ftracectl list -e 'sched_sw'"].stdout

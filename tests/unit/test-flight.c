@@ -195,11 +195,43 @@ static void test_page_trim(void)
 	assert(rb_page_trim(page, sizeof(page), 1035) == -EBADMSG);
 }
 
+static void test_page_cut_after(void)
+{
+	uint8_t page[4096];
+	struct rb_page_info info;
+	struct seen s = {};
+	uint64_t last;
+
+	make_page(page, sizeof(page), 10);
+	assert(rb_page_cut_after(page, sizeof(page), UINT64_MAX, &last) == 120 && last == 1100);
+	assert(rb_page_cut_after(page, sizeof(page), 1100, &last) == 120 && last == 1100);
+	assert(rb_page_cut_after(page, sizeof(page), 1045, &last) == 48 && last == 1040);
+	assert(rb_page_parse(page, sizeof(page), &info) == 0);
+	assert(info.ts == 1000 && info.data_size == 48 && info.missed_events);
+	assert(rb_page_foreach_event(page, sizeof(page), collect, &s) == 0);
+	assert(s.n == 4 && s.ts[0] == 1010 && s.ts[3] == 1040 && s.id[3] == 3);
+	/* What follows the cut is zeroed: the file holds nothing of the events dropped. */
+	for (size_t k = 16 + 48; k < sizeof(page); k++)
+		assert(page[k] == 0);
+	/* Nothing at or before: empty. Both cuts together: a window. */
+	assert(rb_page_cut_after(page, sizeof(page), 1005, &last) == 0 && last == 1000);
+	make_page(page, sizeof(page), 10);
+	assert(rb_page_trim(page, sizeof(page), 1035) == 84);
+	assert(rb_page_cut_after(page, sizeof(page), 1070, &last) == 48 && last == 1070);
+	s.n = 0;
+	assert(rb_page_foreach_event(page, sizeof(page), collect, &s) == 0);
+	assert(s.n == 4 && s.ts[0] == 1040 && s.ts[3] == 1070);
+	make_page(page, sizeof(page), 10);
+	put_le64(page + 8, 5000);
+	assert(rb_page_cut_after(page, sizeof(page), 1035, &last) == -EBADMSG);
+}
+
 int main(void)
 {
 	test_ring();
 	test_trigger_spec();
 	test_page_trim();
+	test_page_cut_after();
 	printf("flight: OK\n");
 	return 0;
 }

@@ -27,7 +27,7 @@ def main():
     checks = [
         ("ftracectl rec", ["record", "recover"]),
         ("ftracectl ", sorted("record create start stop snapshot destroy save list status metrics "
-                              "recover info verify".split())),
+                              "recover info verify extract".split())),
         ("ftracectl --js", ["--json"]),
         ("ftracectl record --du", ["--duration"]),
         ("ftracectl record --compression ", ["none", "zstd"]),
@@ -36,7 +36,8 @@ def main():
         ("ftracectl --json record --stack", ["--stacktrace"]),
         ("ftracectl create x --mo", ["--mode"]),
         ("ftracectl create x --mode f", ["flight"]),
-        ("ftracectl create x --flight-backend ", ["kernel", "memory"]),
+        ("ftracectl create x --flight-backend ", ["kernel", "memory", "persistent"]),
+        ("ftracectl extract --un", ["--until"]),
         ("ftracectl snapshot --t", ["--trim"]),
     ]
     failed = 0

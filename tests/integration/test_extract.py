@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""ftracectl extract: one file for a wall-clock window of a continuous
+session's segments, offline. What it holds is checked against the segments
+themselves, read by trace-cmd with their own wall-clock anchors: exactly the
+events inside the window, none outside."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (CPUS, Daemon, FTRACECTL, TRACING, check_events, count_markers,  # noqa: E402
+                     daemon, report, run, start_markers, wait_until)
+
+
+def segments(d, name):
+    directory = os.path.join(d.state, "sessions", name)
+    return [os.path.join(directory, f) for f in sorted(os.listdir(directory))
+            if f.endswith(".dat") and not f.startswith(".")]
+
+
+def utc(seconds_ns):
+    """ns since the epoch as ftracectl's UTC form, to the microsecond."""
+    s, ns = divmod(seconds_ns, 10**9)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(s)) + ".%06dZ" % (ns // 1000)
+
+
+def timed_events(paths, *extra):
+    """(wall-clock ns, CPU, text) of every event: trace-cmd adds each file's anchor
+    (with --nodate: trace-clock ns)."""
+    out = []
+    for path in paths:
+        for line in report(path, "-t", *extra):
+            parts = line.split()
+            if len(parts) < 5 or not parts[1].startswith("[") or not parts[2].endswith(":"):
+                continue
+            sec, frac = parts[2].rstrip(":").split(".")
+            out.append((int(sec) * 10**9 + int(frac.ljust(9, "0")), int(parts[1][1:-1]),
+                        line.split(":", 3)[-1].strip()))
+    return out
+
+
+def extract(*args, check=True, env=None):
+    r = subprocess.run([FTRACECTL] + list(args), capture_output=True, text=True,
+                       env=env or os.environ)
+    assert not check or r.returncode == 0, "extract failed (%d): %s" % (r.returncode, r.stderr)
+    return r
+
+
+def test_window_of_a_continuous_session():
+    """Six segments and more of numbered markers, a text line at a known time: a
+    2-second window around it holds exactly the markers the segments time inside
+    it, from at least two segments, and trace-cmd and the counter read it."""
+    with daemon() as d:
+        d.ctl("create", "inc", "-e", "ftrace:print", "--segment-time", "300ms")
+        d.ctl("start", "inc")
+        instance = d.ctl_json("status", "inc")["instance"]
+        finish = start_markers(instance, CPUS, 8000, 2000, tag="t")
+        # The incident, once the session has rotated a few times, and markers go on after.
+        wait_until("3 segments", lambda: len(segments(d, "inc")) >= 3)
+        with open(os.path.join(TRACING, "instances", instance, "trace_marker"), "w") as f:
+            f.write("INCIDENT-LINE")
+        moment = time.time_ns()
+        wait_until("6 segments", lambda: len(segments(d, "inc")) >= 6)
+        finish()
+        d.ctl("stop", "inc")
+        files = segments(d, "inc")
+        assert len(files) >= 6, files
+        events = timed_events(files)
+        incident = [t for t, _, text in events if "INCIDENT-LINE" in text]
+        assert len(incident) == 1, "the line is not in the segments once"
+        # A window of 2 s around the line, on the microsecond (what UTC times carry).
+        since = (incident[0] - 10**9) // 1000 * 1000
+        until = (incident[0] + 10**9) // 1000 * 1000
+        out = os.path.join(d.dir, "window.dat")
+        r = extract("--json", "extract", "--state-dir", d.state, "inc", "--since", utc(since),
+                    "--until", utc(until), "-o", out)
+        reply = json.loads(r.stdout)
+        assert len(reply["files"]) >= 2 and reply["gaps"] == [], reply
+        check_events(out)
+        want = sorted((cpu, text) for t, cpu, text in events if since <= t <= until)
+        got = sorted((cpu, text) for _, cpu, text in timed_events([out]))
+        assert got == want, "window: %d events expected, %d extracted" % (len(want), len(got))
+        assert reply["events"] == len(got) and any("INCIDENT-LINE" in t for _, t in got)
+        # Every marker inside, each once, a contiguous run per generator.
+        c = count_markers(out, "t")
+        for g in c["generators"].values():
+            assert g["duplicates"] == 0 and g["distinct"] == g["max"] - g["min"] + 1, c
+        assert abs(moment - incident[0]) < 60 * 10**9  # the file's clock is the wall clock
+        # Named as files, the same window gives the same events.
+        out2 = os.path.join(d.dir, "window2.dat")
+        extract("extract", *files, "--since", utc(since), "--until", utc(until), "-o", out2)
+        assert sorted((cpu, text) for _, cpu, text in timed_events([out2])) == want
+        # A window in trace-clock seconds, as report --nodate prints them.
+        raw = timed_events(files, "--nodate")
+        line = [t for t, _, text in raw if "INCIDENT-LINE" in text][0]
+        lo, hi = (line - 5 * 10**8) // 1000 * 1000, (line + 5 * 10**8) // 1000 * 1000
+        out3 = os.path.join(d.dir, "window3.dat")
+        extract("extract", *files, "--since", "%d.%06d" % divmod(lo // 1000, 10**6),
+                "--until", "%d.%06d" % divmod(hi // 1000, 10**6), "-o", out3)
+        want3 = sorted((cpu, text) for t, cpu, text in raw if lo <= t <= hi)
+        assert sorted((c, t) for _, c, t in timed_events([out3], "--nodate")) == want3
+        assert 0 < len(want3) < len(want)
+        # It exists now: refused without --force, the file untouched.
+        r = extract("extract", *files, "--since", utc(since), "-o", out2, check=False)
+        assert r.returncode != 0 and "exists" in r.stderr, r.stderr
+        # Bad input: a clear error, nothing written.
+        r = extract("extract", "--state-dir", d.state, "inc", "--since", "yesterday", "-o",
+                    os.path.join(d.dir, "x.dat"), check=False)
+        assert r.returncode == 2 and "invalid --since 'yesterday'" in r.stderr, r.stderr
+        r = extract("extract", "--state-dir", d.state, "nosuch", "-o",
+                    os.path.join(d.dir, "x.dat"), check=False)
+        assert r.returncode == 1 and "session 'nosuch' has no files" in r.stderr, r.stderr
+        r = extract("extract", files[0], "--since", "2001-01-01T00:00:00Z", "--until",
+                    "2001-01-01T00:00:01Z", "-o", os.path.join(d.dir, "x.dat"), check=False)
+        assert r.returncode == 1 and "no event in the window" in r.stderr, r.stderr
+        assert not os.path.exists(os.path.join(d.dir, "x.dat"))
+        d.ctl("destroy", "inc")
+
+
+def test_window_across_a_restart_reports_the_gap():
+    """The daemon stopped and started again while the session was on: extract over
+    the whole time says the gap, in its output and in the file's CPU statistics."""
+    first = Daemon()
+    second = None
+    try:
+        first.start()
+        first.ctl("create", "gp", "-e", "ftrace:print", "--segment-time", "300ms")
+        first.ctl("start", "gp")
+        written_a = start_markers(first.ctl_json("status", "gp")["instance"], CPUS, 2000,
+                                  4000, tag="a")()
+        first.stop()
+        second = Daemon(state=first.state)
+        second.start()
+        st = second.wait_state("gp")
+        written_b = start_markers(st["instance"], CPUS, 2000, 4000, tag="b")()
+        second.ctl("stop", "gp")
+        out = os.path.join(second.dir, "all.dat")
+        r = extract("extract", "--state-dir", second.state, "gp", "-o", out)
+        assert "gap: " in r.stdout and "the daemon was stopped" in r.stdout, r.stdout
+        dump = subprocess.run(["trace-cmd", "dump", "--options", out], capture_output=True,
+                              text=True).stdout
+        assert "ftraced-gap: " in dump, dump[-2000:]
+        for tag, written in (("a", written_a), ("b", written_b)):
+            gens = count_markers(out, tag)["generators"]
+            for cpu, n in written.items():
+                assert gens[str(cpu)]["distinct"] == n, (tag, gens)
+        second.ctl("destroy", "gp")
+        second.stop()
+    finally:
+        if second:
+            second.cleanup()
+        first.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(run())
