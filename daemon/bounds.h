@@ -144,6 +144,8 @@
 /* Triggers: what one may ask for (how many per session: FTRACED_TRIGGERS_PER_REQUEST_MAX). */
 #define TRIGGER_MIN_INTERVAL_MS_DEFAULT (UINT64_C(10) * 1000)
 #define TRIGGER_POST_MS_MAX       (UINT64_C(10) * 60 * 1000)
+/* pre= bounds what a snapshot keeps before its event; a history longer than a week is not. */
+#define TRIGGER_PRE_MS_MAX        (UINT64_C(7) * 24 * 3600 * 1000)
 #define TRIGGER_MAX_MAX           1000000u
 /* The trigger's own instance: a small ring, read on every event. */
 #define TRIGGER_BUFFER_KB         64u

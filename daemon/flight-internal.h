@@ -37,6 +37,7 @@ struct trigger_slot {
 	struct flight *flight;
 	struct trigger *trigger;
 	sd_event_source *post; /* armed between firing and its snapshot */
+	uint64_t fired_ts;     /* the firing event's time (trace clock), for pre= */
 };
 
 struct flight {

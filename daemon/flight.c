@@ -507,10 +507,15 @@ static int queue_snapshot(struct flight *f, void *waiter, int out_fd,
 
 static void trigger_snapshot(struct trigger_slot *slot)
 {
+	uint64_t pre = trigger_spec(slot->trigger)->pre_ms * 1000000;
+	struct snapshot_window window = {};
 	char result[128];
 	int r;
 
-	r = queue_snapshot(slot->flight, NULL, -EBADF, &(struct snapshot_window){}, slot);
+	/* pre=: from that long before the event (on the trace clock both instances share). */
+	if (pre > 0 && slot->fired_ts > pre)
+		window.since_ts = slot->fired_ts - pre;
+	r = queue_snapshot(slot->flight, NULL, -EBADF, &window, slot);
 	if (r < 0) {
 		snprintf(result, sizeof(result), "no snapshot: %s", strerror(-r));
 		trigger_set_result(slot->trigger, result);
@@ -535,6 +540,7 @@ static void on_trigger_fire(struct trigger *t, uint64_t ts, void *userdata)
 
 	if (flight_phase(slot->flight) != MODE_RUNNING || slot->post)
 		return;
+	slot->fired_ts = ts;
 	if (post > 0) {
 		r = sd_event_add_time_relative(slot->flight->host.event, &slot->post,
 					       CLOCK_MONOTONIC, post * 1000, TIMER_ACCURACY_USEC,

@@ -2,8 +2,9 @@
 /*
  * --trigger specifications:
  *
- *   event=SYSTEM:EVENT[,filter=EXPR][,post=DURATION][,min-interval=DURATION][,max=N]
- *   PRESET[,filter=EXPR][,post=...][,min-interval=...][,max=N]
+ *   event=SYSTEM:EVENT[,filter=EXPR][,pre=DURATION][,post=DURATION][,min-interval=DURATION]
+ *         [,max=N]
+ *   PRESET[,filter=EXPR][,pre=...][,post=...][,min-interval=...][,max=N]
  *
  * A filter is a kernel filter expression and may itself contain commas,
  * so within a filter a comma only ends it when a known "key=" follows. The
@@ -23,7 +24,8 @@
 #include "ftraced/macro.h"
 #include "lib/parse-util.h"
 
-static const char *const keys[] = { "event", "filter", "post", "min-interval", "max", "signal" };
+static const char *const keys[] = { "event", "filter", "pre", "post", "min-interval", "max",
+				    "signal" };
 
 static const struct {
 	const char *name;
@@ -172,6 +174,15 @@ int trigger_spec_parse(const char *text, struct trigger_spec *ret, char *error, 
 				return -EINVAL;
 			}
 			snprintf(user_filter, sizeof(user_filter), "%s", v);
+		} else if (strcmp(item, "pre") == 0) {
+			uint64_t ms;
+
+			if (parse_duration_ms(v, &ms) < 0 || ms == 0 || ms > TRIGGER_PRE_MS_MAX) {
+				snprintf(error, n_error, "trigger: bad pre '%s' (a duration of at most "
+					 "%" PRIu64 " days)", v, TRIGGER_PRE_MS_MAX / 86400000);
+				return -EINVAL;
+			}
+			t.pre_ms = ms;
 		} else if (strcmp(item, "post") == 0 || strcmp(item, "min-interval") == 0) {
 			uint64_t ms;
 			bool post = item[0] == 'p';

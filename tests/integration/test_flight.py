@@ -332,6 +332,41 @@ def test_trigger_post_and_rate_limit():
         d.ctl("destroy", "tg")
 
 
+def test_trigger_pre_keeps_only_its_window():
+    """pre=1s: the trigger's snapshot holds what came in the second before its event
+    and after, cut at the event; markers older than that are not in it."""
+    with daemon() as d:
+        d.ctl("create", "tp", "--mode", "flight", "-e", "ftrace:print", "--trigger",
+              "event=syscalls:sys_enter_kill,filter=pid == 424242,pre=1s")
+        d.ctl("start", "tp")
+        instance = d.ctl_json("status", "tp")["instance"]
+        old = markers(instance, CPUS, 2000, tag="a")
+        # Well past a second after the last old marker (a condition on the clock)...
+        a_end = time.monotonic()
+        while time.monotonic() < a_end + 1.3:
+            time.sleep(0.05)
+        b_start = time.monotonic()
+        recent = markers(instance, CPUS, 300, tag="b")
+        kill_probe()
+        fired = time.monotonic()
+        st = wait_snapshots(d, "tp", 1, timeout=120)
+        path = st["triggers"][0].split("last: ")[1]
+        check_events(path)
+        kept = count_markers(path, "a")["generators"]
+        assert all(g["distinct"] == 0 for g in kept.values()), "older than pre: %s" % kept
+        gens = count_markers(path, "b")["generators"]
+        for cpu, n in recent.items():
+            g = gens[str(cpu)]
+            # All of them when they took less than the second before the event (a busy
+            # machine may take longer: then the end of them, gap-free).
+            if fired - b_start < 0.9:
+                assert (g["distinct"], g["min"], g["max"]) == (n, 0, n - 1), g
+            else:
+                assert g["max"] == n - 1 and g["distinct"] == n - g["min"], g
+        assert sum(old.values()) > 0
+        d.ctl("destroy", "tp")
+
+
 def test_concurrent_snapshots_on_two_sessions():
     with daemon() as d:
         for name in ("a", "b"):

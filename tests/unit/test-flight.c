@@ -125,6 +125,18 @@ static void test_trigger_spec(void)
 		 "(msg ~ \"*WARNING: CPU*\") && (common_pid != 0)", 0, dflt, 0);
 	/* post longer than the default interval pushes the interval along. */
 	parse_ok("oom,post=30s", "oom:mark_victim", "", 30000, 30000, 0);
+	/* pre= bounds what comes before the event; a filter's comma before it stays. */
+	{
+		struct trigger_spec t;
+		char error[256];
+
+		assert(trigger_spec_parse("oom,pre=30s,post=2s", &t, error, sizeof(error)) == 0);
+		assert(t.pre_ms == 30000 && t.post_ms == 2000);
+		assert(trigger_spec_parse("oom,filter=pid > 1,pre=1m", &t, error,
+					  sizeof(error)) == 0);
+		assert(t.pre_ms == 60000 && strcmp(t.filter, "pid > 1") == 0);
+		assert(trigger_spec_parse("oom", &t, error, sizeof(error)) == 0 && t.pre_ms == 0);
+	}
 
 	parse_bad("", "empty trigger");
 	parse_bad("nope", "unknown trigger 'nope'");
@@ -134,6 +146,9 @@ static void test_trigger_spec(void)
 	parse_bad("signal=SIGNOPE", "dying of a fatal signal");
 	parse_bad("signal=SIGUSR1", "event=signal:signal_deliver,filter=sig==N");
 	parse_bad("oom,post=11m", "at most 10 minutes");
+	parse_bad("oom,pre=0", "bad pre '0'");
+	parse_bad("oom,pre=169h", "at most 7 days");
+	parse_bad("oom,pre=soon", "bad pre 'soon'");
 	parse_bad("oom,post=5s,min-interval=1s", "at least post");
 	parse_bad("oom,max=0", "max must be");
 	parse_bad("oom,filter=", "empty filter");
