@@ -369,6 +369,24 @@ void print_size(char *buf, size_t n, uint64_t bytes)
 }
 
 /**
+ * utc_seconds() - a wall-clock time as people read it: "2026-11-25T13:02:00Z".
+ * @buf: receives it
+ * @n: its size
+ * @us: µs since the epoch
+ *
+ * Return: @buf.
+ */
+const char *utc_seconds(char *buf, size_t n, uint64_t us)
+{
+	time_t t = (time_t)(us / 1000000);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, n, "?");
+	return buf;
+}
+
+/**
  * session_recovered_path() - where a flight session's newest recovered file is.
  * @s: session, with recovered[] set
  * @buf: receives DIRECTORY/RECOVERED
@@ -409,6 +427,13 @@ static void flight_json(json_t *o, const struct session_info *s)
 		char path[2 * sizeof(s->directory)];
 
 		json_put_text(o, "recovered", session_recovered_path(s, path, sizeof(path)));
+	}
+	if (s->last_snapshot_us) {
+		char when[32];
+
+		json_put_text(o, "last_snapshot_at", utc_seconds(when, sizeof(when),
+								 s->last_snapshot_us));
+		json_put_text(o, "last_snapshot", s->last_snapshot);
 	}
 	if (s->note[0])
 		json_put_text(o, "note", s->note);
@@ -502,6 +527,11 @@ json_t *session_json(const struct session_info *s)
 	if (s->n_skipped)
 		json_put(o, "skipped_events", events_json(s, true));
 	json_put_u64(o, "elapsed_ms", s->elapsed_ms);
+	if (s->started_us) {
+		char when[32];
+
+		json_put_text(o, "started", utc_seconds(when, sizeof(when), s->started_us));
+	}
 	if (s->has_file_bytes)
 		json_put_u64(o, "file_bytes", s->file_bytes);
 	json_put_u64(o, "bytes_raw", session_bytes_raw(s));

@@ -54,6 +54,7 @@ uint64_t session_bytes_stored(const struct session_info *s);
 
 void print_size(char *buf, size_t n, uint64_t bytes);
 const char *session_recovered_path(const struct session_info *s, char *buf, size_t n);
+const char *utc_seconds(char *buf, size_t n, uint64_t us);
 void print_skipped(const char *command, const struct session_info *s);
 json_t *session_json(const struct session_info *s);
 

@@ -87,6 +87,9 @@ static void print_flight(const struct session_info *s)
 	print_size(a, sizeof(a), s->disk_bytes);
 	printf("  snapshots:    %u taken, %u kept (%s)%s%s\n", s->snapshots, s->segments_kept, a,
 	       s->directory[0] ? " in " : "", s->directory);
+	if (s->last_snapshot_us)
+		printf("  last one:     %s, %s\n", utc_seconds(b, sizeof(b), s->last_snapshot_us),
+		       s->last_snapshot[0] ? s->last_snapshot : "into the client's file");
 	if (s->recovered[0])
 		printf("  recovered:    %s (what a crash left, written at the daemon's start)\n",
 		       session_recovered_path(s, path, sizeof(path)));
@@ -133,18 +136,21 @@ int cmd_list(const struct client_options *o, int argc, char *argv[])
 	} else if (rep.sessions.n == 0) {
 		printf("No sessions.\n");
 	} else {
-		printf("%-16s %-11s %-14s %6s %10s %10s %10s %8s  %s\n", "SESSION", "STATE",
-		       "INSTANCE", "OWNER", "ELAPSED", "CAPTURED", "STORED", "LOST", "EVENTS");
+		printf("%-16s %-11s %-20s %-14s %6s %10s %10s %10s %8s  %s\n", "SESSION", "STATE",
+		       "STARTED (UTC)", "INSTANCE", "OWNER", "ELAPSED", "CAPTURED", "STORED", "LOST",
+		       "EVENTS");
 		for (size_t i = 0; i < rep.sessions.n; i++) {
 			const struct session_info *s = &rep.sessions.items[i];
-			char raw[32], stored[32], elapsed[32];
+			char raw[32], stored[32], elapsed[32], started[32] = "-";
 
 			print_size(raw, sizeof(raw), session_bytes_raw(s));
 			print_size(stored, sizeof(stored), session_bytes_stored(s));
 			snprintf(elapsed, sizeof(elapsed), "%.1fs", (double)s->elapsed_ms / 1000);
-			printf("%-16s %-11s %-14s %6u %10s %10s %10s %8llu  ", s->name, s->state,
-			       s->instance[0] ? s->instance : "-", s->owner, elapsed, raw, stored,
-			       (unsigned long long)session_lost(s));
+			if (s->started_us)
+				utc_seconds(started, sizeof(started), s->started_us);
+			printf("%-16s %-11s %-20s %-14s %6u %10s %10s %10s %8llu  ", s->name, s->state,
+			       started, s->instance[0] ? s->instance : "-", s->owner, elapsed, raw,
+			       stored, (unsigned long long)session_lost(s));
 			for (unsigned k = 0; k < s->n_events; k++)
 				printf("%s%s", k ? "," : "", s->events[k]);
 			printf("\n");
@@ -206,7 +212,7 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 		printf("No sessions.\n");
 	for (size_t i = 0; i < rep.sessions.n; i++) {
 		const struct session_info *s = &rep.sessions.items[i];
-		char a[32], b[32];
+		char a[32], b[32], when[32];
 
 		printf("%sSession %s (%s)\n", i ? "\n" : "", s->name, s->state);
 		printf("  instance:     %s\n", s->instance[0] ? s->instance : "- (released)");
@@ -221,6 +227,8 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 			printf("  scheduling:   capture workers SCHED_FIFO %u\n", s->rt_priority);
 		print_size(a, sizeof(a), session_bytes_raw(s));
 		print_size(b, sizeof(b), session_bytes_stored(s));
+		if (s->started_us)
+			printf("  started:      %s\n", utc_seconds(when, sizeof(when), s->started_us));
 		printf("  elapsed:      %.1f s\n  captured:     %s (stored %s)\n",
 		       (double)s->elapsed_ms / 1000, a, b);
 		printf("  lost events:  %llu since start", (unsigned long long)session_lost(s));

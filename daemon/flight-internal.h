@@ -63,6 +63,8 @@ struct flight {
 	uint64_t start_wall_usec;     /* the realtime clock when recording began */
 	char note[256];               /* what the user should know about the backend */
 	char recovered[NAME_MAX + 1]; /* the newest "...-recovered.dat" in the snapshots, or "" */
+	uint64_t last_snapshot_us;    /* when the last snapshot was complete (wall clock), or 0 */
+	char last_snapshot[PATH_MAX]; /* its file, "" for a client's */
 	struct spool history;         /* kernel: a recipe, for recovery after a crash ... */
 	int *copies;                  /* ... and while drained snapshots are unwritten, per CPU
 				       * a copy of what the drain took from the kernel's ring */

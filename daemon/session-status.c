@@ -133,6 +133,10 @@ void session_describe(struct session *s, struct ctl_builder *b)
 		if (s->skipped[k])
 			ctl_put_string(b, FTRACED_ATTR_SKIPPED_EVENT, s->config.events[k]);
 	ctl_put_u64(b, FTRACED_ATTR_ELAPSED_MS, s->start_usec ? (end - s->start_usec) / 1000 : 0);
+	/* The start in wall-clock time, for people: now less how long ago it was. */
+	if (s->start_usec)
+		ctl_put_u64(b, FTRACED_ATTR_STARTED_US,
+			    realtime_usec() - (monotonic_usec() - s->start_usec));
 	if (s->config.mode == FTRACED_MODE_RECORD && s->state == SESSION_DONE)
 		ctl_put_u64(b, FTRACED_ATTR_FILE_BYTES, s->file_bytes);
 	if (s->config.mode == FTRACED_MODE_CONTINUOUS)

@@ -129,6 +129,15 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 		case FTRACED_ATTR_ELAPSED_MS:
 			r = ctl_attr_u64(&a, &s->elapsed_ms);
 			break;
+		case FTRACED_ATTR_STARTED_US:
+			r = ctl_attr_u64(&a, &s->started_us);
+			break;
+		case FTRACED_ATTR_LAST_SNAPSHOT_US:
+			r = ctl_attr_u64(&a, &s->last_snapshot_us);
+			break;
+		case FTRACED_ATTR_LAST_SNAPSHOT:
+			r = ctl_attr_string(&a, FTRACED_PATH_MAX, s->last_snapshot);
+			break;
 		case FTRACED_ATTR_FILE_BYTES:
 			r = ctl_attr_u64(&a, &s->file_bytes);
 			s->has_file_bytes = true;

@@ -6,6 +6,7 @@ gap-free suffix of every CPU's markers ending at the last one written, while
 recording goes on; the same for the kernel backend; --trim; triggers with
 post time and rate limits; concurrent snapshots; bad requests."""
 
+import calendar
 import json
 import re
 import os
@@ -365,6 +366,32 @@ def test_trigger_pre_keeps_only_its_window():
                 assert g["max"] == n - 1 and g["distinct"] == n - g["min"], g
         assert sum(old.values()) > 0
         d.ctl("destroy", "tp")
+
+
+def test_status_and_list_say_wall_clock_times():
+    """When a session started and when its last snapshot was, in UTC, in list and
+    status (text and JSON), between the times the test read around them."""
+    def utc_of(text):
+        return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ"))
+
+    with daemon() as d:
+        before = time.time()
+        d.ctl("create", "wc", "--mode", "flight", "-e", "ftrace:print")
+        d.ctl("start", "wc")
+        out, _ = snapshot(d, "wc")
+        after = time.time()
+        st = d.ctl_json("status", "wc")
+        for key in ("started", "last_snapshot_at"):
+            assert int(before) <= utc_of(st[key]) <= after, (key, st[key], before, after)
+        assert st["last_snapshot"] == "" or os.path.exists(st["last_snapshot"]), st
+        text = d.ctl("status", "wc").stdout
+        started = re.search(r"started: +(\S+Z)", text).group(1)
+        last = re.search(r"last one: +(\S+Z), ", text).group(1)
+        assert started == st["started"] and last == st["last_snapshot_at"], text
+        row = [line for line in d.ctl("list").stdout.splitlines() if line.startswith("wc ")]
+        assert len(row) == 1 and row[0].split()[2] == st["started"], row
+        assert d.ctl_json("list")[0]["started"] == st["started"]
+        d.ctl("destroy", "wc")
 
 
 def test_concurrent_snapshots_on_two_sessions():
