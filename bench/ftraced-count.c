@@ -17,6 +17,7 @@
 
 #include "lib/rb-page.h"
 #include "lib/v7-format.h"
+#include "lib/v7-meta.h"
 #include "lib/v7-reader.h"
 
 #define GEN_CPUS_MAX 1024

@@ -19,8 +19,10 @@
  * statistics; pages flagged as having lost events keep their flags.
  *
  * The metadata (formats, symbols, comms) is the first contributing file's,
- * written again unchanged (lib/v7-meta.c); the data is compressed anew in
- * chunks. The window's compressed data is held in memory until written.
+ * written again unchanged (lib/v7-meta.c). A compressed chunk whose events
+ * all lie inside the window (and after what its CPU has) is copied as it
+ * is; the pages around the window's edges are cut and compressed anew. The
+ * window's compressed data is held in memory until written.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -36,6 +38,7 @@
 #include <unistd.h>
 
 #include "client/commands.h"
+#include "client/extract.h"
 #include "client/ctl.h"
 #include "client/output.h"
 #include "config.h"
@@ -51,134 +54,8 @@
 #define EXTRACT_STATE_DIR_DEFAULT "/var/lib/ftraced"
 /* A session's files: a year of segments rotated every 30 s is about a million. */
 #define EXTRACT_FILES_MAX (4u << 20)
-/* Raw bytes per compressed chunk: the daemon's chunk size. */
-#define EXTRACT_CHUNK_RAW (512u * 1024u)
-#define EXTRACT_ZSTD_LEVEL 3
 /* Files whose anchors differ by more than this are of different boots or clocks. */
 #define EXTRACT_ANCHOR_SLACK_US 1000000ll
-/* Gap notes kept for the report: more are counted, not listed. */
-#define EXTRACT_GAPS_MAX 64u
-
-struct cpu_out {
-	uint32_t cpu;
-	uint8_t *raw;             /* pages waiting to be compressed */
-	size_t n_raw;
-	struct v7_blob *chunks;   /* compressed records, in order */
-	size_t n_chunks;
-	uint64_t bytes;
-	uint64_t events;
-	uint64_t missed_pages;    /* pages the kernel flagged: events lost before them */
-	uint64_t last_ts;         /* the newest event taken: older ones are duplicates */
-	bool any;
-};
-
-struct extract {
-	bool wall;                /* the window is UTC (else trace-clock ns) */
-	long long since_us, until_us;
-	uint64_t since_ns, until_ns;
-	/* From the first file that contributes: the output's metadata and anchor. */
-	struct v7_meta meta;
-	bool have_meta;
-	char *trace_clock, *clock, *uname_text, *date_text;
-	bool has_date;
-	long long date_us;
-	uint32_t page_size;
-	struct cpu_out *cpus;     /* by CPU number */
-	size_t n_cpus;
-	struct compressor *zstd;
-	uint8_t *page;            /* the page being cut */
-	char **used;              /* the files that gave events */
-	size_t n_used;
-	char *gaps[EXTRACT_GAPS_MAX];
-	size_t n_gaps, n_gaps_total;
-	const char *error_file;
-	char error[512];
-};
-
-/* The window of one file, on its own trace clock, and how its times move onto the output's. */
-struct file_window {
-	uint64_t since_ts, until_ts;
-	int64_t shift_ns;
-	struct extract *x;
-	struct cpu_out *cpu;
-	bool used;
-};
-
-static int compress_pending(struct extract *x, struct cpu_out *c)
-{
-	size_t bound = chunk_record_bound(c->n_raw), size;
-	struct v7_blob *grown;
-	uint8_t *rec;
-	int r;
-
-	if (c->n_raw == 0)
-		return 0;
-	rec = malloc(bound);
-	grown = reallocarray(c->chunks, c->n_chunks + 1, sizeof(*c->chunks));
-	if (!rec || !grown) {
-		free(rec);
-		return -ENOMEM;
-	}
-	c->chunks = grown;
-	r = chunk_record_encode(x->zstd, EXTRACT_ZSTD_LEVEL, c->raw, c->n_raw, rec, bound, &size);
-	if (r < 0) {
-		free(rec);
-		return r;
-	}
-	c->chunks[c->n_chunks++] = (struct v7_blob){ .data = rec, .size = size };
-	c->bytes += size;
-	c->n_raw = 0;
-	return 0;
-}
-
-static int count_one(const struct rb_event *e, void *userdata)
-{
-	(*(uint64_t *)userdata)++;
-	return 0;
-}
-
-/* One page of one CPU of one file: cut to the window and kept, or skipped. 1: stop the CPU. */
-static int on_page(const uint8_t *page, uint32_t page_size, void *userdata)
-{
-	struct file_window *w = userdata;
-	struct extract *x = w->x;
-	struct cpu_out *c = w->cpu;
-	struct rb_page_info info;
-	uint64_t start, last, events = 0;
-	int n;
-
-	memcpy(x->page, page, page_size);
-	if (w->shift_ns)
-		put_le64(x->page, get_le64(x->page) + (uint64_t)w->shift_ns);
-	if (rb_page_parse(x->page, page_size, &info) < 0)
-		return -EBADMSG;
-	/* A CPU's pages are in time order: once one starts after the window, all do. */
-	if (info.ts > w->until_ts)
-		return 1;
-	start = MAX(w->since_ts, c->any ? c->last_ts + 1 : 0);
-	n = rb_page_trim(x->page, page_size, start);
-	if (n > 0)
-		n = rb_page_cut_after(x->page, page_size, w->until_ts, &last);
-	if (n <= 0)
-		return n < 0 ? n : 0;
-	if (rb_page_foreach_event(x->page, page_size, count_one, &events) < 0 || events == 0)
-		return 0;
-	if (rb_page_parse(x->page, page_size, &info) >= 0 && info.missed_events)
-		c->missed_pages++;
-	if (c->n_raw + page_size > EXTRACT_CHUNK_RAW) {
-		int r = compress_pending(x, c);
-
-		if (r < 0)
-			return r;
-	}
-	memcpy(c->raw + c->n_raw, x->page, page_size);
-	c->n_raw += page_size;
-	c->events += events;
-	c->last_ts = last;
-	c->any = true;
-	w->used = true;
-	return 0;
-}
 
 static struct cpu_out *cpu_out(struct extract *x, uint32_t cpu)
 {
@@ -316,7 +193,7 @@ static int extract_file(struct extract *x, const char *path)
 		if (!w.cpu)
 			return -ENOMEM;
 		w.used = false;
-		k = v7_reader_foreach_page(r, i, on_page, &w);
+		k = v7_reader_foreach_chunk(r, i, extract_on_chunk, &w);
 		if (k < 0) {
 			snprintf(x->error, sizeof(x->error), "CPU %u's data is damaged: %s",
 				 v7_reader_cpu(r, i)->cpu, v7_reader_error(r) ?: strerror(-k));
@@ -467,7 +344,7 @@ static int write_output(struct extract *x, int fd)
 		struct cpu_out *c = &x->cpus[i];
 		char gaps[2048] = "";
 
-		r = compress_pending(x, c);
+		r = extract_compress_pending(x, c);
 		data[i] = (struct v7_cpu_data){ .cpu = c->cpu, .fd = -EBADF, .size = c->bytes,
 						.n_chunks = (uint32_t)c->n_chunks,
 						.blobs = c->chunks, .n_blobs = c->n_chunks };
@@ -509,11 +386,12 @@ static int write_output(struct extract *x, int fd)
 static void report_result(const struct client_options *o, const struct extract *x,
 			  const char *output)
 {
-	uint64_t events = 0, missed = 0;
+	uint64_t events = 0, missed = 0, copied = 0;
 
 	for (size_t i = 0; i < x->n_cpus; i++) {
 		events += x->cpus[i].events;
 		missed += x->cpus[i].missed_pages;
+		copied += x->cpus[i].copied;
 	}
 	if (o->json) {
 		json_t *v = json_object(), *files = json_array(), *gaps = json_array(),
@@ -522,6 +400,7 @@ static void report_result(const struct client_options *o, const struct extract *
 		json_put_text(v, "file", output);
 		json_put_u64(v, "events", events);
 		json_put_u64(v, "pages_after_lost_events", missed);
+		json_put_u64(v, "chunks_copied", copied);
 		for (size_t i = 0; files && i < x->n_used; i++)
 			json_array_append_new(files, json_text(x->used[i]));
 		for (size_t i = 0; gaps && i < x->n_gaps; i++)
@@ -540,7 +419,8 @@ static void report_result(const struct client_options *o, const struct extract *
 		json_print(v);
 		return;
 	}
-	printf("%s: %" PRIu64 " events from %zu file(s)\n", output, events, x->n_used);
+	printf("%s: %" PRIu64 " events from %zu file(s), %" PRIu64 " chunk(s) copied as they "
+	       "were\n", output, events, x->n_used, copied);
 	for (size_t i = 0; i < x->n_used; i++)
 		printf("  from %s\n", x->used[i]);
 	for (size_t i = 0; i < x->n_gaps; i++)

@@ -30,6 +30,7 @@
 #include "client/ctl.h"
 #include "ftraced/macro.h"
 #include "lib/v7-format.h"
+#include "lib/v7-meta.h"
 #include "lib/v7-reader.h"
 #include "lib/v7-verify.h"
 #include "lib/wall-clock.h"

@@ -3,7 +3,8 @@
  * A v7 file's metadata sections parsed back into what the writer takes
  * (struct v7_file), so a file made from other files' data (ftracectl
  * extract) carries their header page, formats, symbols, printk formats
- * and comms unchanged. Every length is checked against its section body.
+ * and comms unchanged; and the events a format section names, by id.
+ * Every length is checked against its section body.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -249,4 +250,116 @@ void v7_meta_done(struct v7_meta *m)
 	free(m->event_formats);
 	free(m->systems);
 	*m = (struct v7_meta){};
+}
+
+/**
+ * v7_formats_foreach() - call @fn for every event of a FTRACE_EVENTS or EVENT_FORMATS body.
+ * @formats: the section body
+ * @n: its size
+ * @per_system: false for FTRACE_EVENTS (u32 count, formats), true for
+ *              EVENT_FORMATS (u32 systems; per system name, u32 count, formats)
+ * @fn: called with the system ("ftrace" for FTRACE_EVENTS), name and id;
+ *      a non-zero return stops the walk and is returned
+ * @userdata: passed to @fn
+ *
+ * Return: 0, what @fn returned, or -EBADMSG if the body is damaged.
+ */
+int v7_formats_foreach(const uint8_t *formats, size_t n, bool per_system, v7_format_fn fn,
+		       void *userdata)
+{
+	size_t pos = 0;
+	uint32_t n_systems = 1;
+
+	if (per_system) {
+		if (n < 4)
+			return -EBADMSG;
+		n_systems = get_le32(formats);
+		pos = 4;
+	}
+	for (uint32_t sys = 0; sys < n_systems; sys++) {
+		const char *system = "ftrace";
+		uint32_t count;
+
+		if (per_system) {
+			const uint8_t *nul = memchr(formats + pos, '\0', n - pos);
+
+			if (!nul)
+				return -EBADMSG;
+			system = (const char *)formats + pos;
+			pos = (size_t)(nul - formats) + 1;
+		}
+		if (n - pos < 4)
+			return -EBADMSG;
+		count = get_le32(formats + pos);
+		pos += 4;
+		for (uint32_t k = 0; k < count; k++) {
+			const char *text, *end, *id, *nl;
+			char name[128];
+			uint64_t size;
+			int v = 0, r;
+
+			if (n - pos < 8)
+				return -EBADMSG;
+			size = get_le64(formats + pos);
+			pos += 8;
+			if (size > n - pos)
+				return -EBADMSG;
+			text = (const char *)formats + pos;
+			end = text + size;
+			pos += size;
+			nl = memchr(text, '\n', size);
+			id = memmem(text, size, "\nID: ", 5);
+			if (size < 7 || memcmp(text, "name: ", 6) != 0 || !nl || !id ||
+			    (size_t)(nl - text - 6) >= sizeof(name))
+				return -EBADMSG;
+			memcpy(name, text + 6, (size_t)(nl - text - 6));
+			name[nl - text - 6] = '\0';
+			for (id += 5; id < end && *id >= '0' && *id <= '9' && v < 1000000; id++)
+				v = v * 10 + (*id - '0');
+			r = fn(system, name, v, userdata);
+			if (r != 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+struct find_id {
+	const char *name;
+	int id;
+};
+
+static int match_name(const char *system, const char *name, int id, void *userdata)
+{
+	struct find_id *f = userdata;
+
+	if (strcmp(name, f->name) != 0)
+		return 0;
+	f->id = id;
+	return 1;
+}
+
+/**
+ * v7_find_event_id() - the id of an event in a FTRACE_EVENTS or EVENT_FORMATS body.
+ * @formats: the section body
+ * @n: its size
+ * @per_system: see v7_formats_foreach()
+ * @name: event name, e.g. "print"
+ * @ret_id: its id
+ *
+ * Return: 0, -ENOENT if there is no such event, -EBADMSG if damaged.
+ */
+int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const char *name,
+		     int *ret_id)
+{
+	struct find_id f = { .name = name };
+	int r;
+
+	r = v7_formats_foreach(formats, n, per_system, match_name, &f);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return -ENOENT;
+	*ret_id = f.id;
+	return 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,3 +31,10 @@ int v7_meta_read(struct v7_reader *r, struct v7_meta *m, char *error, size_t n_e
 int v7_meta_parse(struct v7_meta *m);
 void v7_meta_to_file(const struct v7_meta *m, struct v7_file *f);
 void v7_meta_done(struct v7_meta *m);
+
+/* The events a FTRACE_EVENTS or EVENT_FORMATS body describes, by name and id. */
+typedef int (*v7_format_fn)(const char *system, const char *name, int id, void *userdata);
+int v7_formats_foreach(const uint8_t *formats, size_t n, bool per_system, v7_format_fn fn,
+		       void *userdata);
+int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const char *name,
+		     int *ret_id);

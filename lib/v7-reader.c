@@ -564,8 +564,9 @@ static int foreach_raw_page(struct v7_reader *r, const struct v7_reader_cpu *c, 
 	return err;
 }
 
-static int foreach_chunk_page(struct v7_reader *r, const struct v7_reader_cpu *c, v7_page_fn fn,
-			      void *userdata)
+/* Each chunk record of a compressed CPU region, whole, with its pages decompressed. */
+static int foreach_chunk(struct v7_reader *r, const struct v7_reader_cpu *c, v7_chunk_fn fn,
+			 void *userdata)
 {
 	uint8_t *in = NULL, *out = NULL, word[CHUNK_HDR_SIZE];
 	uint64_t off = c->offset, end = c->offset + c->size;
@@ -603,32 +604,103 @@ static int foreach_chunk_page(struct v7_reader *r, const struct v7_reader_cpu *c
 				   get_le32(word), get_le32(word + 4));
 			break;
 		}
-		if (csize > in_cap || usize > out_cap) {
+		if (CHUNK_HDR_SIZE + (size_t)csize > in_cap || usize > out_cap) {
 			free(in);
 			free(out);
-			in_cap = MAX(in_cap, (size_t)csize);
+			in_cap = MAX(in_cap, CHUNK_HDR_SIZE + (size_t)csize);
 			out_cap = MAX(out_cap, (size_t)usize);
-			in = malloc(MAX(in_cap, (size_t)1));
+			in = malloc(in_cap);
 			out = malloc(out_cap);
 			if (!in || !out) {
 				err = -ENOMEM;
 				break;
 			}
 		}
-		err = loop_pread_exact(r->fd, in, csize, off);
+		/* The record whole (header, then frame), for a caller that copies it. */
+		memcpy(in, word, CHUNK_HDR_SIZE);
+		err = loop_pread_exact(r->fd, in + CHUNK_HDR_SIZE, csize, off);
 		if (err < 0)
 			break;
 		off += csize;
-		err = decompress_frame(in, csize, out, usize, &got);
+		err = decompress_frame(in + CHUNK_HDR_SIZE, csize, out, usize, &got);
 		if (err < 0 || got != usize)
 			err = fail(r, "CPU %u: chunk %u at %" PRIu64 " does not decompress (checksum or "
 				   "damage)", c->cpu, k, off - csize - 8);
-		for (size_t p = 0; p < usize && err == 0; p += c->page_size)
-			err = fn(out + p, c->page_size, userdata);
+		if (err == 0)
+			err = fn(in, CHUNK_HDR_SIZE + (size_t)csize, out, usize, c->page_size, userdata);
 	}
 	free(in);
 	free(out);
 	return err;
+}
+
+struct page_walk {
+	v7_page_fn fn;
+	void *userdata;
+};
+
+static int chunk_pages(const uint8_t *record, size_t n_record, const uint8_t *pages,
+		       size_t n_pages, uint32_t page_size, void *userdata)
+{
+	const struct page_walk *w = userdata;
+	int err = 0;
+
+	for (size_t p = 0; p < n_pages && err == 0; p += page_size)
+		err = w->fn(pages + p, page_size, w->userdata);
+	return err;
+}
+
+static int foreach_chunk_page(struct v7_reader *r, const struct v7_reader_cpu *c, v7_page_fn fn,
+			      void *userdata)
+{
+	struct page_walk w = { fn, userdata };
+
+	return foreach_chunk(r, c, chunk_pages, &w);
+}
+
+/* An uncompressed region's pages, a chunk's worth at a time, without a record. */
+static int foreach_raw_run(struct v7_reader *r, const struct v7_reader_cpu *c, v7_chunk_fn fn,
+			   void *userdata)
+{
+	size_t run = (size_t)c->page_size * MAX(1u, V7_READER_RAW_RUN / c->page_size);
+	uint8_t *pages = malloc(run);
+	int err = 0;
+
+	if (!pages)
+		return -ENOMEM;
+	for (uint64_t off = 0; off < c->size && err == 0; off += run) {
+		size_t n = (size_t)MIN((uint64_t)run, c->size - off) / c->page_size * c->page_size;
+
+		if (n == 0)
+			break;
+		err = loop_pread_exact(r->fd, pages, n, c->offset + off);
+		if (err == 0)
+			err = fn(NULL, 0, pages, n, c->page_size, userdata);
+	}
+	free(pages);
+	return err;
+}
+
+/**
+ * v7_reader_foreach_chunk() - call @fn for every chunk of one CPU region, in order.
+ * @r: reader
+ * @i: index into the list of CPU regions (not the CPU number)
+ * @fn: callback with the compressed record whole (header and frame; NULL for an
+ *      uncompressed file) and its sub-buffers; a non-zero return stops the walk
+ * @userdata: passed to @fn
+ *
+ * Return: 0, what @fn returned, -EBADMSG for damaged data, or -errno.
+ */
+int v7_reader_foreach_chunk(struct v7_reader *r, size_t i, v7_chunk_fn fn, void *userdata)
+{
+	const struct v7_reader_cpu *c = v7_reader_cpu(r, i);
+
+	if (!c)
+		return -EINVAL;
+	if (c->size == 0)
+		return 0;
+	return r->compressed ? foreach_chunk(r, c, fn, userdata) :
+			       foreach_raw_run(r, c, fn, userdata);
 }
 
 /**
@@ -650,116 +722,4 @@ int v7_reader_foreach_page(struct v7_reader *r, size_t i, v7_page_fn fn, void *u
 		return 0;
 	return r->compressed ? foreach_chunk_page(r, c, fn, userdata) :
 			       foreach_raw_page(r, c, fn, userdata);
-}
-
-/**
- * v7_formats_foreach() - call @fn for every event of a FTRACE_EVENTS or EVENT_FORMATS body.
- * @formats: the section body
- * @n: its size
- * @per_system: false for FTRACE_EVENTS (u32 count, formats), true for
- *              EVENT_FORMATS (u32 systems; per system name, u32 count, formats)
- * @fn: called with the system ("ftrace" for FTRACE_EVENTS), name and id;
- *      a non-zero return stops the walk and is returned
- * @userdata: passed to @fn
- *
- * Return: 0, what @fn returned, or -EBADMSG if the body is damaged.
- */
-int v7_formats_foreach(const uint8_t *formats, size_t n, bool per_system, v7_format_fn fn,
-		       void *userdata)
-{
-	size_t pos = 0;
-	uint32_t n_systems = 1;
-
-	if (per_system) {
-		if (n < 4)
-			return -EBADMSG;
-		n_systems = get_le32(formats);
-		pos = 4;
-	}
-	for (uint32_t sys = 0; sys < n_systems; sys++) {
-		const char *system = "ftrace";
-		uint32_t count;
-
-		if (per_system) {
-			const uint8_t *nul = memchr(formats + pos, '\0', n - pos);
-
-			if (!nul)
-				return -EBADMSG;
-			system = (const char *)formats + pos;
-			pos = (size_t)(nul - formats) + 1;
-		}
-		if (n - pos < 4)
-			return -EBADMSG;
-		count = get_le32(formats + pos);
-		pos += 4;
-		for (uint32_t k = 0; k < count; k++) {
-			const char *text, *end, *id, *nl;
-			char name[128];
-			uint64_t size;
-			int v = 0, r;
-
-			if (n - pos < 8)
-				return -EBADMSG;
-			size = get_le64(formats + pos);
-			pos += 8;
-			if (size > n - pos)
-				return -EBADMSG;
-			text = (const char *)formats + pos;
-			end = text + size;
-			pos += size;
-			nl = memchr(text, '\n', size);
-			id = memmem(text, size, "\nID: ", 5);
-			if (size < 7 || memcmp(text, "name: ", 6) != 0 || !nl || !id ||
-			    (size_t)(nl - text - 6) >= sizeof(name))
-				return -EBADMSG;
-			memcpy(name, text + 6, (size_t)(nl - text - 6));
-			name[nl - text - 6] = '\0';
-			for (id += 5; id < end && *id >= '0' && *id <= '9' && v < 1000000; id++)
-				v = v * 10 + (*id - '0');
-			r = fn(system, name, v, userdata);
-			if (r != 0)
-				return r;
-		}
-	}
-	return 0;
-}
-
-struct find_id {
-	const char *name;
-	int id;
-};
-
-static int match_name(const char *system, const char *name, int id, void *userdata)
-{
-	struct find_id *f = userdata;
-
-	if (strcmp(name, f->name) != 0)
-		return 0;
-	f->id = id;
-	return 1;
-}
-
-/**
- * v7_find_event_id() - the id of an event in a FTRACE_EVENTS or EVENT_FORMATS body.
- * @formats: the section body
- * @n: its size
- * @per_system: see v7_formats_foreach()
- * @name: event name, e.g. "print"
- * @ret_id: its id
- *
- * Return: 0, -ENOENT if there is no such event, -EBADMSG if damaged.
- */
-int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const char *name,
-		     int *ret_id)
-{
-	struct find_id f = { .name = name };
-	int r;
-
-	r = v7_formats_foreach(formats, n, per_system, match_name, &f);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return -ENOENT;
-	*ret_id = f.id;
-	return 0;
 }

@@ -19,7 +19,10 @@ struct v7_reader_cpu {
 };
 
 typedef int (*v7_page_fn)(const uint8_t *page, uint32_t page_size, void *userdata);
-typedef int (*v7_format_fn)(const char *system, const char *name, int id, void *userdata);
+typedef int (*v7_chunk_fn)(const uint8_t *record, size_t n_record, const uint8_t *pages,
+			   size_t n_pages, uint32_t page_size, void *userdata);
+/* An uncompressed file's pages go to a v7_chunk_fn this many bytes at a time. */
+#define V7_READER_RAW_RUN (512u * 1024u)
 
 enum v7_reader_option {
 	V7_READER_TRACE_CLOCK,
@@ -39,6 +42,7 @@ size_t v7_reader_n_cpus(const struct v7_reader *r);
 const struct v7_reader_cpu *v7_reader_cpu(const struct v7_reader *r, size_t i);
 int v7_reader_section(struct v7_reader *r, uint16_t id, uint8_t **ret, size_t *ret_size);
 int v7_reader_foreach_page(struct v7_reader *r, size_t i, v7_page_fn fn, void *userdata);
+int v7_reader_foreach_chunk(struct v7_reader *r, size_t i, v7_chunk_fn fn, void *userdata);
 const char *v7_reader_error(const struct v7_reader *r);
 bool v7_reader_has_strings(const struct v7_reader *r);
 const char *v7_reader_option(const struct v7_reader *r, enum v7_reader_option which);
@@ -46,7 +50,3 @@ uint64_t v7_reader_trace_id(const struct v7_reader *r);
 uint32_t v7_reader_cpu_count(const struct v7_reader *r);
 size_t v7_reader_n_cpustat(const struct v7_reader *r);
 const char *v7_reader_cpustat(const struct v7_reader *r, size_t i);
-int v7_formats_foreach(const uint8_t *formats, size_t n, bool per_system, v7_format_fn fn,
-		       void *userdata);
-int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const char *name,
-		     int *ret_id);

@@ -43,6 +43,11 @@ def timed_events(paths, *extra):
     return out
 
 
+def file_info(path):
+    return json.loads(subprocess.run([FTRACECTL, "--json", "info", path], check=True,
+                                     capture_output=True, text=True).stdout)
+
+
 def extract(*args, check=True, env=None):
     r = subprocess.run([FTRACECTL] + list(args), capture_output=True, text=True,
                        env=env or os.environ)
@@ -104,6 +109,18 @@ def test_window_of_a_continuous_session():
         want3 = sorted((cpu, text) for t, cpu, text in raw if lo <= t <= hi)
         assert sorted((c, t) for _, c, t in timed_events([out3], "--nodate")) == want3
         assert 0 < len(want3) < len(want)
+        # No window: every segment whole, each chunk copied as it was (not compressed
+        # again): the same events, the same compressed bytes per CPU.
+        out4 = os.path.join(d.dir, "all.dat")
+        reply = json.loads(extract("--json", "extract", *files, "-o", out4).stdout)
+        assert reply["events"] == len(events) and reply["chunks_copied"] > 0, reply
+        per_cpu = {}  # each CPU's region: a u32 chunk count, then the chunks
+        for f in files:
+            for c in file_info(f)["cpus"]:
+                per_cpu[c["cpu"]] = per_cpu.get(c["cpu"], 0) + c["bytes"] - 4
+        whole = {c["cpu"]: c["bytes"] - 4 for c in file_info(out4)["cpus"]}
+        assert whole == per_cpu, (whole, per_cpu)
+        assert reply["chunks_copied"] == sum(c["chunks"] for c in file_info(out4)["cpus"])
         # It exists now: refused without --force, the file untouched.
         r = extract("extract", *files, "--since", utc(since), "-o", out2, check=False)
         assert r.returncode != 0 and "exists" in r.stderr, r.stderr

@@ -27,6 +27,7 @@
 #include "lib/compress.h"
 #include "lib/rb-page.h"
 #include "lib/v7-format.h"
+#include "lib/v7-meta.h"
 #include "lib/v7-reader.h"
 #include "lib/v7-writer.h"
 #include "tests/unit/v7-fixture.h"
