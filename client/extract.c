@@ -102,6 +102,41 @@ static int adopt_first(struct extract *x, struct v7_reader *r, const char *path)
 	return x->page && x->clock ? 0 : -ENOMEM;
 }
 
+/*
+ * The output carries the first file's formats and clock: every other file
+ * must have the same (one session's files do; another session's may
+ * number other events, or count time on another clock).
+ */
+static int same_session(struct extract *x, struct v7_reader *r)
+{
+	static const int ids[] = { V7_SEC_FTRACE_EVENTS, V7_SEC_EVENT_FORMATS };
+	const char *clock = v7_reader_clock(r) ?: "local";
+
+	if (strcmp(clock, x->clock) != 0) {
+		snprintf(x->error, sizeof(x->error), "it was recorded with clock %s, the first file "
+			 "with %s: not one session's files", clock, x->clock);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+		size_t k = (size_t)(ids[i] - V7_SEC_FIRST_META), n = 0;
+		_cleanup_free_ uint8_t *body = NULL;
+		int r2 = v7_reader_section(r, (uint16_t)ids[i], &body, &n);
+
+		if (r2 < 0 && r2 != -ENOENT) {
+			snprintf(x->error, sizeof(x->error), "cannot read its event formats: %s",
+				 strerror(-r2));
+			return r2;
+		}
+		if (n != x->meta.n_body[k] || (n > 0 && memcmp(body, x->meta.body[k], n) != 0)) {
+			snprintf(x->error, sizeof(x->error), "its event formats differ from the first "
+				 "file's: not one session's files (another session, or another "
+				 "kernel)");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* The window on @r's trace clock; -ERANGE: the file cannot hold any of it. */
 static int file_window(struct extract *x, struct v7_reader *r, const char *path,
 		       struct file_window *w)
@@ -183,6 +218,9 @@ static int extract_file(struct extract *x, const char *path)
 			 "file's %u: not one session's files", v7_reader_page_size(r), x->page_size);
 		return -EINVAL;
 	}
+	k = same_session(x, r);
+	if (k < 0)
+		return k;
 	k = file_window(x, r, path, &w);
 	if (k == -ERANGE)
 		return 0;

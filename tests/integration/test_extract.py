@@ -135,6 +135,17 @@ def test_window_of_a_continuous_session():
                     "2001-01-01T00:00:01Z", "-o", os.path.join(d.dir, "x.dat"), check=False)
         assert r.returncode == 1 and "no event in the window" in r.stderr, r.stderr
         assert not os.path.exists(os.path.join(d.dir, "x.dat"))
+        # Another session's file numbers other events: refused, naming it.
+        d.ctl("create", "other", "-e", "sched:sched_switch")
+        d.ctl("start", "other")
+        d.ctl("stop", "other")
+        other = segments(d, "other")
+        r = extract("extract", files[0], other[0], "-o", os.path.join(d.dir, "x.dat"),
+                    check=False)
+        assert r.returncode == 1 and other[0] in r.stderr and \
+            "event formats differ from the first file's" in r.stderr, r.stderr
+        assert not os.path.exists(os.path.join(d.dir, "x.dat"))
+        d.ctl("destroy", "other")
         d.ctl("destroy", "inc")
 
 
