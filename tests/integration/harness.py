@@ -145,7 +145,7 @@ class Daemon:
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=self.env())
 
-    def wait_running(self, timeout=10):
+    def wait_running(self, timeout=120):
         """The one running session, once it is running."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -155,7 +155,7 @@ class Daemon:
             time.sleep(0.02)
         raise AssertionError("no session started:\n" + self.log())
 
-    def wait_state(self, name, state="running", timeout=30):
+    def wait_state(self, name, state="running", timeout=120):
         """Status of session @name once it is in @state (a new session's ring is
         allocated on a thread: it starts "allocating")."""
         deadline = time.monotonic() + timeout

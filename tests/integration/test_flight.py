@@ -275,7 +275,7 @@ def kill_probe():
         pass
 
 
-def wait_snapshots(d, name, n, timeout=10):
+def wait_snapshots(d, name, n, timeout=120):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         st = d.ctl_json("status", name)

@@ -113,7 +113,7 @@ def fd_count(d):
     return sum(not is_symbol_cache(d, link) for link in daemon_fds(d).values())
 
 
-def wait_fd_count(d, baseline, timeout=15):
+def wait_fd_count(d, baseline, timeout=120):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if fd_count(d) == baseline:

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (CPUS, FTRACED, FTRACECTL, Daemon, count_markers, daemon,  # noqa: E402
-                     our_instances, run, start_markers, wait_until)
+                     our_instances, print_log_tail, run, start_markers, wait_until)
 
 
 def session_files(d, name):
@@ -112,6 +112,10 @@ def test_created_sessions_outlive_restart_and_crash():
         d.start()
         assert d.ctl_json("list") == []
         d.stop()
+    except BaseException:
+        for x in daemons:  # the crash, the recovery and the restart: each one's last words
+            print_log_tail(x, 12)
+        raise
     finally:
         for x in daemons:
             x.cleanup()

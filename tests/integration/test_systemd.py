@@ -51,7 +51,7 @@ class Notified:
     def poll(self, timeout):
         time.sleep(timeout)
 
-    def wait_for(self, prefix, timeout=10):
+    def wait_for(self, prefix, timeout=120):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             found = self.lines(prefix)
@@ -91,7 +91,7 @@ class Activated:
             ["systemd-socket-activate", "--seqpacket", "-l", self.socket] + env +
             [FTRACED, "--socket", self.socket, "--state-dir", os.path.join(self.dir, "state"),
              "--group", "", "--log-level", "debug", "--config", conf], stdout=log, stderr=log)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 120
         while not os.path.exists(self.socket):
             assert time.monotonic() < deadline, "no socket"
             time.sleep(0.02)
@@ -198,7 +198,7 @@ def test_stop_asks_for_time_while_writing():
         rec = subprocess.Popen([FTRACECTL, "--socket", a.socket, "record", "--quiet",
                                 "-e", "ftrace:print", "-o", fifo],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 120
         while "Session 'record-" not in a.log():
             assert time.monotonic() < deadline, a.log()
             time.sleep(0.05)
