@@ -433,7 +433,8 @@ static void flight_json(json_t *o, const struct session_info *s)
 
 		json_put_text(o, "last_snapshot_at", utc_seconds(when, sizeof(when),
 								 s->last_snapshot_us));
-		json_put_text(o, "last_snapshot", s->last_snapshot);
+		if (s->last_snapshot[0])
+			json_put_text(o, "last_snapshot", s->last_snapshot);
 	}
 	if (s->note[0])
 		json_put_text(o, "note", s->note);

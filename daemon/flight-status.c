@@ -114,7 +114,9 @@ void flight_describe(struct flight *f, uint64_t start_usec, struct ctl_builder *
 	ctl_put_u32(b, FTRACED_ATTR_SNAPSHOTS, f->n_snapshots);
 	if (f->last_snapshot_us) {
 		ctl_put_u64(b, FTRACED_ATTR_LAST_SNAPSHOT_US, f->last_snapshot_us);
-		ctl_put_string(b, FTRACED_ATTR_LAST_SNAPSHOT, f->last_snapshot);
+		/* None for a client's own file: a string attribute is never empty. */
+		if (f->last_snapshot[0])
+			ctl_put_string(b, FTRACED_ATTR_LAST_SNAPSHOT, f->last_snapshot);
 	}
 	ctl_put_u32(b, FTRACED_ATTR_SEGMENTS_KEPT, f->host.publisher->usage.n_files);
 	ctl_put_u64(b, FTRACED_ATTR_DISK_BYTES, f->host.publisher->usage.bytes);

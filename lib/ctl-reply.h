@@ -26,7 +26,7 @@ struct session_info {
 	uint64_t elapsed_ms;
 	uint64_t started_us;      /* wall clock, 0: never started */
 	uint64_t last_snapshot_us; /* wall clock, 0: none yet */
-	char last_snapshot[FTRACED_PATH_MAX + 1]; /* its file, "" for a client's */
+	char last_snapshot[FTRACED_PATH_MAX + 1]; /* its file, "" for a client's (not sent) */
 	bool has_file_bytes;
 	uint64_t file_bytes;
 	unsigned n_cpus;

@@ -174,7 +174,7 @@ enum ftraced_attr {
 					   crash, a name in its DIRECTORY */
 	FTRACED_ATTR_STARTED_US,        /* u64: when the session last started, wall clock, us */
 	FTRACED_ATTR_LAST_SNAPSHOT_US,  /* u64: when its last snapshot was complete, wall clock, us */
-	FTRACED_ATTR_LAST_SNAPSHOT,     /* string: that snapshot's file ("" for a client's) */
+	FTRACED_ATTR_LAST_SNAPSHOT,     /* string: that snapshot's file (absent: a client's) */
 	_FTRACED_ATTR_MAX,
 };
 /* Requests' attribute sets are two u64 bitmaps (lib/ctl-proto.h). */

@@ -383,7 +383,7 @@ def test_status_and_list_say_wall_clock_times():
         st = d.ctl_json("status", "wc")
         for key in ("started", "last_snapshot_at"):
             assert int(before) <= utc_of(st[key]) <= after, (key, st[key], before, after)
-        assert st["last_snapshot"] == "" or os.path.exists(st["last_snapshot"]), st
+        assert os.path.exists(st["last_snapshot"]), st
         text = d.ctl("status", "wc").stdout
         started = re.search(r"started: +(\S+Z)", text).group(1)
         last = re.search(r"last one: +(\S+Z), ", text).group(1)
@@ -391,6 +391,11 @@ def test_status_and_list_say_wall_clock_times():
         row = [line for line in d.ctl("list").stdout.splitlines() if line.startswith("wc ")]
         assert len(row) == 1 and row[0].split()[2] == st["started"], row
         assert d.ctl_json("list")[0]["started"] == st["started"]
+        # Into the client's own file: status says so (the reply has no path for it).
+        snapshot(d, "wc", "-o", os.path.join(d.dir, "own.dat"))
+        st = d.ctl_json("status", "wc")
+        assert "last_snapshot" not in st and st["last_snapshot_at"], st
+        assert "into the client's file" in d.ctl("status", "wc").stdout
         d.ctl("destroy", "wc")
 
 
