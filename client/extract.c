@@ -158,8 +158,19 @@ static int file_window(struct extract *x, struct v7_reader *r, const char *path,
 		w->until_ts = x->until_us == LLONG_MAX ? UINT64_MAX :
 			      (uint64_t)(x->until_us - date_us) * 1000;
 	}
-	/* Another boot's trace clock started elsewhere: its times move onto the output's. */
-	if (has_date && x->has_date && llabs(date_us - x->date_us) > EXTRACT_ANCHOR_SLACK_US) {
+	/*
+	 * A later boot's trace clock started later: its times move onto the
+	 * output's (the first file's) anchor. An earlier one's would land before
+	 * the output's time 0, and each CPU's events must go forward in time.
+	 */
+	if (has_date && x->has_date && x->date_us - date_us > EXTRACT_ANCHOR_SLACK_US) {
+		x->error_file = path;
+		snprintf(x->error, sizeof(x->error), "its trace clock started %.1f s before the "
+			 "first file's (an earlier boot): give the files in time order",
+			 (double)(x->date_us - date_us) / 1e6);
+		return -EINVAL;
+	}
+	if (has_date && x->has_date && date_us - x->date_us > EXTRACT_ANCHOR_SLACK_US) {
 		w->shift_ns = (date_us - x->date_us) * 1000;
 		w->since_ts = w->since_ts + (uint64_t)w->shift_ns;
 		w->until_ts = w->until_ts == UINT64_MAX ? UINT64_MAX :

@@ -7,6 +7,7 @@ events inside the window, none outside."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -147,6 +148,44 @@ def test_window_of_a_continuous_session():
         assert not os.path.exists(os.path.join(d.dir, "x.dat"))
         d.ctl("destroy", "other")
         d.ctl("destroy", "inc")
+
+
+def moved_anchor(src, dst, seconds):
+    """A copy of the uncompressed file @src whose wall-clock anchor (the DATE option,
+    "0x" and the µs from trace time 0 to the epoch's, in hex) is @seconds later, as if
+    another boot had recorded it."""
+    data = open(src, "rb").read()
+    found = re.findall(rb"\x000x([0-9a-f]{12,14})\x00", data)
+    assert len(found) == 1, found
+    old = found[0]
+    new = b"%x" % (int(old, 16) + seconds * 10**6)
+    assert len(new) == len(old)
+    open(dst, "wb").write(data.replace(b"\x000x" + old + b"\x00", b"\x000x" + new + b"\x00"))
+
+
+def test_files_of_a_later_boot_move_onto_the_first_ones_clock():
+    """A file whose trace clock started an hour after the first file's (another boot)
+    joins the output with its times moved an hour on; given before the earlier one,
+    it is refused, as the CPUs' times would go back."""
+    with daemon() as d:
+        d.ctl("create", "bt", "-e", "ftrace:print", "--compression", "none")
+        d.ctl("start", "bt")
+        instance = d.ctl_json("status", "bt")["instance"]
+        start_markers(instance, CPUS, 500, 0, tag="t")()
+        d.ctl("stop", "bt")
+        (first,) = segments(d, "bt")
+        later = os.path.join(d.dir, "later.dat")
+        moved_anchor(first, later, 3600)
+        out = os.path.join(d.dir, "both.dat")
+        reply = json.loads(extract("--json", "extract", first, later, "-o", out).stdout)
+        times = timed_events([out])
+        own = timed_events([first])
+        assert reply["events"] == 2 * len(own) == len(times), (reply, len(own))
+        shifted = sorted(t for t, _, _ in times)[len(own):]
+        assert [t - 3600 * 10**9 for t in shifted] == sorted(t for t, _, _ in own)
+        r = extract("extract", later, first, "-o", os.path.join(d.dir, "x.dat"), check=False)
+        assert r.returncode == 1 and "give the files in time order" in r.stderr, r.stderr
+        d.ctl("destroy", "bt")
 
 
 def test_window_across_a_restart_reports_the_gap():
