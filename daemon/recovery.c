@@ -34,9 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <tracefs.h>
@@ -48,12 +46,10 @@
 #include "daemon/kallsyms.h"
 #include "daemon/clock-anchor.h"
 #include "daemon/log.h"
-#include "daemon/metadata.h"
 #include "daemon/recovered-file.h"
 #include "daemon/recovery-recipe.h"
 #include "daemon/persistent-history.h"
 #include "daemon/recovery.h"
-#include "daemon/retention.h"
 #include "daemon/spool.h"
 #include "lib/ctl-proto.h"
 #include "lib/chunk-record.h"
