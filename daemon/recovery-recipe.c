@@ -174,6 +174,35 @@ static bool target_valid(const char *t)
 }
 
 /**
+ * recipe_instance() - the instance a spool's recipe names, without the rest.
+ * @dir_fd: the spool directory
+ * @buf: receives the name
+ * @n: its size
+ *
+ * For ordering the spools of one instance before any is recovered (a
+ * session's closed segment may still have had its spool at a crash).
+ *
+ * Return: 0, -ENOENT without a recipe, -EBADMSG without a valid name, or -errno.
+ */
+int recipe_instance(int dir_fd, char *buf, size_t n)
+{
+	_cleanup_free_ char *text = NULL;
+	char *save = NULL;
+	int r;
+
+	r = read_file_at(dir_fd, RECIPE, RECIPE_MAX, &text, NULL);
+	if (r < 0)
+		return r;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, "instance=", 9) == 0 && strlen(line + 9) < n &&
+		    ctl_name_valid(line + 9)) {
+			strcpy(buf, line + 9);
+			return 0;
+		}
+	return -EBADMSG;
+}
+
+/**
  * recipe_parse() - read a spool's recipe and the instance metadata kept beside it.
  * @dir_fd: the spool directory
  * @p: filled in; recipe_done() frees it, whatever the result

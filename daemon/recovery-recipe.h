@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "daemon/clock-anchor.h"
 #include "daemon/event-list.h"
@@ -59,5 +60,6 @@ struct parsed_recipe {
 };
 
 int recipe_write(int spool_dir_fd, const struct recipe *r);
+int recipe_instance(int dir_fd, char *buf, size_t n);
 int recipe_parse(int dir_fd, struct parsed_recipe *p);
 void recipe_done(struct parsed_recipe *p);

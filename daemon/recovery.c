@@ -226,6 +226,7 @@ struct recovery {
 	struct v7_cpu_data *data;
 	struct cpustat_texts stats;
 	char *last_boot_info;      /* persistent: the boot-mapped instance's, before the drain */
+	bool followed;             /* a later segment's spool of its instance follows it */
 };
 
 static void recovery_done(struct recovery *rc)
@@ -274,6 +275,7 @@ static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
 		_cleanup_free_ char *text = NULL;
 		uint64_t ring = UINT64_MAX, in_flight = UINT64_MAX;
 		struct cpu_counters now;
+		const char *end;
 		char name[32];
 
 		snprintf(name, sizeof(name), "cpu%u", cpu);
@@ -306,14 +308,20 @@ static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
 		} else {
 			text = NULL;
 		}
+		end = text;
 		if (rc->p.kernel_history)
 			ring = 0;
+		/* Closed: its every CPU was cut, what came after is the next segment's. */
+		if (rc->followed) {
+			end = "";
+			ring = in_flight = 0;
+		}
 		if (ring != UINT64_MAX)
 			lost += ring;
 		if (in_flight != UINT64_MAX)
 			lost += in_flight;
 		/* What the kernel lost is in its counters; what was in flight, ftraced says. */
-		if (recovered_file_cpustat_set(&rc->stats, &rc->p, cpu, text, in_flight,
+		if (recovered_file_cpustat_set(&rc->stats, &rc->p, cpu, end, in_flight,
 				rc->p.kernel_history ? &SPOOL_START_UNKNOWN : &rc->scan[cpu].start) < 0)
 			log_warning("Recovery: out of memory for CPU %u's statistics", cpu);
 	}
@@ -328,10 +336,10 @@ static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
  * snapshot, "...-recovered.dat" in the session's snapshots directory.
  * -ESRCH: that instance is gone, and the history with it.
  */
-static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
+static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, bool followed,
 		       struct kallsyms *ks, char *out, size_t n_out)
 {
-	struct recovery rc = {};
+	struct recovery rc = { .followed = followed };
 	uint64_t total, lost;
 	int r;
 
@@ -355,7 +363,7 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix,
 		r = persistent_history_adopt(&rc.p, &rc.orphan, &rc.last_boot_info);
 		if (r < 0)
 			goto out;
-	} else if (!prefix || instance_adopt_orphan(rc.p.instance, prefix, &rc.orphan) < 0) {
+	} else if (!prefix || followed || instance_adopt_orphan(rc.p.instance, prefix, &rc.orphan) < 0) {
 		rc.orphan = NULL;
 	}
 	/* A history is gone with its instance, unless a drain's copy holds part of it. */
@@ -406,39 +414,53 @@ out:
 	return r;
 }
 
-/**
- * recovery_recover_all() - rebuild a file from every stale spool, then remove it.
- * @state_dir_fd: the state directory, locked by the caller
- * @instance_prefix: orphaned instances named with it may be drained ("ftraced-<tag>-")
- * @ks: symbols for the files (NULL: none)
- * @ret_files: how many files were recovered
- * @ret_failed: how many spools could not be (kept, and logged)
- *
- * A spool that cannot be recovered (no recipe, a write error) is kept and
- * logged. Nothing else must capture into this state directory meanwhile.
- *
- * Return: 0, or -errno if the spool directory cannot be read.
+/*
+ * A spool found at start-up. One instance can have several: a continuous
+ * session's closed segment keeps its spool until its file is in place,
+ * while the next segment's already receives the data. The orphan's ring
+ * follows only the newest of them in time, so only that one drains it and
+ * counts what the ring lost; the others were complete when they closed.
  */
-int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct kallsyms *ks,
-			 unsigned *ret_files, unsigned *ret_failed)
+struct found_spool {
+	char name[SPOOL_NAME_SIZE];
+	char instance[sizeof(((struct parsed_recipe *)0)->instance)]; /* "": no recipe read */
+	struct timespec made; /* the recipe's: segments of one instance follow each other */
+	bool followed; /* a later one of its instance's follows */
+};
+
+static int found_spool_cmp(const void *a, const void *b)
 {
+	const struct found_spool *x = a, *y = b;
+	int c = strcmp(x->instance, y->instance);
+
+	if (c != 0)
+		return c;
+	if (x->made.tv_sec != y->made.tv_sec)
+		return x->made.tv_sec < y->made.tv_sec ? -1 : 1;
+	if (x->made.tv_nsec != y->made.tv_nsec)
+		return x->made.tv_nsec < y->made.tv_nsec ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Every spool directory, oldest first within each instance, all but the
+ * newest of each marked as followed (never draining the orphan). Names not of ours are logged and
+ * left out. Return: 0 (*ret_spools malloc'd), or -ENOMEM.
+ */
+static int find_spools(int spool_fd, struct found_spool **ret_spools, size_t *ret_n)
+{
+	_cleanup_free_ struct found_spool *v = NULL;
+	size_t n = 0, cap = 0;
 	struct dirent *de;
-	int spool_fd;
 	DIR *d;
 
-	*ret_files = 0;
-	*ret_failed = 0;
-	spool_fd = openat(state_dir_fd, SPOOL_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (spool_fd < 0)
-		return errno == ENOENT ? 0 : negative_errno();
 	d = fdopendir(dup(spool_fd));
-	if (!d) {
-		close(spool_fd);
+	if (!d)
 		return -ENOMEM;
-	}
 	while ((de = readdir(d))) {
-		char out[PATH_MAX];
-		int dir_fd, r;
+		struct found_spool *f;
+		struct stat st;
+		int dir_fd;
 
 		if (de->d_name[0] == '.')
 			continue;
@@ -449,39 +471,106 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct k
 				    "ignoring it", log_escape(de->d_name, shown, sizeof(shown)));
 			continue;
 		}
+		if (n == cap) {
+			struct found_spool *more = reallocarray(v, cap ? 2 * cap : 16, sizeof(*v));
+
+			if (!more) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = more;
+			cap = cap ? 2 * cap : 16;
+		}
+		f = &v[n++];
+		*f = (struct found_spool){};
+		strcpy(f->name, de->d_name);
 		dir_fd = openat(spool_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (dir_fd < 0)
 			continue;
-		r = recover_one(state_dir_fd, dir_fd, instance_prefix, ks, out, sizeof(out));
+		if (recipe_instance(dir_fd, f->instance, sizeof(f->instance)) < 0)
+			f->instance[0] = '\0';
+		else if (fstatat(dir_fd, RECIPE, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			f->made = st.st_mtim;
+		close(dir_fd);
+	}
+	closedir(d);
+	if (n > 0)
+		qsort(v, n, sizeof(*v), found_spool_cmp);
+	for (size_t i = 0; i + 1 < n; i++)
+		v[i].followed = v[i].instance[0] && strcmp(v[i].instance, v[i + 1].instance) == 0;
+	*ret_spools = TAKE_PTR(v);
+	*ret_n = n;
+	return 0;
+}
+
+/**
+ * recovery_recover_all() - rebuild a file from every stale spool, then remove it.
+ * @state_dir_fd: the state directory, locked by the caller
+ * @instance_prefix: orphaned instances named with it may be drained ("ftraced-<tag>-")
+ * @ks: symbols for the files (NULL: none)
+ * @ret_files: how many files were recovered
+ * @ret_failed: how many spools could not be (kept, and logged)
+ *
+ * A spool that cannot be recovered (no recipe, a write error) is kept and
+ * logged. Nothing else must capture into this state directory meanwhile.
+ * The spools of one instance go oldest first, and only the newest takes
+ * what its orphan's ring still holds: a crash part way leaves the orphan
+ * to the one it belongs to.
+ *
+ * Return: 0, or -errno if the spool directory cannot be read.
+ */
+int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct kallsyms *ks,
+			 unsigned *ret_files, unsigned *ret_failed)
+{
+	_cleanup_free_ struct found_spool *spools = NULL;
+	_cleanup_close_ int spool_fd = -EBADF;
+	size_t n_spools = 0;
+	int r;
+
+	*ret_files = 0;
+	*ret_failed = 0;
+	spool_fd = openat(state_dir_fd, SPOOL_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (spool_fd < 0)
+		return errno == ENOENT ? 0 : negative_errno();
+	r = find_spools(spool_fd, &spools, &n_spools);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n_spools; i++) {
+		const char *name = spools[i].name;
+		char out[PATH_MAX];
+		int dir_fd;
+
+		dir_fd = openat(spool_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (dir_fd < 0)
+			continue;
+		r = recover_one(state_dir_fd, dir_fd, instance_prefix, spools[i].followed, ks, out,
+				sizeof(out));
 		if (r == -EEXIST) {
-			log_info("Removing spool '%s': its file is complete", de->d_name);
-			spool_remove_dir(spool_fd, de->d_name);
+			log_info("Removing spool '%s': its file is complete", name);
+			spool_remove_dir(spool_fd, name);
 		} else if (r == -EAGAIN) {
 			log_info("Keeping spool '%s': a persistent history of this boot, which its "
-				 "session resumes", de->d_name);
+				 "session resumes", name);
 		} else if (r == -ESRCH) {
 			log_info("Removing spool '%s': the flight recorder history it kept is gone "
-				 "with its instance, or cannot be read right", de->d_name);
-			spool_remove_dir(spool_fd, de->d_name);
+				 "with its instance, or cannot be read right", name);
+			spool_remove_dir(spool_fd, name);
 		} else if (r == -ENOENT && faccessat(dir_fd, RECIPE, F_OK, AT_SYMLINK_NOFOLLOW) < 0) {
 			/*
 			 * No recipe: the spool was being created (no data yet) or
 			 * removed (its file was complete). Nothing in it is lost.
 			 */
-			log_info("Removing spool '%s' of a segment that had no data of its own",
-				 de->d_name);
-			spool_remove_dir(spool_fd, de->d_name);
+			log_info("Removing spool '%s' of a segment that had no data of its own", name);
+			spool_remove_dir(spool_fd, name);
 		} else if (r < 0) {
-			log_warning_errno(r, "Cannot recover spool '%s', keeping it: %m", de->d_name);
+			log_warning_errno(r, "Cannot recover spool '%s', keeping it: %m", name);
 			(*ret_failed)++;
 		} else {
-			spool_remove_dir(spool_fd, de->d_name);
+			spool_remove_dir(spool_fd, name);
 			(*ret_files)++;
 		}
 		close(dir_fd);
 	}
-	closedir(d);
-	close(spool_fd);
 	return 0;
 }
 
@@ -513,7 +602,8 @@ int recovery_recover_spool(int state_dir_fd, uint64_t trace_id, struct kallsyms 
 	dir_fd = openat(spool_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (dir_fd < 0)
 		return negative_errno();
-	r = recover_one(state_dir_fd, dir_fd, /* prefix= */ NULL, ks, out, n_out);
+	r = recover_one(state_dir_fd, dir_fd, /* prefix= */ NULL, /* followed= */ false, ks, out,
+			n_out);
 	if (r >= 0)
 		spool_remove_dir(spool_fd, name);
 	return r;

@@ -97,20 +97,12 @@ def test_created_sessions_outlive_restart_and_crash():
         assert_all_markers(files, "a", written_a)
         assert_all_markers(files, "c", written_c)
         # Killed: all of b, but what the daemon had read and not stored (rare), which the
-        # files count exactly. KNOWN DEFECT (issue 32, open): a kill while a closed segment
-        # was still being written leaves two spools, which recovery gets wrong (see
-        # test_kill9_loop_recovers_everything); then only duplicates are checked.
+        # files count exactly, also when a closed segment was still being written.
         got = count_markers(files, tag="b")["generators"]
         lost = lost_per_cpu(files)
-        two_spools = len(re.findall(r"Recovered 'sessions/bg/", d.log())) > 1
         for cpu, n in written_b.items():
             g = got.get(str(cpu), {"distinct": 0, "duplicates": 0, "in_order": True})
-            assert g["duplicates"] == 0, "tag b CPU %d: %s" % (cpu, g)
-            if two_spools:
-                print("KNOWN DEFECT (issue 32): tag b CPU %d: %d missing, %d said lost" % (
-                    cpu, n - g["distinct"], lost[cpu]))
-                continue
-            assert g["in_order"] and n - g["distinct"] == lost[cpu], \
+            assert g["duplicates"] == 0 and g["in_order"] and n - g["distinct"] == lost[cpu], \
                 "tag b CPU %d: %s, written %d, the files say %d lost" % (cpu, g, n, lost[cpu])
         # Each restart said once, in the first file after it, on every CPU.
         gaps = [g for g in gap_lines(files) if g]
