@@ -160,6 +160,9 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 	case OPT_NO_FILTER:
 		ctl_put_u32(b, FTRACED_ATTR_NO_FILTER, 1);
 		return 1;
+	case OPT_TOP_LEVEL:
+		ctl_put_u32(b, FTRACED_ATTR_TOP_LEVEL, 1);
+		return 1;
 	case OPT_COMPRESSION:
 		if (strcmp(arg, "zstd") == 0) {
 			ctl_put_u32(b, FTRACED_ATTR_COMPRESSION, FTRACED_COMPRESSION_ZSTD);

@@ -16,6 +16,7 @@ enum {
 	OPT_FUNC_STACK,
 	OPT_PROBE,
 	OPT_NO_FILTER,
+	OPT_TOP_LEVEL,
 	_OPT_CAPTURE_END,
 };
 
@@ -37,6 +38,7 @@ enum {
 	{ "option", required_argument, NULL, 'O' }, \
 	{ "cpumask", required_argument, NULL, 'M' }, \
 	{ "no-filter", no_argument, NULL, OPT_NO_FILTER }, \
+	{ "top-level", no_argument, NULL, OPT_TOP_LEVEL }, \
 	{ "stacktrace", no_argument, NULL, 'T' }, \
 	{ "ignore-missing", no_argument, NULL, 'i' }, \
 	{ "pid", required_argument, NULL, 'P' }, \
@@ -65,6 +67,8 @@ enum {
 	"                         clear it with noNAME (repeatable; 'ftracectl list -o')\n" \
 	"  -M, --cpumask MASK     trace only the CPUs in this hex mask (e.g. 3, ff,ff)\n" \
 	"      --no-filter        keep ftraced's own threads in the trace\n" \
+	"      --top-level        capture in the top-level buffer, leased (root; for\n" \
+	"                         what instances lack, e.g. -g): put back as found\n" \
 	"  -T, --stacktrace       record a kernel stack trace with each event\n" \
 	"  -i, --ignore-missing   skip events this kernel lacks (with a warning)\n" \
 	"  -P, --pid PID          only events of process PID (repeatable, at most 64)\n" \

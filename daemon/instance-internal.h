@@ -18,6 +18,8 @@ struct instance {
 	 * adopted, never created, resized or removed; freeing it releases it.
 	 */
 	bool boot_mapped;
+	/* The top-level buffer, leased (instance-lease.c): tfs is NULL, nothing is removed. */
+	bool top_level;
 };
 
 int instance_open_existing(const char *name, struct instance **ret);

@@ -122,7 +122,8 @@ bool instance_gets_trace_printk(void)
 static int top_level_writes(struct instance *i, const struct event_list *events, char *error,
 			    size_t n_error)
 {
-	for (size_t k = 0; k < events->n; k++) {
+	/* The top level has its markers and trace_printk() by itself. */
+	for (size_t k = 0; !i->top_level && k < events->n; k++) {
 		const struct event_id *e = &events->events[k];
 		const char *option = NULL;
 		int r;
@@ -166,8 +167,8 @@ static int check_available(struct instance *i, const char *name, char *error, si
 	top = first_line(NULL, "available_tracers");
 	if (top && instance_word_in(top, name))
 		snprintf(error, n_error, "this kernel runs the %s tracer only in the top-level "
-			 "buffer, not in a tracefs instance like the session's (instances offer: %s)",
-			 name, here ?: "?");
+			 "buffer, not in a tracefs instance like the session's (instances offer: "
+			 "%s): add --top-level to lease the top level (root)", name, here ?: "?");
 	else
 		snprintf(error, n_error, "this kernel has no %s tracer (available: %s)", name,
 			 top ?: "?");
@@ -243,7 +244,8 @@ static int set_graph_roots(struct instance *i, const struct tracer_config *t, ch
 		return 0;
 	if (t->n_graph > 0 && !tracefs_file_exists(i->tfs, "set_graph_function")) {
 		snprintf(error, n_error, "this kernel has no set_graph_function in instances: -g "
-			 "cannot be applied to the session's own instance");
+			 "cannot be applied to the session's own instance; add --top-level to lease "
+			 "the top level (root)");
 		return -EOPNOTSUPP;
 	}
 	for (unsigned k = 0; k < t->n_graph; k++) {
@@ -264,7 +266,8 @@ static int set_graph_roots(struct instance *i, const struct tracer_config *t, ch
 
 		if (!tracefs_file_exists(i->tfs, "max_graph_depth")) {
 			snprintf(error, n_error, "this kernel has no max_graph_depth in instances: "
-				 "--max-graph-depth cannot be applied to the session's own instance");
+				 "--max-graph-depth cannot be applied to the session's own instance; "
+				 "add --top-level to lease the top level (root)");
 			return -EOPNOTSUPP;
 		}
 		snprintf(v, sizeof(v), "%u", t->max_graph_depth);

@@ -33,6 +33,7 @@
 #include "daemon/ctl-server.h"
 #include "daemon/daemon-config.h"
 #include "daemon/instance.h"
+#include "daemon/instance-lease.h"
 #include "daemon/clock-anchor.h"
 #include "daemon/kallsyms.h"
 #include "daemon/log.h"
@@ -401,6 +402,11 @@ static void recover_leftovers(struct manager *m)
 		log_warning_errno(r, "Recovering interrupted captures failed, ignoring: %m");
 	else if (n > 0)
 		log_notice("Recovered %u interrupted capture(s)", n);
+	/* After recovery drained it: a lease's top level goes back as it was found. */
+	r = instance_lease_restore_stale(m->state_dir_fd);
+	if (r < 0)
+		log_warning_errno(r, "Cannot put the top-level buffer back as a crashed lease found "
+				  "it (kept for the next start): %m");
 	r = instance_remove_orphans(m->instance_tag, keep_busy_orphan, m);
 	if (r < 0)
 		log_warning_errno(r, "Looking for orphaned instances failed, ignoring: %m");

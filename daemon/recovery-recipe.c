@@ -122,39 +122,6 @@ int recipe_write(int spool_dir_fd, const struct recipe *r)
 	return err;
 }
 
-static int read_file_at(int dir_fd, const char *name, size_t max, char **ret, size_t *ret_n)
-{
-	struct stat st;
-	char *buf;
-	int fd, r;
-
-	/* O_NONBLOCK: a FIFO planted in the state directory must not hang us. */
-	fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return negative_errno();
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
-		close(fd);
-		return -EFBIG;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	r = loop_pread_exact(fd, buf, (size_t)st.st_size, 0);
-	close(fd);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	buf[st.st_size] = '\0';
-	*ret = buf;
-	if (ret_n)
-		*ret_n = (size_t)st.st_size;
-	return 0;
-}
-
-
 /*
  * A recipe's target as the daemon writes it: "recovered/NAME-...dat" or
  * "sessions/NAME/NAME-...dat". Anything else (absolute, "..", empty

@@ -43,6 +43,7 @@
 #include "daemon/bounds.h"
 #include "daemon/event-list.h"
 #include "daemon/instance.h"
+#include "daemon/instance-lease.h"
 #include "daemon/kallsyms.h"
 #include "daemon/clock-anchor.h"
 #include "daemon/log.h"
@@ -363,6 +364,11 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, b
 		r = persistent_history_adopt(&rc.p, &rc.orphan, &rc.last_boot_info);
 		if (r < 0)
 			goto out;
+	} else if (prefix && !followed && strcmp(rc.p.instance, INSTANCE_TOP_LEVEL_NAME) == 0) {
+		/* A leased top level: its journal, put back after recovery, says it was ours. */
+		if (!instance_lease_journaled(state_dir_fd) ||
+		    instance_adopt_top_level(&rc.orphan) < 0)
+			rc.orphan = NULL;
 	} else if (!prefix || followed || instance_adopt_orphan(rc.p.instance, prefix, &rc.orphan) < 0) {
 		rc.orphan = NULL;
 	}
@@ -680,6 +686,9 @@ int recovery_run_offline(const char *state_dir, bool json)
 	r = recovery_recover_all(dir_fd, prefix, ks, &recovered, &failed);
 	if (r < 0)
 		return log_error_errno(r, "Cannot read '%s/spool': %m", state_dir);
+	r = instance_lease_restore_stale(dir_fd);
+	if (r < 0)
+		log_warning_errno(r, "Cannot put the leased top-level buffer back: %m");
 	/* No daemon holds the directory: what is left of its instances (its clock anchor's) goes. */
 	r = instance_remove_orphans(tag, NULL, NULL);
 	if (r < 0)

@@ -426,6 +426,29 @@ static int check_memory_limit(const struct session_config *c, unsigned n_cpus,
 	return -ENOMEM;
 }
 
+/*
+ * --top-level: the lease changes what every other tool on the machine
+ * sees, so only root may ask; a persistent backend's ring is an instance
+ * the kernel mapped at boot, never the top level.
+ */
+static int top_level_option(const struct ctl_request *req, uid_t owner, struct session_config *c,
+			    char *error, size_t n_error)
+{
+	c->top_level = req->top_level;
+	if (c->top_level && owner != 0) {
+		snprintf(error, n_error, "only root may lease the top-level buffer (--top-level): "
+			 "every tracing tool on the machine shares it");
+		return -EPERM;
+	}
+	if (c->top_level && c->mode == FTRACED_MODE_FLIGHT &&
+	    c->backend == FTRACED_FLIGHT_PERSISTENT) {
+		snprintf(error, n_error, "--top-level and the persistent flight backend exclude "
+			 "each other: that backend's ring is an instance the kernel mapped at boot");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /**
  * session_config_from_request() - the configuration a RECORD or CREATE request asks for.
  * @req: the parsed request
@@ -537,6 +560,9 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 		}
 	}
 	c.no_filter = req->no_filter;
+	r = top_level_option(req, owner, &c, error, n_error);
+	if (r < 0)
+		return r;
 	c.n_events = req->n_events;
 	c.events = copy_strings(req->events, req->n_events, sizeof(*c.events));
 	c.triggers = copy_strings(req->triggers, req->n_triggers, sizeof(*c.triggers));

@@ -42,6 +42,7 @@ struct session_config {
 	char **trace_options;
 	char *cpumask;         /* -M: tracing_cpumask; NULL: every CPU */
 	bool no_filter;        /* --no-filter: the daemon's own threads are traced too */
+	bool top_level;        /* --top-level: captures in the top-level buffer, leased */
 
 	/* continuous */
 	uint64_t segment_size; /* 0: by time only */

@@ -177,6 +177,7 @@ static const struct {
 	{ "ignore-missing", FTRACED_ATTR_IGNORE_MISSING },
 	{ "func-stack", FTRACED_ATTR_FUNC_STACK },
 	{ "no-filter", FTRACED_ATTR_NO_FILTER },
+	{ "top-level", FTRACED_ATTR_TOP_LEVEL },
 	{ "children", FTRACED_ATTR_FOLLOW_FORK },
 };
 
@@ -542,6 +543,7 @@ int session_file_format(const struct ctl_request *req, char *buf, size_t n)
 			     flag_keys[k].attr == FTRACED_ATTR_IGNORE_MISSING ? req->ignore_missing :
 			     flag_keys[k].attr == FTRACED_ATTR_FUNC_STACK ? req->func_stack :
 			     flag_keys[k].attr == FTRACED_ATTR_NO_FILTER ? req->no_filter :
+			     flag_keys[k].attr == FTRACED_ATTR_TOP_LEVEL ? req->top_level :
 			     req->follow_fork;
 
 		if (v)

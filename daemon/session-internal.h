@@ -14,6 +14,7 @@
 #include "daemon/clock-anchor.h"
 #include "daemon/event-list.h"
 #include "daemon/instance.h"
+#include "daemon/instance-lease.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
 #include "daemon/publish.h"
@@ -40,6 +41,7 @@ struct session {
 	bool *skipped;                  /* per config spec: missing here, skipped (-i) */
 
 	struct instance *instance;
+	struct instance_lease *lease;   /* --top-level: the instance is the top level, leased */
 	struct probe_set *probes;       /* --probe: created for the session, removed with it */
 	char date[CLOCK_ANCHOR_DATE_MAX]; /* every file's wall-clock anchor (DATE); "": none */
 	struct ring_alloc *ring_alloc;  /* while ALLOCATING: the thread sizing the ring */

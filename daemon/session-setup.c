@@ -261,6 +261,11 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 		r = instance_adopt_boot_mapped(c->boot_instance, &s->instance, error, n_error);
 		if (r < 0)
 			return r;
+	} else if (c->top_level) {
+		r = instance_lease_take(s->env.state_dir_fd, s->name, &s->events, &s->lease,
+					&s->instance, error, n_error);
+		if (r < 0)
+			return r;
 	} else {
 		r = instance_new(s->env.instance_tag, s->id, &s->instance);
 		if (r < 0) {

@@ -124,6 +124,8 @@ static void retire_instance(struct session *s)
 				       s->env.userdata);
 	s->probes = probe_set_free(s->probes);
 	s->instance = instance_free(s->instance);
+	/* The top level's settings go back once nothing of the session changes them. */
+	s->lease = instance_lease_release(s->lease);
 }
 
 /**
@@ -542,12 +544,13 @@ static void segment_published(struct session *s, const struct publish_outcome *o
 {
 	if (s->config.mode == FTRACED_MODE_RECORD) {
 		/*
-		 * Probes must go before the client hears back. Any other instance
+		 * Probes must go before the client hears back, and a leased top
+		 * level must be as it was found. Any other instance
 		 * goes when the session is freed, just after the answer: the removal
 		 * thread (the kernel holds tracefs's lock for tens of milliseconds)
 		 * started first took the CPU from the answer.
 		 */
-		if (s->probes)
+		if (s->probes || s->lease)
 			retire_instance(s);
 		if (o->result < 0)
 			record_failed(s, o);

@@ -268,7 +268,7 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 			  M(FTRACED_ATTR_MAX_GRAPH_DEPTH) | M(FTRACED_ATTR_FUNC_STACK) | \
 			  M(FTRACED_ATTR_PROBE) | M(FTRACED_ATTR_RT_PRIORITY) | \
 			  M(FTRACED_ATTR_TRACE_OPTION) | M(FTRACED_ATTR_CPUMASK) | \
-			  M(FTRACED_ATTR_NO_FILTER))
+			  M(FTRACED_ATTR_NO_FILTER) | M(FTRACED_ATTR_TOP_LEVEL))
 /* Attributes a request may carry more than once. */
 #define REPEATABLE_ATTRS(M) (M(FTRACED_ATTR_EVENT) | M(FTRACED_ATTR_TRIGGER) | \
 			     M(FTRACED_ATTR_PID) | M(FTRACED_ATTR_EVENT_FILTER) | \
@@ -582,6 +582,11 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 		case FTRACED_ATTR_NO_FILTER:
 			r = ctl_attr_u32(&a, &req.no_filter);
 			if (r >= 0 && req.no_filter > 1)
+				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_TOP_LEVEL:
+			r = ctl_attr_u32(&a, &req.top_level);
+			if (r >= 0 && req.top_level > 1)
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_OFFER:

@@ -99,6 +99,7 @@ struct ctl_request {
 	uint32_t options[FTRACED_OPTIONS_PER_REQUEST_MAX]; /* -O: offsets into text */
 	uint32_t cpumask;   /* -M: offset + 1 into text; 0: none */
 	uint32_t no_filter; /* --no-filter */
+	uint32_t top_level; /* --top-level */
 	uint32_t offer;     /* OFFER: enum ftraced_offer */
 	size_t n_text;
 	char text[FTRACED_MSG_SIZE_MAX]; /* each string came with a 4-byte header: they fit */

@@ -11,7 +11,9 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -271,5 +273,47 @@ int memfd_sealed(const char *name, const void *data, size_t n, int *ret_fd)
 		return r;
 	}
 	*ret_fd = fd;
+	return 0;
+}
+
+/**
+ * read_file_at() - a small regular file of @dir_fd, whole, NUL-terminated.
+ * @dir_fd: the directory
+ * @name: the file, never followed if a link
+ * @max: most bytes accepted
+ * @ret: receives it (free())
+ * @ret_n: receives its size, or NULL
+ *
+ * Return: 0, -EFBIG for what is larger than @max or not a regular file, or -errno.
+ */
+int read_file_at(int dir_fd, const char *name, size_t max, char **ret, size_t *ret_n)
+{
+	struct stat st;
+	char *buf;
+	int fd, r;
+
+	/* O_NONBLOCK: a FIFO planted in the state directory must not hang us. */
+	fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	r = loop_pread_exact(fd, buf, (size_t)st.st_size, 0);
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[st.st_size] = '\0';
+	*ret = buf;
+	if (ret_n)
+		*ret_n = (size_t)st.st_size;
 	return 0;
 }

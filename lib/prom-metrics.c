@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "lib/prom-metrics.h"
 
@@ -73,6 +74,7 @@ enum session_metric {
 	S_MEMORY_LIMIT,
 	S_HISTORY_RAW,
 	S_EVICTED,
+	S_TOP_LEVEL,
 	_SESSION_METRIC_MAX,
 };
 
@@ -109,6 +111,8 @@ static const struct family session_families[_SESSION_METRIC_MAX] = {
 			    "Raw trace bytes the history holds." },
 	[S_EVICTED] = { "ftraced_flight_evicted_bytes_total", "counter",
 			"Raw trace bytes evicted from the history to stay in its memory." },
+	[S_TOP_LEVEL] = { "ftraced_top_level_leased", "gauge",
+			  "1: the session holds the lease of the top-level buffer." },
 };
 
 /*
@@ -127,6 +131,8 @@ static void session_values(const struct session_info *s, bool has[_SESSION_METRI
 	v[S_DISCARDED] = (double)s->discarded;
 	v[S_BUFFER] = (double)s->buffer_kb * 1024;
 	has[S_ELAPSED] = has[S_DISCARDED] = has[S_BUFFER] = true;
+	v[S_TOP_LEVEL] = 1;
+	has[S_TOP_LEVEL] = strcmp(s->instance, FTRACED_TOP_LEVEL_INSTANCE) == 0;
 
 	v[S_FILES_WRITTEN] = (double)s->counters.files_written;
 	v[S_FILES_DELETED] = (double)s->counters.files_deleted;

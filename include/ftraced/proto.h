@@ -175,11 +175,16 @@ enum ftraced_attr {
 	FTRACED_ATTR_STARTED_US,        /* u64: when the session last started, wall clock, us */
 	FTRACED_ATTR_LAST_SNAPSHOT_US,  /* u64: when its last snapshot was complete, wall clock, us */
 	FTRACED_ATTR_LAST_SNAPSHOT,     /* string: that snapshot's file (absent: a client's) */
+	/* capture option of RECORD and CREATE */
+	FTRACED_ATTR_TOP_LEVEL,         /* u32, 0 or 1: lease the top-level buffer (--top-level) */
 	_FTRACED_ATTR_MAX,
 };
 /* Requests' attribute sets are two u64 bitmaps (lib/ctl-proto.h). */
 #define FTRACED_ATTR_SET_MAX 128u
 static_assert(_FTRACED_ATTR_MAX <= FTRACED_ATTR_SET_MAX, "attribute sets hold every attribute");
+
+/* A session's INSTANCE when it leases the top-level buffer (--top-level). */
+#define FTRACED_TOP_LEVEL_INSTANCE "top-level"
 
 enum ftraced_mode {
 	FTRACED_MODE_RECORD = 0,     /* on demand, into the client's fd */

@@ -363,8 +363,9 @@ def loadgen_result_released(gen):
     loadgen_result(gen)
 
 
-def test_only_root_adds_probes():
-    """A probe reads kernel and process memory: group members may not add one."""
+def test_only_root_adds_probes_or_leases_the_top_level():
+    """A probe reads kernel and process memory, the top level is every tool's: group
+    members may not add one, nor lease it."""
     import grp
     nogroup = grp.getgrnam("nogroup").gr_gid
     d = Daemon(extra_args=["--group", "nogroup"])
@@ -375,6 +376,13 @@ def test_only_root_adds_probes():
                   "-o", os.path.join(d.dir, "member.dat"), check=False, user=65534, gid=nogroup)
         assert r.returncode != 0 and "only root may add probes" in r.stderr, r.stderr
         assert our_probes() == [], our_probes()
+        # The top level is every tool's: a member may not lease it (refused before any
+        # write; root's lease is tested in the guests, never on this shared host).
+        r = d.ctl("record", "--top-level", "-e", "sched:sched_switch", "-o",
+                  os.path.join(d.dir, "member.dat"), check=False, user=65534, gid=nogroup)
+        assert r.returncode != 0 and "only root may lease the top-level buffer" in r.stderr, \
+            r.stderr
+        assert not os.path.exists(os.path.join(d.state, "top-level-lease"))
         d.stop()
     finally:
         d.cleanup()
@@ -394,6 +402,8 @@ def test_tracers_refused_clearly_on_this_kernel():
         graph = "runs the function_graph tracer only in the top-level buffer" \
             if "function_graph" in top else "this kernel has no function_graph tracer"
         expect_error(d, ["record", "-p", "function_graph", "-o", out], graph)
+        if "function_graph" in top:
+            expect_error(d, ["record", "-p", "function_graph", "-o", out], "--top-level")
         expect_error(d, ["record", "-p", "nosuch", "-o", out], "unknown tracer 'nosuch'")
         expect_error(d, ["record", "-e", "ftrace:function", "-o", out],
                      "comes from the function tracer: add -p function")

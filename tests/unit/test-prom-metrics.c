@@ -44,6 +44,7 @@ int main(void)
 		  .segments_kept = 1, .elapsed_ms = 1500,
 		  .counters = { .files_written = 3, .files_deleted = 2 } },
 		{ .name = "fl", .state = "a\"b\\c\nd", .mode = FTRACED_MODE_FLIGHT,
+		  .instance = FTRACED_TOP_LEVEL_INSTANCE,
 		  .flight_backend = FTRACED_FLIGHT_MEMORY, .flight_size = 1 << 24,
 		  .snapshots = 4, .counters = { .triggers_fired = 5, .triggers_suppressed = 6 } },
 	};
@@ -81,6 +82,8 @@ int main(void)
 	assert(count(text, "# HELP ftraced_files_written_total ") == 1);
 	/* flight families only for flight recorders; no max-files limit set, none shown */
 	assert(!strstr(text, "ftraced_snapshots_total{session=\"cont\"}"));
+	assert(strstr(text, "ftraced_top_level_leased{session=\"fl\"} 1\n"));
+	assert(!strstr(text, "ftraced_top_level_leased{session=\"cont\"}"));
 	assert(!strstr(text, "ftraced_disk_files_limit"));
 	/* no history span yet: none shown */
 	assert(!strstr(text, "ftraced_flight_history_seconds"));

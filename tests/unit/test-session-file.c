@@ -51,6 +51,7 @@ static void test_format_round_trip(void)
 		     "stacktrace = yes\n"
 		     "ignore-missing = yes\n"
 		     "no-filter = yes\n"
+		     "top-level = yes\n"
 		     "pid = 1\n"
 		     "children = yes\n"
 		     "tracer = function_graph\n"
@@ -83,6 +84,7 @@ static void test_format_round_trip(void)
 	assert(!ctl_request_event_filter(&req, 1));
 	assert(req.level == -3 && req.buffer_kb == 2048 && req.subbuf_kb == 16);
 	assert(req.stacktrace && req.ignore_missing && req.no_filter && req.follow_fork);
+	assert(req.top_level);
 	assert(req.n_pids == 1 && req.pids[0] == 1 && req.max_graph_depth == 3);
 	assert(req.n_functions == 2 && req.n_probes == 1 && req.n_options == 2);
 	assert(strcmp(ctl_request_cpumask(&req), "ff,ffffffff") == 0);

@@ -83,7 +83,7 @@ def assert_every_marker(path, tag, n):
         assert g["distinct"] == n and g["min"] == 0 and g["max"] == n - 1, c
 
 
-def boot(script, series="6.1", **kwargs):
+def boot(script, series="6.1", binaries=BINARIES, **kwargs):
     reason = vm.skip_reason(series)
     assert reason is None, "cannot boot %s: %s" % (series, reason)
     if series == "6.12":
@@ -97,7 +97,7 @@ def boot(script, series="6.1", **kwargs):
     # (6.12, 4 vCPUs), a soft lockup of the daemon's thread for minutes (6.1, 2 vCPUs),
     # livelocks at 64 vCPUs.
     kwargs.setdefault("tcg_thread", "single")
-    result = vm.run(HELPERS + script, BINARIES, series=series, **kwargs)
+    result = vm.run(HELPERS + script, binaries, series=series, **kwargs)
     assert result.kernel and result.kernel.startswith(series + "."), result.kernel
     assert result.exit == 0, "guest script failed (%s):\n%s" % (result.exit,
                                                                  result.console[-4000:])
@@ -171,8 +171,8 @@ def function_tracer_kprobe_and_refusals(series):
     """Both run the function tracer in an instance, and have kprobes: -l
     limits the functions, --func-stack adds stacks, a kprobe fetches its
     argument and is gone afterwards. -g needs the top level on both (6.1 runs
-    function_graph only there, 6.12's instances have no set_graph_function),
-    which sessions never take: refused, saying so. So is the persistent flight
+    function_graph only there, 6.12's instances have no set_graph_function):
+    refused, naming --top-level, which leases it. So is the persistent flight
     backend on a kernel booted without a reservation (6.1 cannot have one)."""
     r = boot(r"""
 set -e
@@ -224,7 +224,8 @@ emit cmdlines /tmp/cmdlines
     assert b"ftraced_" not in r.files["left_probes"], r.files["left_probes"]
     refusal = (b"runs the function_graph tracer only in the top-level buffer" if series == "6.1"
                else b"no set_graph_function in instances: -g cannot be applied")
-    assert refusal in r.files["fg.err"], r.files["fg.err"]
+    assert refusal in r.files["fg.err"] and b"add --top-level" in r.files["fg.err"], \
+        r.files["fg.err"]
     assert b"-l 'no_such_function_here' matches no function" in r.files["nf.err"], \
         r.files["nf.err"]
     assert re.search(rb"needs Linux 6\.12 or later .*add 'reserve_mem=64M:4096:trace "
@@ -415,6 +416,170 @@ emit left /tmp/left
             (len(entries), sorted(called)[:20])
         assert "vfs_read" in called, sorted(called)
     assert r.files["top_tracer"].strip() == b"nop", r.files["top_tracer"]
+    assert sessions_left(r) == [], r.files["left"]
+
+
+# Every top-level setting a lease may change, file by file, into $1.
+TOP_LEVEL_SNAPSHOT = r"""
+top_level() {
+    ( cd /sys/kernel/tracing
+      for f in current_tracer max_graph_depth buffer_percent trace_clock tracing_cpumask \
+               buffer_size_kb tracing_on set_ftrace_filter set_ftrace_notrace \
+               set_graph_function set_graph_notrace set_ftrace_pid set_event_pid \
+               set_event_notrace_pid set_event events/sched/sched_switch/filter \
+               events/sched/sched_switch/enable options/*; do
+          [ -r "$f" ] && printf '%s: %s\n' "$f" "$(head -c 300 "$f" | tr '\n' ' ')"
+      done
+      printf 'snapshot freed: %s\n' "$(head -c 1000 snapshot | grep -c 'Snapshot is freed')"
+    ) > "$1"
+}
+"""
+
+
+def graph_entries(lines):
+    """funcgraph_entry lines of a report: (depth by indentation, function)."""
+    out = []
+    for _, name, line in lines:
+        m = re.search(r"\|( *)([a-z_0-9.]+)\(\)", line) if name == "funcgraph_entry" else None
+        if m:
+            out.append((len(m.group(1)), m.group(2)))
+    return out
+
+
+def without_interrupts(entries):
+    """@entries less the graphs of interrupts that came in under the root (irq entry
+    and exit, and the softirqs they run): they differ from one run to the next."""
+    out, inside = [], None
+    for depth, f in entries:
+        if inside is not None and depth > inside:
+            continue
+        inside = depth if re.search(r"irq|interrupt|sysvec", f) else None
+        if inside is None:
+            out.append((depth, f))
+    return out
+
+
+def test_function_graph_in_the_leased_top_level_on_6_1():
+    """6.1 runs function_graph only in the top-level buffer: --top-level leases it.
+    -g roots the graph, --max-graph-depth limits it, and every top-level setting is
+    as before afterwards, file by file. Without --top-level the refusal names it;
+    a top level in use by hand is refused and left alone; a second lease is
+    refused, naming the holder; a kill -9 during a leased record is recovered
+    and the next start puts the top level back. trace-cmd, run the same way,
+    graphs the same functions under the root."""
+    r = boot(TOP_LEVEL_SNAPSHOT + r"""
+set -e
+top_level /tmp/before
+ftracectl record --quiet -p function_graph -g do_sys_openat2 --top-level \
+    -e sched:sched_switch -f 'prev_pid != 0' -o /tmp/fg.dat -- cat /proc/version
+top_level /tmp/after
+emit fg.dat /tmp/fg.dat
+ftracectl record --quiet -p function_graph -g do_sys_openat2 --max-graph-depth 2 \
+    --top-level -o /tmp/fg2.dat -- cat /proc/version
+emit fg2.dat /tmp/fg2.dat
+ftracectl record -p function_graph -g do_sys_openat2 -o /tmp/x.dat -- true \
+    2> /tmp/nolease.err || true
+emit nolease.err /tmp/nolease.err
+echo function > /sys/kernel/tracing/current_tracer
+ftracectl record --top-level -e sched:sched_switch -o /tmp/x.dat -- true 2> /tmp/inuse.err \
+    || true
+cat /sys/kernel/tracing/current_tracer > /tmp/inuse_tracer
+echo nop > /sys/kernel/tracing/current_tracer
+emit inuse.err /tmp/inuse.err
+emit inuse_tracer /tmp/inuse_tracer
+ftracectl create holder --top-level -p function_graph -g do_sys_openat2
+ftracectl list > /tmp/list
+emit list /tmp/list
+ftracectl record --top-level -e sched:sched_switch -o /tmp/x.dat -- true 2> /tmp/second.err \
+    || true
+emit second.err /tmp/second.err
+ftracectl destroy holder
+top_level /tmp/after_destroy
+# A flight recorder on the top level: its kernel backend swaps the snapshot buffer.
+ftracectl create fl --mode flight --flight-backend kernel --top-level -b 512 \
+    -p function_graph -g do_sys_openat2
+ftracectl start fl
+cat /proc/version > /dev/null
+ftracectl snapshot fl -o /tmp/fl.dat
+emit fl.dat /tmp/fl.dat
+ftracectl destroy fl
+top_level /tmp/after_flight
+# kill -9 of the daemon during a leased record; the next start recovers and puts back.
+ftracectl record --quiet --top-level -p function_graph -g do_sys_openat2 -o /tmp/k.dat &
+wait_running
+for i in 1 2 3 4 5; do cat /proc/version > /dev/null; done
+sync
+kill -9 $(pidof ftraced)
+wait || true
+top_level /tmp/during_crash
+/usr/bin/ftraced --socket /run/control --state-dir $STATE --group '' \
+    --log-level debug > /tmp/ftraced2.log 2>&1 &
+daemon_up
+top_level /tmp/after_crash
+for f in $STATE/recovered/*-recovered.dat; do emit crash.dat "$f"; done
+emit log2 /tmp/ftraced2.log
+# Side by side, each following only its command (-F).
+ftracectl record --quiet -F -p function_graph -g do_sys_openat2 --top-level -o /tmp/ours.dat \
+    -- cat /proc/version
+emit ours.dat /tmp/ours.dat
+trace-cmd record -q -F -p function_graph -g do_sys_openat2 -o /tmp/tc.dat cat /proc/version \
+    > /dev/null 2>&1
+emit tc.dat /tmp/tc.dat
+for f in before after after_destroy after_flight during_crash after_crash; do
+    emit $f /tmp/$f
+done
+left_instances
+emit left /tmp/left
+""", binaries=dict(BINARIES, **{"/usr/bin/trace-cmd": "/usr/bin/trace-cmd"}))
+    before = r.files["before"].decode()
+    assert "current_tracer: nop" in before and "set_event: \n" in before, before
+    # The boot's ring was never used ("7 (expanded: 1408)"): any tracer expands it for
+    # good, and the size a later user gets goes back, as the kernel rounds it (1410).
+    expanded = int(re.search(r"buffer_size_kb: \d+ \(expanded: (\d+)\)", before).group(1))
+    assert "snapshot freed: 1" in before, before
+    for name in ("after", "after_destroy", "after_flight", "after_crash"):
+        size = int(re.search(r"buffer_size_kb: (\d+) \n", r.files[name].decode()).group(1))
+        assert expanded <= size <= expanded + 8, (name, size, expanded)
+        changed = {line for line in set(r.files[name].decode().splitlines()) ^
+                   set(before.splitlines()) if not line.startswith("buffer_size_kb: ")}
+        assert not changed, (name, sorted(changed))
+    # While crashed, the top level was the lease's: the restore had work to do.
+    assert "current_tracer: function_graph" in r.files["during_crash"].decode()
+    assert b"--top-level" in r.files["nolease.err"], r.files["nolease.err"]
+    assert b"in use by another tool: the function tracer is set" in r.files["inuse.err"], \
+        r.files["inuse.err"]
+    assert r.files["inuse_tracer"].strip() == b"function", r.files["inuse_tracer"]
+    assert b"leased by session 'holder'" in r.files["second.err"], r.files["second.err"]
+    assert b"top-level" in r.files["list"], r.files["list"]
+    assert "Put the top-level buffer back" in r.files["log2"].decode(), r.files["log2"]
+    with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
+        lines = event_lines(report(r.save("fg.dat", d)))
+        entries = graph_entries(lines)
+        assert len(entries) > 20, entries
+        # The root's calls nest under it (an interrupt's graph may start at the top too).
+        top = min(depth for depth, _ in entries)
+        roots = {f for depth, f in entries if depth == top}
+        assert "do_sys_openat2" in roots, sorted(roots)
+        assert len([e for e in entries if e[0] > top]) > 20, entries[:40]
+        assert len({depth for depth, _ in entries}) > 2, "no nesting? %s" % entries[:20]
+        assert any(name == "sched_switch" for _, name, _ in lines)
+        deep = graph_entries(event_lines(report(r.save("fg2.dat", d))))
+        assert deep and len({depth for depth, _ in deep}) <= 2, deep[:20]
+        flight = graph_entries(event_lines(report(r.save("fl.dat", d))))
+        assert "do_sys_openat2" in {f for _, f in flight}, flight[:20]
+        crash = graph_entries(event_lines(report(r.save("crash.dat", d))))
+        assert crash and "do_sys_openat2" in {
+            f for depth, f in crash if depth == min(x for x, _ in crash)}, crash[:20]
+        ours = {f for _, f in without_interrupts(
+            graph_entries(event_lines(report(r.save("ours.dat", d)))))}
+        theirs = {f for _, f in without_interrupts(
+            graph_entries(event_lines(report(r.save("tc.dat", d)))))}
+        # cat opens the same file each time: the calls under the root are the same set,
+        # but for what a run's timing adds (a sleep on a lock: finish_task_switch,
+        # mutex_unlock), a handful at most.
+        assert {"do_filp_open", "path_openat"} <= ours & theirs, (sorted(ours), sorted(theirs))
+        assert len(ours ^ theirs) <= max(3, len(ours | theirs) // 20), \
+            (sorted(ours ^ theirs), len(ours), len(theirs))
     assert sessions_left(r) == [], r.files["left"]
 
 
