@@ -461,8 +461,9 @@ def without_interrupts(entries):
 
 def test_function_graph_in_the_leased_top_level_on_6_1():
     """6.1 runs function_graph only in the top-level buffer: --top-level leases it.
-    -g roots the graph, --max-graph-depth limits it, and every top-level setting is
-    as before afterwards, file by file. Without --top-level the refusal names it;
+    -g roots the graph, --max-graph-depth limits it, -O sets a graph option, and every
+    top-level setting is as before afterwards, file by file. Without --top-level the
+    refusal names it;
     a top level in use by hand is refused and left alone; a second lease is
     refused, naming the holder; a kill -9 during a leased record is recovered
     and the next start puts the top level back. trace-cmd, run the same way,
@@ -475,7 +476,7 @@ ftracectl record --quiet -p function_graph -g do_sys_openat2 --top-level \
 top_level /tmp/after
 emit fg.dat /tmp/fg.dat
 ftracectl record --quiet -p function_graph -g do_sys_openat2 --max-graph-depth 2 \
-    --top-level -o /tmp/fg2.dat -- cat /proc/version
+    -O funcgraph-proc --top-level -o /tmp/fg2.dat -- cat /proc/version
 emit fg2.dat /tmp/fg2.dat
 ftracectl record -p function_graph -g do_sys_openat2 -o /tmp/x.dat -- true \
     2> /tmp/nolease.err || true
