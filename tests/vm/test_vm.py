@@ -392,7 +392,8 @@ def test_every_event_on_6_12():
 def test_record_and_function_graph_in_an_instance_on_6_12():
     """Debian 13's 6.12: a record of markers and sched_switch is complete, and
     -p function_graph runs in the session's own instance (6.12 allows it
-    there): -l limits the graph to vfs_*, and the top level is left as it was."""
+    there): -l limits the graph to vfs_*, and the top level is left as it was. -g
+    needs the top level's set_graph_function: leased (--top-level), and put back."""
     r = boot(r"""
 set -e
 record_markers /tmp/rec.dat t 300
@@ -400,6 +401,11 @@ emit rec.dat /tmp/rec.dat
 ftracectl record --quiet -p function_graph -l 'vfs_*' -o /tmp/fg.dat -- cat /proc/version
 emit fg.dat /tmp/fg.dat
 cat /sys/kernel/tracing/current_tracer > /tmp/top_tracer
+# -g needs set_graph_function, which 6.12 has only at the top: leased there.
+ftracectl record --quiet -p function_graph -g do_sys_openat2 --top-level -o /tmp/fgl.dat \
+    -- cat /proc/version
+emit fgl.dat /tmp/fgl.dat
+cat /sys/kernel/tracing/current_tracer /sys/kernel/tracing/set_graph_function >> /tmp/top_tracer
 emit top_tracer /tmp/top_tracer
 left_instances
 emit left /tmp/left
@@ -415,7 +421,13 @@ emit left /tmp/left
         assert entries and called and all(f.startswith("vfs_") for f in called), \
             (len(entries), sorted(called)[:20])
         assert "vfs_read" in called, sorted(called)
-    assert r.files["top_tracer"].strip() == b"nop", r.files["top_tracer"]
+        leased = graph_entries(event_lines(report(r.save("fgl.dat", d))))
+        assert "do_sys_openat2" in {f for depth, f in leased
+                                    if depth == min(x for x, _ in leased)}, leased[:20]
+    # Untouched by the instance's record, and put back after the leased one.
+    assert r.files["top_tracer"].split(b"\n")[:3] == [b"nop", b"nop",
+                                                      b"#### all functions enabled ####"], \
+        r.files["top_tracer"]
     assert sessions_left(r) == [], r.files["left"]
 
 
