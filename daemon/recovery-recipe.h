@@ -13,6 +13,8 @@
 #define RECIPE "recipe"
 /* A gap note: the session's own, made by the daemon (session-internal.h holds 256). */
 #define RECIPE_NOTE_MAX 512u
+/* An instance's name in a recipe, with its NUL. */
+#define RECIPE_INSTANCE_MAX 64u
 /* uname's release and version, as the recipe's "kernel=" line holds them. */
 #define RECIPE_KERNEL_MAX 256u
 
@@ -45,7 +47,7 @@ struct recipe {
 /* What a recipe says, checked. */
 struct parsed_recipe {
 	char target[PATH_MAX];
-	char instance[64];
+	char instance[RECIPE_INSTANCE_MAX];
 	bool zstd;
 	int level;
 	unsigned n_cpus;

@@ -142,6 +142,12 @@ static void remove_orphan(struct instance *orphan, const struct parsed_recipe *p
 		log_notice("Recovery: drained boot-mapped instance '%s'", p->instance);
 		return;
 	}
+	if (strcmp(p->instance, INSTANCE_TOP_LEVEL_NAME) == 0) {
+		/* Never removed: its settings go back from the lease's journal after recovery. */
+		instance_destroy(orphan);
+		log_notice("Recovery: drained the leased top-level buffer");
+		return;
+	}
 	r = instance_destroy(orphan);
 
 	if (r < 0)
@@ -429,7 +435,7 @@ out:
  */
 struct found_spool {
 	char name[SPOOL_NAME_SIZE];
-	char instance[sizeof(((struct parsed_recipe *)0)->instance)]; /* "": no recipe read */
+	char instance[RECIPE_INSTANCE_MAX]; /* "": no recipe read */
 	struct timespec made; /* the recipe's: segments of one instance follow each other */
 	bool followed; /* a later one of its instance's follows */
 };
