@@ -466,17 +466,6 @@ struct instance_lease *instance_lease_release(struct instance_lease *l)
 }
 
 /**
- * instance_lease_journaled() - did a lease (of a daemon that crashed) leave its journal?
- * @state_dir_fd: the state directory
- *
- * Return: true if the top level is still to be put back.
- */
-bool instance_lease_journaled(int state_dir_fd)
-{
-	return faccessat(state_dir_fd, INSTANCE_LEASE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
-/**
  * instance_lease_restore_stale() - put the top level back after a crash.
  * @state_dir_fd: the state directory, locked; recovery has drained the top level
  *
@@ -505,17 +494,25 @@ int instance_lease_restore_stale(int state_dir_fd)
 }
 
 /**
- * instance_adopt_top_level() - the top level as an orphan, for recovery to drain.
- * @ret: receives it, tracing off; freeing it removes nothing
+ * instance_lease_adopt_orphan() - the leased top level, for recovery to drain.
+ * @state_dir_fd: the state directory
+ * @name: the instance a spool's recipe names (not trusted)
+ * @ret: receives the top level, tracing off; freeing it removes nothing
  *
- * Only while a lease's journal is there (instance_lease_journaled()).
+ * Only a recipe naming the top level, while a lease's journal is there
+ * (a daemon that crashed holding it), gets it: anything else is no
+ * orphan of a lease.
  *
- * Return: 0 or -errno.
+ * Return: 0, -ENOENT, or -errno.
  */
-int instance_adopt_top_level(struct instance **ret)
+int instance_lease_adopt_orphan(int state_dir_fd, const char *name, struct instance **ret)
 {
-	int r = top_level_object(ret);
+	int r;
 
+	if (strcmp(name, INSTANCE_TOP_LEVEL_NAME) != 0 ||
+	    faccessat(state_dir_fd, INSTANCE_LEASE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return -ENOENT;
+	r = top_level_object(ret);
 	if (r >= 0 && tracefs_trace_off(NULL) < 0)
 		log_warning_errno(negative_errno(), "Cannot turn tracing off in the leased top "
 				  "level, draining anyway: %m");

@@ -25,6 +25,5 @@ int instance_lease_take(int state_dir_fd, const char *holder, const struct event
 			struct instance_lease **ret_lease, struct instance **ret_top, char *error,
 			size_t n_error);
 struct instance_lease *instance_lease_release(struct instance_lease *l);
-bool instance_lease_journaled(int state_dir_fd);
 int instance_lease_restore_stale(int state_dir_fd);
-int instance_adopt_top_level(struct instance **ret);
+int instance_lease_adopt_orphan(int state_dir_fd, const char *name, struct instance **ret);

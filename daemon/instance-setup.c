@@ -123,7 +123,9 @@ static int top_level_writes(struct instance *i, const struct event_list *events,
 			    size_t n_error)
 {
 	/* The top level has its markers and trace_printk() by itself. */
-	for (size_t k = 0; !i->top_level && k < events->n; k++) {
+	if (i->top_level)
+		return 0;
+	for (size_t k = 0; k < events->n; k++) {
 		const struct event_id *e = &events->events[k];
 		const char *option = NULL;
 		int r;

@@ -214,6 +214,12 @@ const char *instance_name(const struct instance *i)
 	return i->name;
 }
 
+/* The top-level buffer, leased (instance-lease.c): never removed, only put back. */
+bool instance_is_top_level(const struct instance *i)
+{
+	return i->top_level;
+}
+
 int instance_write_file(struct instance *i, const char *file, const char *value)
 {
 	if (tracefs_instance_file_write(i->tfs, file, value) < 0)

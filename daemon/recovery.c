@@ -142,7 +142,7 @@ static void remove_orphan(struct instance *orphan, const struct parsed_recipe *p
 		log_notice("Recovery: drained boot-mapped instance '%s'", p->instance);
 		return;
 	}
-	if (strcmp(p->instance, INSTANCE_TOP_LEVEL_NAME) == 0) {
+	if (instance_is_top_level(orphan)) {
 		/* Never removed: its settings go back from the lease's journal after recovery. */
 		instance_destroy(orphan);
 		log_notice("Recovery: drained the leased top-level buffer");
@@ -370,12 +370,9 @@ static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, b
 		r = persistent_history_adopt(&rc.p, &rc.orphan, &rc.last_boot_info);
 		if (r < 0)
 			goto out;
-	} else if (prefix && !followed && strcmp(rc.p.instance, INSTANCE_TOP_LEVEL_NAME) == 0) {
-		/* A leased top level: its journal, put back after recovery, says it was ours. */
-		if (!instance_lease_journaled(state_dir_fd) ||
-		    instance_adopt_top_level(&rc.orphan) < 0)
-			rc.orphan = NULL;
-	} else if (!prefix || followed || instance_adopt_orphan(rc.p.instance, prefix, &rc.orphan) < 0) {
+	} else if (!prefix || followed ||
+		   (instance_lease_adopt_orphan(state_dir_fd, rc.p.instance, &rc.orphan) < 0 &&
+		    instance_adopt_orphan(rc.p.instance, prefix, &rc.orphan) < 0)) {
 		rc.orphan = NULL;
 	}
 	/* A history is gone with its instance, unless a drain's copy holds part of it. */
@@ -456,8 +453,9 @@ static int found_spool_cmp(const void *a, const void *b)
 
 /*
  * Every spool directory, oldest first within each instance, all but the
- * newest of each marked as followed (never draining the orphan). Names not of ours are logged and
- * left out. Return: 0 (*ret_spools malloc'd), or -ENOMEM.
+ * newest of each marked as followed (never draining the orphan). Names
+ * not of ours are logged and left out. Return: 0 (*ret_spools malloc'd),
+ * or -ENOMEM.
  */
 static int find_spools(int spool_fd, struct found_spool **ret_spools, size_t *ret_n)
 {

@@ -465,7 +465,7 @@ def callees(entries):
     return {f for depth, f in entries if below and depth == below[0]}
 
 
-def without_interrupts(entries):
+def without_timing(entries):
     """@entries less the graphs of interrupts that came in under the root (irq entry
     and exit, and the softirqs they run) and of the task sleeping there (schedule and
     what the switch runs): they differ from one run to the next."""
@@ -593,8 +593,8 @@ emit left /tmp/left
         crash = graph_entries(event_lines(report(r.save("crash.dat", d))))
         assert crash and "do_sys_openat2" in {
             f for depth, f in crash if depth == min(x for x, _ in crash)}, crash[:20]
-        ours = without_interrupts(graph_entries(event_lines(report(r.save("ours.dat", d)))))
-        theirs = without_interrupts(graph_entries(event_lines(report(r.save("tc.dat", d)))))
+        ours = without_timing(graph_entries(event_lines(report(r.save("ours.dat", d)))))
+        theirs = without_timing(graph_entries(event_lines(report(r.save("tc.dat", d)))))
         # cat opens the same file each time: the root calls the same functions, and the
         # calls under them are the same set but for what a run's timing adds (a contended
         # lock's wake-up, a slab refilled), a few at most.
