@@ -15,6 +15,8 @@
  *   metrics-interval = 15s
  *   # the highest SCHED_FIFO priority -r may give capture workers (0: -r refused)
  *   rt-priority-max = 0
+ *   # the capture workers' nice value, -20 to 0 (read at start)
+ *   capture-nice = -5
  *
  * A missing file means the defaults; a malformed one stops the daemon
  * from starting (with its line), rather than run with settings nobody
@@ -44,6 +46,7 @@ void daemon_config_defaults(struct daemon_config *c)
 		.group_symbols = GROUP_SYMBOLS_AUTO,
 		.saved_cmdlines = SAVED_CMDLINES_DEFAULT,
 		.metrics_interval_ms = METRICS_INTERVAL_DEFAULT_MS,
+		.capture_nice = CAPTURE_NICE_DEFAULT,
 	};
 }
 
@@ -157,6 +160,20 @@ int daemon_config_parse(const char *text, size_t n, struct daemon_config *c, cha
 				snprintf(error, n_error, "rt-priority-max: '%.40s' is not a priority "
 					 "from 0 (-r refused) to %u", v, FTRACED_RT_PRIORITY_MAX);
 				return -EINVAL;
+			}
+		} else if (strcmp(key, "capture-nice") == 0) {
+			unsigned less;
+
+			/* Written as a nice value: "-5", or "0" to leave the workers at 0. */
+			if (strcmp(v, "0") == 0) {
+				c->capture_nice = 0;
+			} else if (v[0] != '-' || parse_unsigned(v + 1, -CAPTURE_NICE_MIN, &less) < 0 ||
+				   less == 0) {
+				snprintf(error, n_error, "capture-nice: '%.40s' is not a nice value from "
+					 "%d to 0", v, CAPTURE_NICE_MIN);
+				return -EINVAL;
+			} else {
+				c->capture_nice = -(int)less;
 			}
 		} else {
 			snprintf(error, n_error, "unknown key '%.40s'", key);

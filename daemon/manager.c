@@ -255,6 +255,9 @@ static int on_reload(sd_event_source *source, const struct signalfd_siginfo *si,
 		    settings.metrics_interval_ms != m->settings.metrics_interval_ms)
 			log_notice("metrics-directory and metrics-interval take effect at the next "
 				   "start, ignoring their change");
+		if (settings.capture_nice != m->settings.capture_nice)
+			log_notice("capture-nice takes effect at the next start (the capture workers "
+				   "are made then), ignoring its change");
 		if (settings.rt_priority_max > m->rt_allowed_max)
 			log_notice("rt-priority-max = %u needs a restart (what real-time scheduling "
 				   "allows is found at start); -r stays at most %u",
@@ -418,17 +421,20 @@ static void recover_leftovers(struct manager *m)
 
 /*
  * Everything that needed a capability is done: kallsyms is open, the
- * socket bound. Capabilities and no-new-privs belong to each thread, and
- * a thread starts with its creator's: so they go before the first one,
- * the capture workers (one per CPU).
+ * socket bound. Capabilities, no-new-privs and the nice value belong to
+ * each thread, and a thread starts with its creator's: so they go before
+ * the first one, the capture workers (one per CPU), which are made at
+ * capture-nice.
  */
 static int start_workers(struct manager *m)
 {
 	bool keep_nice;
+	int nice_before;
 	long n_cpus;
 	int r;
 
 	m->rt_allowed_max = priv_realtime_allowed(m->settings.rt_priority_max, &keep_nice);
+	(void)priv_nice_for_workers(m->settings.capture_nice, &nice_before);
 	r = priv_drop(keep_nice);
 	if (r < 0)
 		return r;
@@ -436,6 +442,7 @@ static int start_workers(struct manager *m)
 	if (n_cpus < 1)
 		return log_error_errno(-EINVAL, "Cannot count CPUs");
 	r = capture_pool_new((unsigned)n_cpus, &m->pool);
+	priv_nice_restore(nice_before);
 	if (r == -EAGAIN) {
 		char limit[PATH_MAX + 64];
 

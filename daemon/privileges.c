@@ -17,7 +17,9 @@
  *
  * The one exception is chosen by the admin: with rt-priority-max set and
  * RLIMIT_RTPRIO too low for it (started by hand as root), CAP_SYS_NICE
- * stays, for the capture workers' SCHED_FIFO (-r) and nothing else.
+ * stays, for the capture workers' SCHED_FIFO (-r) and nothing else. The
+ * workers' nice value (capture-nice) needs none kept: it is set before the
+ * drop, on the thread that creates them.
  *
  * Called once, from the main thread, before any other thread exists:
  * capabilities and no-new-privs are per thread, inherited at creation.
@@ -174,4 +176,64 @@ int priv_assert_dropped(bool keep_nice)
 			log_debug("Capability %d stays in the bounding set (no CAP_SETPCAP to drop "
 				  "it); unusable with no-new-privs", (int)c);
 	return 0;
+}
+
+/*
+ * This thread's nice value now (getpriority() may return -1 as a value).
+ * Linux keeps a nice value per thread, and PRIO_PROCESS with 0 is the
+ * calling thread.
+ */
+static int thread_nice(void)
+{
+	int nice;
+
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, 0);
+	return errno ? 0 : nice;
+}
+
+/**
+ * priv_nice_for_workers() - give the threads this one creates next the nice value @wanted.
+ * @wanted: ftraced.conf's capture-nice (CAPTURE_NICE_MIN..0)
+ * @ret_before: this thread's nice value before, for priv_nice_restore()
+ *
+ * A thread starts with its creator's nice value. So the main thread
+ * lowers its own before it creates the capture workers, and takes it back
+ * after (priv_nice_restore()): no capability is kept for it. Lowering
+ * needs CAP_SYS_NICE (root started by hand), an RLIMIT_NICE that allows
+ * it, or a unit's Nice= that already did (the shipped unit's Nice=-5).
+ * Before priv_drop(). Logged either way.
+ *
+ * Return: the nice value the next threads get.
+ */
+int priv_nice_for_workers(int wanted, int *ret_before)
+{
+	int before = thread_nice(), now;
+
+	*ret_before = before;
+	/* Raising it (capture-nice = 0 under a unit's Nice=) needs no privilege. */
+	if (wanted != before && setpriority(PRIO_PROCESS, 0, wanted) < 0)
+		log_warning_errno(negative_errno(), "capture-nice = %d, but the nice value cannot "
+				  "be lowered to it here (%m): under systemd, Nice=%d in ftraced.service. "
+				  "The capture workers run at %d", wanted, wanted, before);
+	now = thread_nice();
+	log_info("Capture workers run at nice %d", now);
+	return now;
+}
+
+/**
+ * priv_nice_restore() - after the workers: this thread goes back to where it was.
+ * @before: priv_nice_for_workers()'s @ret_before
+ *
+ * But never below 0: a unit's Nice= is there for the capture workers,
+ * and the main thread's work (files, symbols) need not preempt the
+ * traced programs. Raising a nice value needs no privilege.
+ */
+void priv_nice_restore(int before)
+{
+	int want = before > 0 ? before : 0;
+
+	if (thread_nice() != want && setpriority(PRIO_PROCESS, 0, want) < 0)
+		log_warning_errno(negative_errno(), "Cannot set the main thread's nice value back "
+				  "to %d: %m", want);
 }

@@ -132,13 +132,13 @@ def worker_policies(pid, cpus_allowed=False):
     return found
 
 
-def rt_daemon(priority_max, wrapper=()):
-    """A daemon whose ftraced.conf sets rt-priority-max, exec'd by WRAPPER."""
+def rt_daemon(priority_max, wrapper=(), conf=""):
+    """A daemon whose ftraced.conf sets rt-priority-max, and CONF, exec'd by WRAPPER."""
     d = Daemon()
-    conf = os.path.join(d.dir, "ftraced.conf")
-    with open(conf, "w") as f:
-        f.write("saved-cmdlines = 0\nrt-priority-max = %d\n" % priority_max)
-    d.extra_args = ["--group", "", "--config", conf]
+    path = os.path.join(d.dir, "ftraced.conf")
+    with open(path, "w") as f:
+        f.write("saved-cmdlines = 0\nrt-priority-max = %d\n%s" % (priority_max, conf))
+    d.extra_args = ["--group", "", "--config", path]
     d.wrapper = list(wrapper)
     return d
 
@@ -192,6 +192,52 @@ def test_rt_priority_for_capture_workers():
             anywhere = re.search(r"^Cpus_allowed_list:\s*(\S+)", f.read(), re.M).group(1)
         assert all(p == (0, 0, anywhere) for p in worker_policies(pid, True)), \
             worker_policies(pid, True)
+
+
+def thread_nices(pid):
+    """{tid: nice value} of the daemon's threads."""
+    found = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                found[int(tid)] = int(f.read().rpartition(")")[2].split()[19 - 3])
+        except OSError:
+            continue  # a short-lived thread (reaper, kallsyms) gone meanwhile
+    return found
+
+
+def test_capture_workers_run_at_capture_nice():
+    """The capture workers (one per configured CPU) run at ftraced.conf's capture-nice,
+    -5 unless it says otherwise; the main thread at the nice value the daemon was started
+    with, never below 0 (a unit's Nice= is for the workers)."""
+    workers = os.sysconf("SC_NPROCESSORS_CONF")
+
+    def nices_of(d):
+        nices = thread_nices(d.proc.pid)
+        main = nices.pop(d.proc.pid)
+        return main, sorted(nices.values())
+
+    with daemon() as d:
+        main, others = nices_of(d)
+        assert main == 0 and others.count(-5) == workers and set(others) <= {-5, 0}, \
+            (main, others)
+        assert "Capture workers run at nice -5" in d.log()
+        path, written, _ = record_markers(d, 20000, 100000)
+        check_markers_file(path, written)
+        main, others = nices_of(d)
+        assert main == 0 and others.count(-5) == workers, (main, others)
+    with daemon(rt_daemon(0, ["nice", "-n", "3"], "capture-nice = -12\n")) as d:
+        main, others = nices_of(d)
+        assert main == 3 and others.count(-12) == workers, (main, others)
+    with daemon(rt_daemon(0, conf="capture-nice = 0\n")) as d:
+        main, others = nices_of(d)
+        assert main == 0 and set(others) == {0}, (main, others)
+    # Nothing allows a lower nice value (no CAP_SYS_NICE, RLIMIT_NICE 0): said at start.
+    with daemon(rt_daemon(0, ["prlimit", "--nice=0:0", "setpriv", "--bounding-set=-sys_nice",
+                              "--inh-caps=-sys_nice"])) as d:
+        main, others = nices_of(d)
+        assert main == 0 and set(others) == {0}, (main, others)
+        assert "capture-nice = -5, but the nice value cannot be lowered" in d.log(), d.log()
 
 
 def test_info_and_verify_offline():

@@ -86,6 +86,11 @@ check "daemon ready (Type=notify) with a status line" \
 check "state directory" '[ "$(stat -c %a:%U /var/lib/ftraced)" = 700:root ]'
 pid=$(service MainPID)
 grep -E '^(Cap|NoNewPrivs)' "/proc/$pid/status" >/results/daemon-status.txt
+# The unit's Nice= is the capture workers' (one per CPU); the main thread went back to 0.
+nice_of() { awk '{ print $19 }' "$1/stat"; }
+check "capture workers at nice -5, the main thread at 0" \
+    '[ "$(nice_of /proc/$pid/task/$pid)" = 0 ] &&
+     [ "$(for t in /proc/$pid/task/*; do nice_of $t; done | grep -cx -- -5)" = "$(nproc --all)" ]'
 
 # A capture under the hardened unit: numbered markers on every CPU.
 ftracectl record --quiet -e ftrace:print -o /results/markers.dat &

@@ -41,6 +41,9 @@ int main(void)
 	assert(parse("saved-cmdlines = 0", &c, &line) == 0 && c.saved_cmdlines == 0);
 	assert(parse("saved-cmdlines = 32768", &c, &line) == 0 && c.saved_cmdlines == 32768);
 	assert(parse("rt-priority-max = 50", &c, &line) == 0 && c.rt_priority_max == 50);
+	assert(c.capture_nice == CAPTURE_NICE_DEFAULT);
+	assert(parse("capture-nice = -20", &c, &line) == 0 && c.capture_nice == -20);
+	assert(parse("capture-nice = 0", &c, &line) == 0 && c.capture_nice == 0);
 	assert(parse("metrics-directory = /var/lib/prometheus/node-exporter\nmetrics-interval = 30s",
 		     &c, &line) == 0);
 	assert(strcmp(c.metrics_directory, "/var/lib/prometheus/node-exporter") == 0);
@@ -61,6 +64,10 @@ int main(void)
 	expect_refused("saved-cmdlines = many", 1, "is not a number of task names");
 	expect_refused("rt-priority-max = 100", 1, "is not a priority from 0 (-r refused) to 99");
 	expect_refused("rt-priority-max = -1", 1, "is not a priority from 0 (-r refused) to 99");
+	expect_refused("capture-nice = 5", 1, "is not a nice value from -20 to 0");
+	expect_refused("capture-nice = -21", 1, "is not a nice value from -20 to 0");
+	expect_refused("capture-nice = -0", 1, "is not a nice value from -20 to 0");
+	expect_refused("capture-nice = -", 1, "is not a nice value from -20 to 0");
 	expect_refused("metrics-directory = textfile", 1, "is not an absolute path");
 	expect_refused("metrics-interval = 100ms", 1, "is not a time from 1s to 3600s");
 	expect_refused("metrics-interval = 2h", 1, "is not a time from 1s to 3600s");
