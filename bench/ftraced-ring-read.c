@@ -5,6 +5,9 @@
  *
  *   splice: splice() trace_pipe_raw -> pipe, read() the pipe into memory
  *           (what ftraced's capture streams do);
+ *   read:   read() trace_pipe_raw straight into memory, a sub-buffer per
+ *           call (the kernel swaps a full one out and copies it once; it
+ *           copies the events of the one being written, leaving it partial);
  *   mmap:   map the ring (kernel >= 6.10), TRACE_MMAP_IOCTL_GET_READER for
  *           each sub-buffer, copy the new bytes of the reader sub-buffer
  *           into memory (the copy stands in for the pending batch, as the
@@ -109,6 +112,25 @@ static int read_by_splice(int fd, double until)
 	return 0;
 }
 
+static int read_directly(int fd, double until)
+{
+	static uint8_t buf[PIPE_BYTES];
+
+	while (seconds(CLOCK_MONOTONIC) < until) {
+		if (wait_for_data(fd) < 0)
+			return -errno;
+		for (;;) {
+			ssize_t k = read(fd, buf, sizeof(buf));
+
+			calls++;
+			if (k <= 0)
+				break;
+			take(buf, (size_t)k);
+		}
+	}
+	return 0;
+}
+
 static int read_by_mmap(int fd, double until)
 {
 	const struct trace_buffer_meta *meta;
@@ -159,8 +181,10 @@ int main(int argc, char **argv)
 	cpu_set_t cpus;
 	int fd, r;
 
-	if (argc != 5 || (strcmp(argv[1], "splice") && strcmp(argv[1], "mmap"))) {
-		fprintf(stderr, "Usage: ftraced-ring-read splice|mmap TRACE_PIPE_RAW SECONDS READER_CPU\n");
+	if (argc != 5 || (strcmp(argv[1], "splice") && strcmp(argv[1], "read") &&
+			  strcmp(argv[1], "mmap"))) {
+		fprintf(stderr, "Usage: ftraced-ring-read splice|read|mmap TRACE_PIPE_RAW SECONDS "
+			"READER_CPU\n");
 		return 2;
 	}
 	CPU_ZERO(&cpus);
@@ -174,7 +198,9 @@ int main(int argc, char **argv)
 	}
 	until = seconds(CLOCK_MONOTONIC) + atof(argv[3]);
 	cpu0 = seconds(CLOCK_THREAD_CPUTIME_ID);
-	r = strcmp(argv[1], "mmap") == 0 ? read_by_mmap(fd, until) : read_by_splice(fd, until);
+	r = strcmp(argv[1], "mmap") == 0   ? read_by_mmap(fd, until) :
+	    strcmp(argv[1], "read") == 0   ? read_directly(fd, until) :
+					     read_by_splice(fd, until);
 	if (r < 0) {
 		fprintf(stderr, "%s: %s\n", argv[1], strerror(-r));
 		return 1;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The reader's cost of taking a ring buffer's data: splice (what ftraced
-# does) against the kernel's mmap interface (>= 6.10), markers on CPU 1,
+# does) against read() of trace_pipe_raw and the kernel's mmap interface (>= 6.10), markers on CPU 1,
 # the reader on CPU 0, 4 MiB ring woken at 512 KiB (as ftraced sets it).
 # Usage (root, tracefs): bench/ring-read.sh [BUILD_DIR [SECONDS]]
 set -eu
@@ -11,9 +11,9 @@ tracing=/sys/kernel/tracing
 inst=$tracing/instances/ftraced-ringread
 trap 'echo 0 > "$inst/tracing_on" 2>/dev/null; rmdir "$inst" 2>/dev/null || true' EXIT
 mkdir "$inst"
-for subbuf_kb in 4 64; do
+for subbuf_kb in ${SUBBUF_KB:-4 64}; do
     for rate in 200000 0; do
-        for how in splice mmap; do
+        for how in ${HOW:-splice read mmap}; do
             echo "$subbuf_kb" > "$inst/buffer_subbuf_size_kb"
             echo 4096 > "$inst/buffer_size_kb"
             echo 12 > "$inst/buffer_percent"
