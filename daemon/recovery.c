@@ -223,6 +223,63 @@ static uint64_t describe_spools(const struct parsed_recipe *p, const int *fds,
 	return total;
 }
 
+/*
+ * What the spools of one instance, taken oldest first, hold since each
+ * CPU's last spool header with real counters. A rotation cuts the CPUs
+ * one worker at a time: a daemon killed between two cuts leaves the newer
+ * spool with the placeholder header ("nothing read yet") on the CPUs not
+ * cut, whose events since the older spool's header went into it or died
+ * in the worker's hands. Their loss counts from that header, less every
+ * event stored since, in any of the spools.
+ */
+struct spool_carry {
+	unsigned n_cpus;           /* 0: nothing carried yet */
+	struct spool_start *start; /* per CPU: the last real header's counters */
+	uint64_t *events;          /* per CPU: events stored since that header */
+};
+
+static void spool_carry_done(struct spool_carry *c)
+{
+	free(c->start);
+	free(c->events);
+	*c = (struct spool_carry){};
+}
+
+/* Sized for @n_cpus, nothing carried; -ENOMEM. */
+static int spool_carry_reset(struct spool_carry *c, unsigned n_cpus)
+{
+	spool_carry_done(c);
+	c->start = malloc(n_cpus * sizeof(*c->start));
+	c->events = calloc(n_cpus, sizeof(*c->events));
+	if (!c->start || !c->events) {
+		spool_carry_done(c);
+		return -ENOMEM;
+	}
+	for (unsigned cpu = 0; cpu < n_cpus; cpu++)
+		c->start[cpu] = SPOOL_START_UNKNOWN;
+	c->n_cpus = n_cpus;
+	return 0;
+}
+
+/*
+ * One CPU of the next spool: a real header starts over from it, a
+ * placeholder adds its events to what came before. @ret: the scan to
+ * count its losses with.
+ */
+static void spool_carry_step(struct spool_carry *c, unsigned cpu, const struct spool_scan *scan,
+			     struct spool_scan *ret)
+{
+	*ret = *scan;
+	if (scan->start.read != UINT64_MAX) {
+		c->start[cpu] = scan->start;
+		c->events[cpu] = scan->events;
+	} else if (c->start[cpu].read != UINT64_MAX) {
+		c->events[cpu] += scan->events;
+		ret->start = c->start[cpu];
+		ret->events = c->events[cpu];
+	}
+}
+
 /* Everything one spool's recovery holds. */
 struct recovery {
 	struct parsed_recipe p;
@@ -234,6 +291,7 @@ struct recovery {
 	struct cpustat_texts stats;
 	char *last_boot_info;      /* persistent: the boot-mapped instance's, before the drain */
 	bool followed;             /* a later segment's spool of its instance follows it */
+	struct spool_carry *carry; /* the older spools of its instance; NULL: none */
 };
 
 static void recovery_done(struct recovery *rc)
@@ -278,9 +336,13 @@ static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
 {
 	uint64_t lost = 0;
 
+	if (rc->carry && rc->carry->n_cpus != rc->p.n_cpus &&
+	    spool_carry_reset(rc->carry, rc->p.n_cpus) < 0)
+		rc->carry = NULL; /* out of memory: each spool counts from its own header */
 	for (unsigned cpu = 0; cpu < rc->p.n_cpus; cpu++) {
 		_cleanup_free_ char *text = NULL;
 		uint64_t ring = UINT64_MAX, in_flight = UINT64_MAX;
+		struct spool_scan counted;
 		struct cpu_counters now;
 		const char *end;
 		char name[32];
@@ -309,16 +371,23 @@ static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
 				rc->fds[cpu] = safe_close(rc->fds[cpu]);
 			in_flight = 0;
 		}
+		counted = rc->scan[cpu];
+		if (rc->carry)
+			spool_carry_step(rc->carry, cpu, &rc->scan[cpu], &counted);
 		if (rc->orphan && instance_read_cpu_stats(rc->orphan, cpu, &now, &text) == 0) {
 			if (!rc->p.kernel_history || in_flight != 0)
-				count_losses(&rc->scan[cpu], &now, &ring, &in_flight);
+				count_losses(&counted, &now, &ring, &in_flight);
 		} else {
 			text = NULL;
 		}
 		end = text;
 		if (rc->p.kernel_history)
 			ring = 0;
-		/* Closed: its every CPU was cut, what came after is the next segment's. */
+		/*
+		 * Followed: a later spool of its instance holds what came after,
+		 * or for a CPU the rotation had not cut yet, counts what was lost
+		 * since this one's header (spool_carry).
+		 */
 		if (rc->followed) {
 			end = "";
 			ring = in_flight = 0;
@@ -329,7 +398,7 @@ static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
 			lost += in_flight;
 		/* What the kernel lost is in its counters; what was in flight, ftraced says. */
 		if (recovered_file_cpustat_set(&rc->stats, &rc->p, cpu, end, in_flight,
-				rc->p.kernel_history ? &SPOOL_START_UNKNOWN : &rc->scan[cpu].start) < 0)
+				rc->p.kernel_history ? &SPOOL_START_UNKNOWN : &counted.start) < 0)
 			log_warning("Recovery: out of memory for CPU %u's statistics", cpu);
 	}
 	return lost;
@@ -344,9 +413,9 @@ static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
  * -ESRCH: that instance is gone, and the history with it.
  */
 static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, bool followed,
-		       struct kallsyms *ks, char *out, size_t n_out)
+		       struct spool_carry *carry, struct kallsyms *ks, char *out, size_t n_out)
 {
-	struct recovery rc = { .followed = followed };
+	struct recovery rc = { .followed = followed, .carry = carry };
 	uint64_t total, lost;
 	int r;
 
@@ -428,7 +497,8 @@ out:
  * session's closed segment keeps its spool until its file is in place,
  * while the next segment's already receives the data. The orphan's ring
  * follows only the newest of them in time, so only that one drains it and
- * counts what the ring lost; the others were complete when they closed.
+ * counts what the ring lost; for a CPU the rotation had not cut yet, it
+ * counts from the older one's header (struct spool_carry).
  */
 struct found_spool {
 	char name[SPOOL_NAME_SIZE];
@@ -534,6 +604,7 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct k
 {
 	_cleanup_free_ struct found_spool *spools = NULL;
 	_cleanup_close_ int spool_fd = -EBADF;
+	struct spool_carry carry = {};
 	size_t n_spools = 0;
 	int r;
 
@@ -550,11 +621,15 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct k
 		char out[PATH_MAX];
 		int dir_fd;
 
+		/* A new instance (or none named): nothing carried from the spools before. */
+		if (i == 0 || !spools[i].instance[0] ||
+		    strcmp(spools[i].instance, spools[i - 1].instance) != 0)
+			spool_carry_done(&carry);
 		dir_fd = openat(spool_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (dir_fd < 0)
 			continue;
-		r = recover_one(state_dir_fd, dir_fd, instance_prefix, spools[i].followed, ks, out,
-				sizeof(out));
+		r = recover_one(state_dir_fd, dir_fd, instance_prefix, spools[i].followed,
+				spools[i].instance[0] ? &carry : NULL, ks, out, sizeof(out));
 		if (r == -EEXIST) {
 			log_info("Removing spool '%s': its file is complete", name);
 			spool_remove_dir(spool_fd, name);
@@ -581,6 +656,7 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct k
 		}
 		close(dir_fd);
 	}
+	spool_carry_done(&carry);
 	return 0;
 }
 
@@ -612,8 +688,8 @@ int recovery_recover_spool(int state_dir_fd, uint64_t trace_id, struct kallsyms 
 	dir_fd = openat(spool_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (dir_fd < 0)
 		return negative_errno();
-	r = recover_one(state_dir_fd, dir_fd, /* prefix= */ NULL, /* followed= */ false, ks, out,
-			n_out);
+	r = recover_one(state_dir_fd, dir_fd, /* prefix= */ NULL, /* followed= */ false,
+			/* carry= */ NULL, ks, out, n_out);
 	if (r >= 0)
 		spool_remove_dir(spool_fd, name);
 	return r;

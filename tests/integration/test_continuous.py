@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (daemon, start_markers, count_markers, CPUS, Daemon, FTRACECTL,  # noqa: E402
                      assert_complete_sequences, print_log_tail, check_events, event_lines, loadgen,
                      first_section_id, loadgen_result, our_instances, parse_markers, report,
-                     run, TRACING, V7_SECTION_BUFFER)
+                     run, TRACING, V7_SECTION_BUFFER, wait_until)
 
 
 
@@ -408,6 +408,61 @@ def test_kill9_loop_recovers_everything():
     except BaseException:
         print_log_tail(d)
         raise
+    finally:
+        for d in reversed(daemons):
+            d.cleanup()
+
+
+def test_kill9_between_two_workers_cuts():
+    """A rotation cuts the CPUs one worker at a time. A daemon killed when CPU 1 was cut
+    and CPU 0 was not (its worker held by a test hook, with markers it had read and not
+    yet stored): the next start counts those as lost, and recovers every other one."""
+    first = Daemon()
+    first.daemon_env = dict(os.environ, FTRACED_TEST_HOOKS="1")
+    daemons = [first]
+    try:
+        first.start()
+        # 1 MiB rings wake their reader every ~100 KiB; 3000 markers stay within the
+        # worker's 512 KiB chunk, so what it read is in its hands when it is held. The
+        # first rotation comes long after that, even on a busy machine.
+        first.ctl("create", "k", "-e", "ftrace:print", "-b", "1024", "--segment-time", "10s")
+        first.ctl("start", "k")
+        instance = first.ctl_json("status", "k")["instance"]
+        stats = os.path.join(TRACING, "instances", instance, "per_cpu", "cpu0", "stats")
+
+        def read_by_worker():
+            with open(stats) as f:
+                return int(re.search(r"^read events: (\d+)", f.read(), re.M).group(1))
+        written, _, _ = loadgen_result(loadgen("--instance", instance, "--cpu", "0",
+                                               "--count", "3000", "--tag", "h"))
+        wait_until("CPU 0's worker reads markers", lambda: read_by_worker() >= 1000)
+        spool = os.path.join(first.state, "spool")
+        before = set(os.listdir(spool))
+        os.kill(first.proc.pid, signal.SIGUSR2)
+        wait_until("CPU 0's worker held", lambda: "CPU 0: test hook" in first.log())
+        assert len(before) == 1 and read_by_worker() < written, \
+            "a rotation came first: %s, %d read" % (before, read_by_worker())
+        # The next segment's spool, with its recipe: the rotation has begun, and CPU 0's
+        # worker will never cut.
+        wait_until("the rotation", lambda: any(
+            os.path.exists(os.path.join(spool, n, "recipe"))
+            for n in set(os.listdir(spool)) - before), timeout=60)
+        first.kill()
+        d = Daemon(state=first.state)
+        daemons.append(d)
+        d.start()
+        files = segments(d, "k")
+        got = count_markers(files, tag="h")["generators"]["0"]
+        lost = sum(file_lost_events(f).get(0, 0) for f in files)
+        assert got["duplicates"] == 0 and got["in_order"], got
+        assert written - got["distinct"] == lost, \
+            "%s, written %d, the files say %d lost (%s)" % (got, written, lost, d.log())
+        assert lost > 0, "nothing was in the worker's hands: %s (%s)" % (got, d.log())
+        # The session came back by itself (made with create): it goes, its spool with it.
+        d.wait_state("k")
+        d.ctl("destroy", "k")
+        assert os.listdir(spool) == [], d.log()
+        d.stop()
     finally:
         for d in reversed(daemons):
             d.cleanup()
