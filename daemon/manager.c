@@ -434,7 +434,7 @@ static int start_workers(struct manager *m)
 	int r;
 
 	m->rt_allowed_max = priv_realtime_allowed(m->settings.rt_priority_max, &keep_nice);
-	(void)priv_nice_for_workers(m->settings.capture_nice, &nice_before);
+	priv_nice_for_workers(m->settings.capture_nice, &nice_before);
 	r = priv_drop(keep_nice);
 	if (r < 0)
 		return r;

@@ -203,12 +203,10 @@ static int thread_nice(void)
  * needs CAP_SYS_NICE (root started by hand), an RLIMIT_NICE that allows
  * it, or a unit's Nice= that already did (the shipped unit's Nice=-5).
  * Before priv_drop(). Logged either way.
- *
- * Return: the nice value the next threads get.
  */
-int priv_nice_for_workers(int wanted, int *ret_before)
+void priv_nice_for_workers(int wanted, int *ret_before)
 {
-	int before = thread_nice(), now;
+	int before = thread_nice();
 
 	*ret_before = before;
 	/* Raising it (capture-nice = 0 under a unit's Nice=) needs no privilege. */
@@ -216,9 +214,7 @@ int priv_nice_for_workers(int wanted, int *ret_before)
 		log_warning_errno(negative_errno(), "capture-nice = %d, but the nice value cannot "
 				  "be lowered to it here (%m): under systemd, Nice=%d in ftraced.service. "
 				  "The capture workers run at %d", wanted, wanted, before);
-	now = thread_nice();
-	log_info("Capture workers run at nice %d", now);
-	return now;
+	log_info("Capture workers run at nice %d", thread_nice());
 }
 
 /**

@@ -6,5 +6,5 @@
 unsigned priv_realtime_allowed(unsigned wanted, bool *ret_keep_nice);
 int priv_drop(bool keep_nice);
 int priv_assert_dropped(bool keep_nice);
-int priv_nice_for_workers(int wanted, int *ret_before);
+void priv_nice_for_workers(int wanted, int *ret_before);
 void priv_nice_restore(int before);

@@ -132,15 +132,20 @@ def worker_policies(pid, cpus_allowed=False):
     return found
 
 
-def rt_daemon(priority_max, wrapper=(), conf=""):
-    """A daemon whose ftraced.conf sets rt-priority-max, and CONF, exec'd by WRAPPER."""
+def configured_daemon(conf, wrapper=()):
+    """A daemon whose ftraced.conf says CONF, exec'd by WRAPPER."""
     d = Daemon()
     path = os.path.join(d.dir, "ftraced.conf")
     with open(path, "w") as f:
-        f.write("saved-cmdlines = 0\nrt-priority-max = %d\n%s" % (priority_max, conf))
+        f.write("saved-cmdlines = 0\n" + conf)
     d.extra_args = ["--group", "", "--config", path]
     d.wrapper = list(wrapper)
     return d
+
+
+def rt_daemon(priority_max, wrapper=()):
+    """A daemon whose ftraced.conf sets rt-priority-max, exec'd by WRAPPER."""
+    return configured_daemon("rt-priority-max = %d\n" % priority_max, wrapper)
 
 
 def test_rt_priority_for_capture_workers():
@@ -226,15 +231,15 @@ def test_capture_workers_run_at_capture_nice():
         check_markers_file(path, written)
         main, others = nices_of(d)
         assert main == 0 and others.count(-5) == workers, (main, others)
-    with daemon(rt_daemon(0, ["nice", "-n", "3"], "capture-nice = -12\n")) as d:
+    with daemon(configured_daemon("capture-nice = -12\n", ["nice", "-n", "3"])) as d:
         main, others = nices_of(d)
         assert main == 3 and others.count(-12) == workers, (main, others)
-    with daemon(rt_daemon(0, conf="capture-nice = 0\n")) as d:
+    with daemon(configured_daemon("capture-nice = 0\n")) as d:
         main, others = nices_of(d)
         assert main == 0 and set(others) == {0}, (main, others)
     # Nothing allows a lower nice value (no CAP_SYS_NICE, RLIMIT_NICE 0): said at start.
-    with daemon(rt_daemon(0, ["prlimit", "--nice=0:0", "setpriv", "--bounding-set=-sys_nice",
-                              "--inh-caps=-sys_nice"])) as d:
+    with daemon(configured_daemon("", ["prlimit", "--nice=0:0", "setpriv",
+                                       "--bounding-set=-sys_nice", "--inh-caps=-sys_nice"])) as d:
         main, others = nices_of(d)
         assert main == 0 and set(others) == {0}, (main, others)
         assert "capture-nice = -5, but the nice value cannot be lowered" in d.log(), d.log()
