@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The reader's cost of taking a ring buffer's data: splice (what ftraced
-# does) against read() of trace_pipe_raw and the kernel's mmap interface (>= 6.10), markers on CPU 1,
-# the reader on CPU 0, 4 MiB ring woken at 512 KiB (as ftraced sets it).
-# Usage (root, tracefs): bench/ring-read.sh [BUILD_DIR [SECONDS]]
+# does) against read() of trace_pipe_raw and the kernel's mmap interface
+# (>= 6.10), markers on CPU 1, the reader on CPU 0, 4 MiB ring woken at
+# 512 KiB (as ftraced sets it).
+# Usage (root, tracefs): [SUBBUF_KB="4 64"] [HOW="splice read mmap"]
+#   bench/ring-read.sh [BUILD_DIR [SECONDS]]
 set -eu
 build=${1:-build}
 secs=${2:-4}

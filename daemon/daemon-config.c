@@ -64,6 +64,20 @@ static int parse_unsigned(const char *v, unsigned max, unsigned *ret)
 	return 0;
 }
 
+/* A decimal number from @min to @max, nothing else. */
+static int parse_int(const char *v, int min, int max, int *ret)
+{
+	long x;
+	char *end;
+
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (errno || end == v || *end || x < min || x > max)
+		return -EINVAL;
+	*ret = (int)x;
+	return 0;
+}
+
 static int parse_memory_limit(char *v, struct daemon_config *c, char *error, size_t n_error)
 {
 	size_t len = strlen(v);
@@ -162,18 +176,10 @@ int daemon_config_parse(const char *text, size_t n, struct daemon_config *c, cha
 				return -EINVAL;
 			}
 		} else if (strcmp(key, "capture-nice") == 0) {
-			unsigned less;
-
-			/* Written as a nice value: "-5", or "0" to leave the workers at 0. */
-			if (strcmp(v, "0") == 0) {
-				c->capture_nice = 0;
-			} else if (v[0] != '-' || parse_unsigned(v + 1, -CAPTURE_NICE_MIN, &less) < 0 ||
-				   less == 0) {
+			if (parse_int(v, CAPTURE_NICE_MIN, 0, &c->capture_nice) < 0) {
 				snprintf(error, n_error, "capture-nice: '%.40s' is not a nice value from "
 					 "%d to 0", v, CAPTURE_NICE_MIN);
 				return -EINVAL;
-			} else {
-				c->capture_nice = -(int)less;
 			}
 		} else {
 			snprintf(error, n_error, "unknown key '%.40s'", key);

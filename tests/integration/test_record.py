@@ -113,13 +113,11 @@ CAP_SYS_NICE = 23
 SCHED_FIFO = 1
 
 
-def worker_policies(pid, cpus_allowed=False):
-    """[(policy, rt_priority)] of the daemon's threads but the main one; with CPUS_ALLOWED,
-    [(policy, rt_priority, Cpus_allowed_list)]."""
-    found = []
+def thread_stats(pid):
+    """{tid: fields of /proc/PID/task/TID/stat, field N of proc(5) at index N - 3, and
+    the thread's Cpus_allowed_list}."""
+    found = {}
     for tid in os.listdir("/proc/%d/task" % pid):
-        if int(tid) == pid:
-            continue
         try:
             with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
                 fields = f.read().rpartition(")")[2].split()
@@ -127,6 +125,17 @@ def worker_policies(pid, cpus_allowed=False):
                 allowed = re.search(r"^Cpus_allowed_list:\s*(\S+)", f.read(), re.M).group(1)
         except OSError:
             continue  # a short-lived thread (reaper, kallsyms) gone meanwhile
+        found[int(tid)] = (fields, allowed)
+    return found
+
+
+def worker_policies(pid, cpus_allowed=False):
+    """[(policy, rt_priority)] of the daemon's threads but the main one; with CPUS_ALLOWED,
+    [(policy, rt_priority, Cpus_allowed_list)]."""
+    found = []
+    for tid, (fields, allowed) in thread_stats(pid).items():
+        if tid == pid:
+            continue
         policy = (int(fields[41 - 3]), int(fields[40 - 3]))
         found.append(policy + (allowed,) if cpus_allowed else policy)
     return found
@@ -199,18 +208,6 @@ def test_rt_priority_for_capture_workers():
             worker_policies(pid, True)
 
 
-def thread_nices(pid):
-    """{tid: nice value} of the daemon's threads."""
-    found = {}
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                found[int(tid)] = int(f.read().rpartition(")")[2].split()[19 - 3])
-        except OSError:
-            continue  # a short-lived thread (reaper, kallsyms) gone meanwhile
-    return found
-
-
 def test_capture_workers_run_at_capture_nice():
     """The capture workers (one per configured CPU) run at ftraced.conf's capture-nice,
     -5 unless it says otherwise; the main thread at the nice value the daemon was started
@@ -218,7 +215,8 @@ def test_capture_workers_run_at_capture_nice():
     workers = os.sysconf("SC_NPROCESSORS_CONF")
 
     def nices_of(d):
-        nices = thread_nices(d.proc.pid)
+        nices = {tid: int(fields[19 - 3])
+                 for tid, (fields, _) in thread_stats(d.proc.pid).items()}
         main = nices.pop(d.proc.pid)
         return main, sorted(nices.values())
 

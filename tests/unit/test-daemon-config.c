@@ -66,7 +66,7 @@ int main(void)
 	expect_refused("rt-priority-max = -1", 1, "is not a priority from 0 (-r refused) to 99");
 	expect_refused("capture-nice = 5", 1, "is not a nice value from -20 to 0");
 	expect_refused("capture-nice = -21", 1, "is not a nice value from -20 to 0");
-	expect_refused("capture-nice = -0", 1, "is not a nice value from -20 to 0");
+	expect_refused("capture-nice = -5x", 1, "is not a nice value from -20 to 0");
 	expect_refused("capture-nice = -", 1, "is not a nice value from -20 to 0");
 	expect_refused("metrics-directory = textfile", 1, "is not an absolute path");
 	expect_refused("metrics-interval = 100ms", 1, "is not a time from 1s to 3600s");
