@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "daemon/bounds.h"
+#include "daemon/base/bounds.h"
 #include "lib/compress.h"
 #include "lib/io-util.h"
 

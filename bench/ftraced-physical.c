@@ -34,7 +34,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "daemon/bounds.h"
+#include "daemon/base/bounds.h"
 #include "lib/io-util.h"
 
 #define BATCH_BYTES CHUNK_TARGET_BYTES /* ftraced's chunk */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/commands.h"
+#include "client/commands/commands.h"
 #include "client/ctl.h"
 #include "config.h"
 

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "daemon/session-file.h"
+#include "daemon/store/session-file.h"
 #include "lib/ctl-proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

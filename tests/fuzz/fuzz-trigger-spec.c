@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/bounds.h"
-#include "daemon/trigger-spec.h"
+#include "daemon/base/bounds.h"
+#include "daemon/flight/trigger-spec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "ftraced/macro.h"
-#include "daemon/metadata.h"
-#include "daemon/segment.h"
+#include "daemon/store/metadata.h"
+#include "daemon/output/segment.h"
 #include "lib/chunk-record.h"
 #include "lib/compress.h"
 #include "tests/unit/v7-fixture.h"

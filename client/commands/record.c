@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ftracectl record: one command, one complete file. The client opens the
+ * output itself (as FILE.partial, with its own rights), passes the fd to
+ * the daemon, and renames it into place once the daemon says the file is
+ * complete and synced; a failed or interrupted capture leaves only the
+ * .partial. Ctrl-C, SIGTERM or SIGHUP (the terminal went away) asks the
+ * daemon to stop and the file is still finished and renamed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/capture-options.h"
+#include "client/commands/commands.h"
+#include "client/ctl.h"
+#include "client/output.h"
+#include "client/spawn.h"
+#include "ftraced/macro.h"
+
+#define PROGRESS_INTERVAL_MS 1000
+
+static volatile sig_atomic_t stop_requested;
+
+/* A signal to stop, or the command we ran has ended (SIGCHLD). */
+static void on_stop_signal(int sig)
+{
+	stop_requested = 1;
+}
+
+/* trace-cmd record's default output. */
+#define DEFAULT_OUTPUT "trace.dat"
+
+static void record_help(void)
+{
+	printf("Usage: ftracectl record -e EVENT... | -p TRACER | --probe DEF... [OPTIONS]\n"
+	       "                        [[--] CMD [ARG...]]\n\n"
+	       "Record kernel events into a trace-cmd v7 file; with CMD, run it (as you, once\n"
+	       "tracing is on), record until it exits, and exit with its status.\n\n"
+	       CAPTURE_OPTIONS_HELP
+	       "  -F, --only-command     only events of CMD's process (with -c, and its children)\n"
+	       "  -o, --output FILE      output file (default " DEFAULT_OUTPUT "; written as\n"
+	       "                         FILE.partial until complete; an existing FIFO is\n"
+	       "                         streamed into; - is standard output, a pipe or a file)\n"
+	       "      --duration TIME    stop after TIME (e.g. 10s, 500ms, 2m; at most 30 days);\n"
+	       "                         default: until Ctrl-C or CMD's end\n"
+	       "      --force            overwrite FILE if it exists\n"
+	       "  -q, --quiet            print nothing but errors and warnings\n"
+	       "  -j, --json             the summary as JSON\n");
+}
+
+static bool progress_wanted(bool quiet, bool json)
+{
+	return !quiet && !json && isatty(STDERR_FILENO);
+}
+
+static void print_progress(const struct session_info *s)
+{
+	char raw[32], stored[32];
+
+	print_size(raw, sizeof(raw), session_bytes_raw(s));
+	print_size(stored, sizeof(stored), session_bytes_stored(s));
+	fprintf(stderr, "\r%6.1f s  captured %s  stored %s  lost %llu events\033[K",
+		(double)s->elapsed_ms / 1000, raw, stored, (unsigned long long)session_lost(s));
+}
+
+/*
+ * The summary, on @out (stderr when the trace itself goes to stdout); with
+ * @quiet only what is lost, on stderr. "No events lost." only when nothing
+ * was: not after a store failure, nor with an interference warning.
+ */
+static void print_summary(FILE *out, const struct session_info *s, const char *output, bool quiet)
+{
+	char raw[32], file[32];
+	uint64_t lost = session_lost(s);
+
+	if (!quiet) {
+		print_size(raw, sizeof(raw), session_bytes_raw(s));
+		print_size(file, sizeof(file), s->file_bytes);
+		fprintf(out, "%s: %s, %s of ring-buffer data from %u CPUs in %.2f s (%s",
+			output, file, raw, s->n_cpus, (double)s->elapsed_ms / 1000,
+			s->compression == FTRACED_COMPRESSION_NONE ? "uncompressed" : "zstd");
+		if (s->compression != FTRACED_COMPRESSION_NONE && session_bytes_stored(s) > 0)
+			fprintf(out, ", %.1fx",
+				(double)session_bytes_raw(s) / (double)session_bytes_stored(s));
+		fprintf(out, ")\n");
+		for (unsigned i = 0; i < s->n_cpus; i++) {
+			const struct ftraced_cpu_stats *c = &s->cpus[i];
+
+			print_size(raw, sizeof(raw), c->bytes_raw);
+			fprintf(out, "  CPU %u: %s, %llu events read, %llu lost\n", c->cpu, raw,
+				(unsigned long long)c->read,
+				(unsigned long long)(c->overrun + c->dropped));
+		}
+	}
+	if (s->discarded > 0)
+		fprintf(stderr, "ftracectl record: %llu events were read but could not be stored "
+			"(see the error below)\n", (unsigned long long)s->discarded);
+	if (lost > s->discarded)
+		fprintf(stderr, "ftracectl record: warning: the kernel lost %llu events; use a larger "
+			"buffer (-b) or fewer events\n", (unsigned long long)(lost - s->discarded));
+	else if (!quiet && !s->warning[0] && s->discarded == 0)
+		fprintf(out, "No events lost.\n");
+}
+
+struct record_args {
+	struct ctl_builder *req;
+	const char *output;
+	bool to_stdout;     /* -o - */
+	bool force;
+	bool quiet;
+	bool json;
+	struct capture_state capture;
+	bool only_command;  /* -F */
+	char **command;     /* after the options; NULL: none */
+};
+
+static int parse_args(int argc, char *argv[], struct record_args *a)
+{
+	enum { ARG_FORCE = _OPT_CAPTURE_END, ARG_DURATION };
+	static const struct option options[] = {
+		CAPTURE_LONG_OPTIONS,
+		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, ARG_DURATION },
+		{ "force", no_argument, NULL, ARG_FORCE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "only-command", no_argument, NULL, 'F' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	uint64_t ms;
+	int c, r;
+
+	/*
+	 * '+': as trace-cmd, the first word that is not an option starts the
+	 * command, whose own options are never ours ("--" before it also works).
+	 */
+	optind = 0; /* 0, not 1: re-initialise getopt fully (main used "+") */
+	while ((c = getopt_long(argc, argv, "+" CAPTURE_SHORT_OPTIONS "o:qhFj", options,
+				NULL)) >= 0) {
+		r = capture_option("record", c, optarg, a->req, &a->capture);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case 'o':
+			a->output = optarg;
+			break;
+		case ARG_DURATION:
+			r = parse_duration_ms(optarg, &ms);
+			if (r < 0) {
+				print_error("record", "invalid duration '%s' (%s)", optarg,
+					    r == -ERANGE ? "from 1 ms to 30 days" :
+					    "e.g. 10s, 500ms, 2m");
+				return -EINVAL;
+			}
+			ctl_put_u64(a->req, FTRACED_ATTR_DURATION_MS, ms);
+			break;
+		case ARG_FORCE:
+			a->force = true;
+			break;
+		case 'q':
+			a->quiet = true;
+			break;
+		case 'F':
+			a->only_command = true;
+			break;
+		case 'j':
+			a->json = true;
+			break;
+		case 'h':
+			record_help();
+			return 0;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		a->command = argv + optind;
+	if (!a->capture.has_source) {
+		print_error("record", "no events given; use -e SYSTEM:EVENT (e.g. -e sched) or -p "
+			    "TRACER");
+		return -EINVAL;
+	}
+	if (!a->output)
+		a->output = DEFAULT_OUTPUT;
+	a->to_stdout = strcmp(a->output, "-") == 0;
+	if (a->to_stdout && a->json) {
+		print_error("record", "-o - writes the trace to standard output: --json cannot go "
+			    "there too");
+		return -EINVAL;
+	}
+	if (a->only_command && !a->command) {
+		print_error("record", "-F traces the command given after the options; there is none");
+		return -EINVAL;
+	}
+	if (a->req->error) {
+		print_error("record", "too many events or options for one request");
+		return -EINVAL;
+	}
+	return 1;
+}
+
+/*
+ * Waits for FINISHED; sends STOP on a signal and, for the progress line,
+ * STATUS every PROGRESS_INTERVAL_MS. Without a progress line it sleeps
+ * until the daemon or a signal wakes it: the stop signals are blocked but
+ * while it waits, so one that arrives just before the wait still ends it.
+ */
+static int wait_finished(int sock, const char *session, bool progress, struct reply *ret)
+{
+	struct ctl_builder *b = malloc(sizeof(*b));
+	sigset_t stop_signals, wait_mask;
+	bool stop_sent = false;
+	int r;
+
+	if (!b)
+		return -ENOMEM;
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGHUP);
+	sigaddset(&stop_signals, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &stop_signals, &wait_mask);
+	for (;;) {
+		struct reply rep;
+
+		if (stop_requested && !stop_sent) {
+			ctl_builder_init(b, FTRACED_MSG_STOP);
+			ctl_put_string(b, FTRACED_ATTR_SESSION, session);
+			r = ctl_send(sock, b, -1);
+			if (r < 0)
+				break;
+			stop_sent = true;
+			if (progress)
+				fprintf(stderr, "\nStopping, finishing the file...\n");
+		}
+		r = ctl_receive_sigmask(sock, progress ? PROGRESS_INTERVAL_MS : -1, &wait_mask, &rep);
+		if (r == -EINTR)
+			continue;
+		if (r == -ETIMEDOUT) {
+			if (progress && !stop_sent) {
+				ctl_builder_init(b, FTRACED_MSG_STATUS);
+				ctl_put_string(b, FTRACED_ATTR_SESSION, session);
+				r = ctl_send(sock, b, -1);
+				if (r < 0)
+					break;
+			}
+			continue;
+		}
+		if (r < 0)
+			break;
+		if (rep.type == FTRACED_MSG_SESSIONS && rep.sessions.n == 1 && progress && !stop_sent)
+			print_progress(&rep.sessions.items[0]);
+		if (rep.type == FTRACED_MSG_FINISHED ||
+		    (rep.type == FTRACED_MSG_ERROR && rep.error != -EALREADY)) {
+			*ret = rep;
+			r = 0;
+			break;
+		}
+		ctl_reply_done(&rep);
+	}
+	sigprocmask(SIG_SETMASK, &wait_mask, NULL);
+	free(b);
+	if (progress)
+		fputc('\n', stderr);
+	return r;
+}
+
+/* The command's end, for the exit status: said on stderr unless quiet. */
+static int command_status(struct record_args *a, struct spawned *cmd)
+{
+	FILE *out = stderr;
+	int status;
+
+	/* A --duration that ended first leaves the command running; it is not waited for. */
+	if (spawn_reap(cmd, false, &status) < 0) {
+		if (!a->quiet)
+			fprintf(out, "'%s' is still running\n", a->command[0]);
+		return EXIT_OK;
+	}
+	if (!a->quiet && WIFEXITED(status))
+		fprintf(out, "'%s' exited with status %d\n", a->command[0], WEXITSTATUS(status));
+	else if (!a->quiet && WIFSIGNALED(status))
+		fprintf(out, "'%s' was killed by signal %d\n", a->command[0], WTERMSIG(status));
+	return spawn_exit_status(status);
+}
+
+/* Recording has begun: where to, and what the daemon noted (to stderr: stdout may be the trace). */
+static void announce(const struct session_info *s, const struct record_args *a, bool json,
+		     bool progress)
+{
+	if (!json && !a->quiet)
+		fprintf(stderr, "Recording into '%s' as session '%s' on instance '%s'%s\n",
+			a->to_stdout ? "standard output" : a->output, s->name, s->instance,
+			progress ? " (Ctrl-C to stop)" : "");
+	print_skipped("record", s);
+	if (s->note[0] && !json)
+		fprintf(stderr, "ftracectl record: note: %s\n", s->note);
+}
+
+/* The capture failed: say so, and save what the daemon rebuilt of it, if it sent that. */
+static void report_failed(const struct reply *rep, const struct record_args *a,
+			  const char *partial)
+{
+	char copy[PATH_MAX];
+	int r;
+
+	print_error("record", "capture failed: %s; the partial output is left at '%s'",
+		    rep->message[0] ? rep->message : strerror(-rep->error),
+		    partial[0] ? partial : a->output);
+	if (!rep->has_fd)
+		return;
+	r = output_save_recovered(rep->fd, a->to_stdout ? "trace.dat" : a->output, copy,
+				  sizeof(copy));
+	if (r >= 0)
+		fprintf(stderr, "ftracectl record: a copy of what was captured is in '%s'\n", copy);
+	else
+		print_error("record", "cannot copy what was captured out of the daemon's state "
+			    "directory: %s", strerror(-r));
+}
+
+/*
+ * The file is complete: it takes its name and the summary is said.
+ * Return: the command's status (@exit_code) with a command, else the record's.
+ */
+static int report_finished(const struct session_info *s, const struct record_args *a,
+			   const char *partial, bool json, FILE *text, int exit_code)
+{
+	int r;
+
+	if (output_commit("record", partial, a->output) < 0)
+		return EXIT_FAILED;
+	if (json)
+		json_print(session_json(s));
+	else
+		print_summary(text, s, a->to_stdout ? "standard output" : a->output, a->quiet);
+	/* A capture cut short still leaves a valid file of what came before. */
+	r = s->error;
+	if (r < 0)
+		print_error("record", "%s; '%s' holds what was captured until then",
+			    s->message, a->output);
+	/* Another process changed the instance: events may be missing, and the file says so. */
+	if (s->warning[0]) {
+		print_error("record", "events may be missing from '%s': %s", a->output,
+			    s->warning);
+		r = r < 0 ? r : -EIO;
+	}
+	/* With a command, its status; the record's own failure only without one. */
+	if (a->command)
+		return exit_code;
+	return r < 0 ? EXIT_FAILED : EXIT_OK;
+}
+
+int cmd_record(const struct client_options *global, int argc, char *argv[])
+{
+	_cleanup_free_ struct ctl_builder *req = malloc(sizeof(*req));
+	struct record_args a = { .req = req, .json = global->json };
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	_cleanup_close_ int sock = -EBADF, out = -EBADF;
+	char partial[PATH_MAX];
+	struct spawned cmd = { .go_fd = -EBADF, .exec_fd = -EBADF };
+	struct client_options o = *global;
+	struct reply rep = {};
+	int r, exec_error = 0, exit_code;
+	FILE *text;
+	bool progress;
+
+	if (!req)
+		return EXIT_FAILED;
+	ctl_builder_init(req, FTRACED_MSG_RECORD);
+	r = parse_args(argc, argv, &a);
+	if (r <= 0)
+		return r < 0 ? EXIT_USAGE : EXIT_OK;
+	o.json = a.json;
+	json_want(a.json);
+	progress = progress_wanted(a.quiet, o.json);
+	/* With the trace on stdout, what is said to a person goes to stderr. */
+	text = a.to_stdout ? stderr : stdout;
+	if (a.command) {
+		r = spawn_find(a.command[0]);
+		if (r < 0) {
+			print_error("record", "cannot run '%s': %s", a.command[0], strerror(-r));
+			return SPAWN_CANNOT_RUN;
+		}
+	}
+
+	out = a.to_stdout ? output_open_stdout("record") :
+		output_open("record", a.output, a.force, partial, sizeof(partial));
+	if (a.to_stdout)
+		partial[0] = '\0';
+	if (out < 0)
+		return EXIT_FAILED;
+	r = ctl_connect(&o, &sock);
+	if (r < 0) {
+		output_discard(partial);
+		return r == -EACCES || r == -EPERM ? EXIT_DENIED : EXIT_NO_DAEMON;
+	}
+	/* From here on, a signal asks the daemon to stop instead of killing us. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (a.command) {
+		/* Held until tracing is on; its end stops the record. */
+		sigaction(SIGCHLD, &sa, NULL);
+		r = spawn_held(a.command, &cmd);
+		if (r < 0) {
+			print_error("record", "cannot start '%s': %s", a.command[0], strerror(-r));
+			output_discard(partial);
+			return EXIT_FAILED;
+		}
+		if (a.only_command)
+			ctl_put_u32(req, FTRACED_ATTR_PID, (uint32_t)cmd.pid);
+	}
+	r = ctl_send_and_receive(sock, req, out, CTL_LONG_TIMEOUT_MS, &rep);
+	out = safe_close(out);
+	if (r < 0 || rep.type == FTRACED_MSG_ERROR) {
+		if (a.command)
+			spawn_abort(&cmd);
+		if (r == -EINTR && stop_requested)
+			print_error("record", "stopped before recording began (a signal came while "
+				    "the daemon was setting the session up, e.g. allocating its ring "
+				    "buffer): nothing was recorded");
+		else if (r < 0)
+			print_error("record", "talking to the daemon failed: %s", strerror(-r));
+		else
+			print_error_reply("record", &rep);
+		output_discard(partial);
+		return r < 0 ? EXIT_FAILED : exit_code_for_error(rep.error);
+	}
+	if (rep.type != FTRACED_MSG_STARTED || rep.sessions.n != 1) {
+		print_error("record", "unexpected reply from the daemon");
+		ctl_reply_done(&rep);
+		output_discard(partial);
+		return EXIT_FAILED;
+	}
+	announce(&rep.sessions.items[0], &a, o.json, progress);
+	if (a.command) {
+		/* A command that cannot run after all ends the record; its file is still made. */
+		r = spawn_release(&cmd);
+		exec_error = r < 0 ? r : spawn_exec_result(&cmd);
+		if (exec_error < 0)
+			print_error("record", "cannot run '%s': %s; stopping", a.command[0],
+				    strerror(-exec_error));
+	}
+
+	{
+		char session[FTRACED_NAME_MAX + 1];
+
+		snprintf(session, sizeof(session), "%s", rep.sessions.items[0].name);
+		ctl_reply_done(&rep);
+		r = wait_finished(sock, session, progress, &rep);
+	}
+	if (r < 0) {
+		print_error("record", "%s; the partial output is left at '%s'",
+			    r == -ECONNRESET ? "the daemon went away before the file was complete" :
+			    strerror(-r), partial[0] ? partial : a.output);
+		return EXIT_FAILED;
+	}
+	if (rep.type == FTRACED_MSG_ERROR) {
+		report_failed(&rep, &a, partial);
+		ctl_reply_done(&rep);
+		return EXIT_FAILED;
+	}
+	exit_code = a.command && exec_error == 0 ? command_status(&a, &cmd) : EXIT_OK;
+	if (exec_error < 0) {
+		spawn_reap(&cmd, true, &r);
+		exit_code = SPAWN_CANNOT_RUN;
+	}
+	r = report_finished(&rep.sessions.items[0], &a, partial, o.json, text, exit_code);
+	ctl_reply_done(&rep);
+	return r;
+}

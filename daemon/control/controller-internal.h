@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the controller's two files share: the session table
+ * (controller.c, requests and replies) and the sessions the daemon makes
+ * itself (controller-files.c: sessions.d, saved sessions, reloads).
+ * Nothing else includes this.
+ */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon/base/bounds.h"
+#include "daemon/control/controller.h"
+#include "daemon/kernel/instance-offer.h"
+#include "daemon/control/reply-route.h"
+#include "daemon/session/session.h"
+#include "lib/ctl-proto.h"
+
+struct slot {
+	struct session *session;
+	struct pending_reply reply;
+	char *conf;                 /* its session file: what `ftracectl save` prints */
+	bool persist;               /* created by a client: saved, restored at each start */
+	bool saved;                 /* ... and its saved copy exists */
+	bool start_when_ready;      /* from a file, or saved while running */
+	uint64_t stopped_usec;      /* saved: the daemon's clean stop while it ran; 0: a crash */
+	char file[NAME_MAX + 1];    /* from sessions.d: its file */
+	uint64_t file_hash;         /* ... and what the file said, to tell a change at reload */
+	unsigned file_generation;   /* the last reload that found the file */
+	bool reload_when_done;      /* its file changed: created again from it once it is gone */
+};
+
+struct controller {
+	struct controller_env env;
+	struct controller_limits limits;
+	struct reaper *reaper;      /* instances tracefs would not remove yet */
+	struct instance_offer offer; /* what the kernel offers, found once */
+	struct slot slots[SESSION_MAX];
+	struct ctl_builder reply;
+	uint32_t last_id;           /* the last session id given out */
+	uint32_t reserved_id;       /* ids up to here are written down as taken */
+	uint64_t sessions_started;
+	const char *sessions_dir;   /* sessions.d; NULL until loaded */
+	unsigned file_generation;
+	bool exiting;
+};
+
+void controller_changed(struct controller *c);
+struct slot *controller_free_slot(struct controller *c);
+struct slot *controller_find_slot(struct controller *c, const char *name);
+void controller_wait_in_log(struct slot *slot, const char *origin);
+struct session_env controller_session_env(struct controller *c, uid_t owner);
+int controller_start_session(struct controller *c, struct session *s);
+void controller_destroy_slot(struct controller *c, struct slot *slot);
+
+uint32_t controller_new_id(struct controller *c);
+void controller_read_ids(struct controller *c);
+void controller_save(struct controller *c, struct slot *slot, bool running, uint64_t stopped_usec);
+void controller_unsave(struct controller *c, struct slot *slot);
+void controller_create_from_file(const char *file, const struct ctl_request *req, uint64_t hash,
+				 void *userdata);
+void controller_start_from_file(struct controller *c, struct slot *slot);
+void controller_handle_save(struct controller *c, struct ctl_conn *conn,
+			    const struct ctl_request *req);
