@@ -4,7 +4,9 @@ socket and state directory, ftracectl, the load generator, trace-cmd report
 parsing, and a tiny runner that prints 'N passed, M failed'.
 
 Every test uses its own ftraced-* instances (through the daemon) and must
-leave none behind; the top-level tracing buffer is never touched."""
+leave none behind; the top-level tracing buffer is never touched. tracefs is
+shared: another ftraced or trace-cmd may run beside the suite, so a test counts
+and removes only the instances of the daemons it started (by their tag)."""
 
 import calendar
 import contextlib
@@ -49,13 +51,45 @@ def skip_unless_possible():
         sys.exit(SKIP)
 
 
-def our_instances():
+# The state directories of the daemons this process started. Their instance-tag files name
+# the only instances a test may count or remove: every other one belongs to someone else.
+# A tag once read is kept: the state directory may be gone by the time its leftovers are
+# looked for.
+STATE_DIR_TAGS = {}
+INSTANCE_TAG_FILE = "instance-tag"
+
+
+def own_state_dir(path):
+    """Counts the instances of the daemon whose state directory is @path as this test's."""
+    STATE_DIR_TAGS.setdefault(os.path.abspath(path), None)
+
+
+def instance_tag(state_dir):
+    """The tag a daemon keeps in its state directory (hex), or None before its first start."""
+    try:
+        with open(os.path.join(state_dir, INSTANCE_TAG_FILE)) as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def ftraced_instances():
+    """Every ftraced-* instance in tracefs, ours or another daemon's."""
     return sorted(n for n in os.listdir(os.path.join(TRACING, "instances"))
                   if n.startswith("ftraced-"))
 
 
+def our_instances():
+    """The instances of the daemons this process started."""
+    for path, tag in STATE_DIR_TAGS.items():
+        if tag is None:
+            STATE_DIR_TAGS[path] = instance_tag(path)
+    prefixes = tuple("ftraced-%s-" % t for t in STATE_DIR_TAGS.values() if t)
+    return [n for n in ftraced_instances() if prefixes and n.startswith(prefixes)]
+
+
 def remove_instances_since(before):
-    """Removes the ftraced-* instances that were not there in @before (after a failure)."""
+    """Removes our instances that were not there in @before (after a failure)."""
     for name in set(our_instances()) - set(before):
         try:
             os.rmdir(os.path.join(TRACING, "instances", name))
@@ -92,6 +126,7 @@ class Daemon:
     def launch(self):
         """Runs the daemon without waiting for it: start-up (recovery) under way."""
         self.instances_before = set(our_instances())
+        own_state_dir(self.state)
         log = open(self.log_path, "ab")
         args = self.extra_args or ["--group", ""]
         if "--config" not in args:

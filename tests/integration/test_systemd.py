@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (FTRACED, FTRACECTL, assert_complete_sequences,  # noqa: E402
                      check_events, event_lines, fifo_reader, markers, our_instances,
-                     parse_markers, report, run)
+                     own_state_dir, parse_markers, remove_instances_since, report, run)
 
 WATCHDOG_USEC = 1000000
 STALL_SECONDS = 2.0
@@ -79,6 +79,7 @@ class Activated:
         self.notify = Notified(os.path.join(self.dir, "notify"))
         self.log_path = os.path.join(self.dir, "ftraced.log")
         self.before = set(our_instances())
+        own_state_dir(os.path.join(self.dir, "state"))
         env = ["-E", "NOTIFY_SOCKET=" + os.path.join(self.dir, "notify"),
                "-E", "WATCHDOG_USEC=%d" % WATCHDOG_USEC]
         if test_hooks:
@@ -110,11 +111,7 @@ class Activated:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        for name in set(our_instances()) - self.before:
-            try:
-                os.rmdir(os.path.join("/sys/kernel/tracing/instances", name))
-            except OSError:
-                pass
+        remove_instances_since(self.before)
         self.notify.close()
         self.tmp.cleanup()
 

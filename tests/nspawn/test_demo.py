@@ -21,8 +21,8 @@ from test_nspawn import CACHE, copy_tree, skip_unless_possible
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from harness import (check_events, event_lines, our_instances,  # noqa: E402
-                     remove_instances_since, report, TRACING)
+from harness import (check_events, event_lines, ftraced_instances,  # noqa: E402
+                     report, TRACING)
 
 DEMO_TIMEOUT = 1500
 
@@ -42,9 +42,26 @@ def bare_root():
     return root
 
 
+def instance_tag(name):
+    """ftraced-<tag>-<id>: the tag."""
+    return name.split("-")[1]
+
+
+def remove_new_tags(before):
+    """The demo's daemon keeps its state in the container's own /tmp, gone with it: its
+    instances are those of a tag that was not in tracefs before (another daemon's are not)."""
+    old = {instance_tag(n) for n in before}
+    for name in ftraced_instances():
+        if instance_tag(name) not in old:
+            try:
+                os.rmdir(os.path.join(TRACING, "instances", name))
+            except OSError:
+                pass
+
+
 def main():
     skip_unless_possible()
-    before = set(our_instances())
+    before = ftraced_instances()
     # ftraced raises saved_cmdlines_size, as a real install does; the machine's is put back.
     cmdlines = os.path.join(TRACING, "saved_cmdlines_size")
     with open(cmdlines) as f:
@@ -79,7 +96,7 @@ def main():
         print("1 passed, 0 failed")
         return 0
     finally:
-        remove_instances_since(before)
+        remove_new_tags(before)
         with open(cmdlines, "w") as f:
             f.write(cmdlines_before)
         shutil.rmtree(work, ignore_errors=True)

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from harness import (assert_complete_sequences, assert_real_kallsyms,  # noqa: E402
                      check_events, count_markers, event_lines,
-                     our_instances, remove_instances_since, parse_markers, report, SKIP,
+                     our_instances, own_state_dir, remove_instances_since, parse_markers, report, SKIP,
                      TRACING)
 
 LOADGEN = os.environ["LOADGEN"]
@@ -237,6 +237,8 @@ def main():
     work = tempfile.mkdtemp(prefix="ftraced-nspawn-", dir="/var/tmp")
     results = os.path.join(work, "results")
     root = os.path.join(work, "root")
+    # The container's daemon keeps its tag in its own /var/lib/ftraced.
+    own_state_dir(os.path.join(root, "var", "lib", "ftraced"))
     os.mkdir(results)
     try:
         deb = build_deb(work)
