@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the controller's two files share: the session table
- * (controller.c, requests and replies) and the sessions the daemon makes
- * itself (controller-files.c: sessions.d, saved sessions, reloads).
- * Nothing else includes this.
+ * What the controller's files share. They call each other in one direction,
+ * from the top: controller.c (requests and replies, the sessions' news),
+ * controller-files.c (the sessions the daemon makes itself: sessions.d,
+ * saved sessions, reloads), controller-table.c (the session table, ids,
+ * saved copies). Nothing else includes this.
  */
 #pragma once
 
@@ -35,6 +36,7 @@ struct slot {
 struct controller {
 	struct controller_env env;
 	struct controller_limits limits;
+	struct session_env session_news; /* the loop, services and news every session gets */
 	struct reaper *reaper;      /* instances tracefs would not remove yet */
 	struct instance_offer offer; /* what the kernel offers, found once */
 	struct slot slots[SESSION_MAX];
@@ -47,18 +49,21 @@ struct controller {
 	bool exiting;
 };
 
+/* controller-table.c */
+unsigned controller_n_sessions_of(const struct controller *c, uid_t uid);
 void controller_changed(struct controller *c);
+struct slot *controller_slot_of(struct controller *c, struct session *s);
 struct slot *controller_free_slot(struct controller *c);
 struct slot *controller_find_slot(struct controller *c, const char *name);
 void controller_wait_in_log(struct slot *slot, const char *origin);
 struct session_env controller_session_env(struct controller *c, uid_t owner);
 int controller_start_session(struct controller *c, struct session *s);
 void controller_destroy_slot(struct controller *c, struct slot *slot);
-
 uint32_t controller_new_id(struct controller *c);
 void controller_read_ids(struct controller *c);
 void controller_save(struct controller *c, struct slot *slot, bool running, uint64_t stopped_usec);
 void controller_unsave(struct controller *c, struct slot *slot);
+/* controller-files.c */
 void controller_create_from_file(const char *file, const struct ctl_request *req, uint64_t hash,
 				 void *userdata);
 void controller_start_from_file(struct controller *c, struct slot *slot);

@@ -41,67 +41,6 @@
 #include "lib/io-util.h"
 #include "lib/time-util.h"
 
-static unsigned n_sessions(const struct controller *c, uid_t uid, bool only_uid)
-{
-	unsigned n = 0;
-
-	for (size_t i = 0; i < SESSION_MAX; i++)
-		if (c->slots[i].session && (!only_uid || session_owner(c->slots[i].session) == uid))
-			n++;
-	return n;
-}
-
-unsigned controller_n_sessions(const struct controller *c)
-{
-	return n_sessions(c, 0, false);
-}
-
-bool controller_any_running(const struct controller *c)
-{
-	for (size_t i = 0; i < SESSION_MAX; i++)
-		if (c->slots[i].session && session_state(c->slots[i].session) == SESSION_RUNNING)
-			return true;
-	return false;
-}
-
-uint64_t controller_sessions_started(const struct controller *c)
-{
-	return c->sessions_started;
-}
-
-void controller_changed(struct controller *c)
-{
-	c->env.changed(c->env.userdata);
-}
-
-/* An empty slot, cleared of what its last session left. */
-struct slot *controller_free_slot(struct controller *c)
-{
-	for (size_t i = 0; i < SESSION_MAX; i++)
-		if (!c->slots[i].session) {
-			free(c->slots[i].conf);
-			c->slots[i] = (struct slot){};
-			return &c->slots[i];
-		}
-	return NULL;
-}
-
-struct slot *controller_find_slot(struct controller *c, const char *name)
-{
-	for (size_t i = 0; i < SESSION_MAX; i++)
-		if (c->slots[i].session && strcmp(session_name(c->slots[i].session), name) == 0)
-			return &c->slots[i];
-	return NULL;
-}
-
-static struct slot *slot_of(struct controller *c, struct session *s)
-{
-	for (size_t i = 0; i < SESSION_MAX; i++)
-		if (c->slots[i].session == s)
-			return &c->slots[i];
-	return NULL;
-}
-
 static void reply_ok(struct controller *c, struct ctl_conn *conn)
 {
 	if (!conn)
@@ -124,17 +63,11 @@ static void wait_for(struct slot *slot, enum reply_kind kind, struct ctl_conn *c
 	slot->reply = (struct pending_reply){ .kind = kind, .conn = conn };
 }
 
-void controller_wait_in_log(struct slot *slot, const char *origin)
-{
-	slot->reply = (struct pending_reply){ .kind = REPLY_LOG };
-	snprintf(slot->reply.origin, sizeof(slot->reply.origin), "%s", origin);
-}
-
 /* A continuous or flight session stopped and its last file is on disk. */
 static void on_session_stopped(struct session *s, void *userdata)
 {
 	struct controller *c = userdata;
-	struct slot *slot = slot_of(c, s);
+	struct slot *slot = controller_slot_of(c, s);
 
 	log_info("Session '%s' stopped", session_name(s));
 	if (slot && !c->exiting)
@@ -170,7 +103,7 @@ static void on_session_done(struct session *s, void *userdata)
 {
 	char instance[FTRACED_NAME_MAX + 1];
 	struct controller *c = userdata;
-	struct slot *slot = slot_of(c, s);
+	struct slot *slot = controller_slot_of(c, s);
 	struct pending_reply reply;
 	struct reply_route route;
 	const char *message;
@@ -266,52 +199,6 @@ static void on_snapshot(struct session *s, void *waiter, int result, const char 
 	ctl_conn_send(conn, &c->reply);
 }
 
-static void on_session_ready(struct session *s, int result, void *userdata);
-
-/* Symbols for the files of @owner's session: root's always; group members' per ftraced.conf. */
-static struct kallsyms *symbols_for(const struct controller *c, uid_t owner)
-{
-	enum group_symbols g = c->limits.group_symbols;
-	bool show = owner == 0 || g == GROUP_SYMBOLS_YES ||
-		(g == GROUP_SYMBOLS_AUTO && kallsyms_shown_to_users());
-
-	return show ? c->env.kallsyms : NULL;
-}
-
-static uint64_t memory_committed(const struct controller *c)
-{
-	uint64_t sum = 0;
-
-	for (size_t i = 0; i < SESSION_MAX; i++)
-		if (c->slots[i].session)
-			sum += session_memory(c->slots[i].session);
-	return sum;
-}
-
-/* What a new session of @owner gets from the daemon. */
-struct session_env controller_session_env(struct controller *c, uid_t owner)
-{
-	return (struct session_env){
-		.event = c->env.event,
-		.pool = c->env.pool,
-		.state_dir_fd = c->env.state_dir_fd,
-		.instance_tag = c->env.instance_tag,
-		.kallsyms = symbols_for(c, owner),
-		.clock_anchor = c->env.clock_anchor,
-		.memory_limit = c->limits.memory_limit,
-		.rt_priority_max = c->limits.rt_priority_max,
-		.memory_committed = memory_committed(c),
-		.runner = c->env.runner,
-		.written = c->env.written,
-		.retire_instance = retire_instance,
-		.on_ready = on_session_ready,
-		.on_done = on_session_done,
-		.on_stopped = on_session_stopped,
-		.on_snapshot = on_snapshot,
-		.userdata = c,
-	};
-}
-
 /* RECORD (with the output fd) or CREATE: a new session. */
 static void handle_new(struct controller *c, struct ctl_conn *conn, const struct ctl_request *req,
 		       int fd)
@@ -343,8 +230,8 @@ static void handle_new(struct controller *c, struct ctl_conn *conn, const struct
 			return;
 		}
 	}
-	if (n_sessions(c, 0, false) >= SESSION_MAX ||
-	    (uid != 0 && n_sessions(c, uid, true) >= SESSION_PER_UID_MAX)) {
+	if (controller_n_sessions(c) >= SESSION_MAX ||
+	    (uid != 0 && controller_n_sessions_of(c, uid) >= SESSION_PER_UID_MAX)) {
 		safe_close(fd);
 		ctl_conn_send_error(conn, -EUSERS, "too many sessions (at most %u, %u per user)",
 				    SESSION_MAX, SESSION_PER_UID_MAX);
@@ -386,16 +273,6 @@ static void handle_new(struct controller *c, struct ctl_conn *conn, const struct
 	controller_changed(c);
 }
 
-/* session_start(), counted for the metrics. */
-int controller_start_session(struct controller *c, struct session *s)
-{
-	int r = session_start(s);
-
-	if (r >= 0)
-		c->sessions_started++;
-	return r;
-}
-
 /* A record's ring is there: start it and tell its client. */
 static void start_record(struct controller *c, struct slot *slot)
 {
@@ -425,7 +302,7 @@ static void start_record(struct controller *c, struct slot *slot)
 static void on_session_ready(struct session *s, int result, void *userdata)
 {
 	struct controller *c = userdata;
-	struct slot *slot = slot_of(c, s);
+	struct slot *slot = controller_slot_of(c, s);
 	struct reply_route route;
 	const char *message;
 
@@ -521,12 +398,6 @@ static void handle_start(struct controller *c, struct ctl_conn *conn,
 	controller_save(c, slot, /* running= */ true, 0);
 	reply_ok(c, conn);
 	controller_changed(c);
-}
-
-void controller_destroy_slot(struct controller *c, struct slot *slot)
-{
-	controller_unsave(c, slot);
-	session_destroy(slot->session); /* may reply and free the session right away */
 }
 
 static void handle_destroy(struct controller *c, struct ctl_conn *conn,
@@ -772,6 +643,21 @@ int controller_new(const struct controller_env *env, struct controller **ret)
 		return -ENOMEM;
 	c->env = *env;
 	c->offer.tag = env->instance_tag;
+	c->session_news = (struct session_env){
+		.event = env->event,
+		.pool = env->pool,
+		.state_dir_fd = env->state_dir_fd,
+		.instance_tag = env->instance_tag,
+		.clock_anchor = env->clock_anchor,
+		.runner = env->runner,
+		.written = env->written,
+		.retire_instance = retire_instance,
+		.on_ready = on_session_ready,
+		.on_done = on_session_done,
+		.on_stopped = on_session_stopped,
+		.on_snapshot = on_snapshot,
+		.userdata = c,
+	};
 	controller_read_ids(c);
 	r = reaper_new(env->event, on_instance_removed, c, &c->reaper);
 	if (r < 0)

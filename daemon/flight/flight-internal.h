@@ -2,12 +2,15 @@
 #pragma once
 
 /*
- * The flight recorder's state, as flight.c (history, snapshots, triggers)
- * and flight-kernel.c (the kernel backend's drain) share it. Nothing else
+ * The flight recorder's state, as flight.c (history, snapshots, triggers),
+ * flight-snapshot.c (writing a snapshot whose data is ready) and
+ * flight-kernel.c (the kernel backend's drain) share it. Nothing else
  * includes this.
  */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <systemd/sd-event.h>
 
@@ -89,8 +92,22 @@ static inline void flight_stopped(struct flight *f)
 	f->host.ops->stopped(f->host.session);
 }
 
-void flight_fail(struct flight *f, int error, const char *fmt, ...) _printf_(3, 4);
+/* Fails the session, with a message for the client. */
+_printf_(3, 4) static inline void flight_fail(struct flight *f, int error, const char *fmt, ...)
+{
+	char message[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	f->host.ops->set_error(f->host.session, error, message);
+}
+
+/* flight-snapshot.c */
 void flight_serve_jobs(struct flight *f);
+void flight_snapshot_failed(struct flight *f, void *waiter, struct trigger_slot *trigger,
+			    int error);
 
 /* flight-kernel.c */
 int flight_keep_history_recipe(struct flight *f);

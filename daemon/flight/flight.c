@@ -26,7 +26,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,18 +55,6 @@
 #include "lib/wall-clock.h"
 
 static void on_trigger_fire(struct trigger *t, uint64_t ts, void *userdata);
-
-/* Fails the session, with a message for the client. */
-void flight_fail(struct flight *f, int error, const char *fmt, ...)
-{
-	char message[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(message, sizeof(message), fmt, ap);
-	va_end(ap);
-	f->host.ops->set_error(f->host.session, error, message);
-}
 
 /**
  * flight_free() - triggers, queued jobs and the snapshots directory go.
@@ -300,100 +287,6 @@ int flight_start(struct flight *f)
 	return 0;
 }
 
-static void snapshot_failed(struct flight *f, void *waiter, struct trigger_slot *trigger,
-			    int error)
-{
-	char result[128];
-
-	f->n_failed++;
-	log_error_errno(error, "Session '%s': snapshot failed: %m", f->host.name);
-	if (trigger) {
-		snprintf(result, sizeof(result), "snapshot failed: %s", strerror(-error));
-		trigger_set_result(trigger->trigger, result);
-	}
-	if (waiter)
-		f->host.ops->snapshot_done(f->host.session, waiter, error, NULL, 0, NULL);
-}
-
-/* Takes what the rings hold now and starts writing it as a snapshot file. */
-static void write_snapshot(struct flight *f, struct snapshot_job *job)
-{
-	char stamp[32], target[PUBLISH_NAME_MAX + sizeof(SESSIONS_DIR) + FTRACED_NAME_MAX + 24];
-	struct publish_ticket ticket = { .snapshot = true, .waiter = job->waiter,
-					 .cookie = job->trigger };
-	uint32_t seq = ++f->next_snapshot_seq;
-	struct segment *seg;
-	int r;
-
-	publish_utc_stamp(stamp, sizeof(stamp));
-	snprintf(target, sizeof(target), SESSIONS_DIR "/%s/" SNAPSHOTS_DIR "/%s-%s-%06" PRIu32
-		 ".dat", f->host.name, f->host.name, stamp, seq);
-	r = segment_new_snapshot(f->host.segment_env, seq, target, &job->window, &seg);
-	if (r < 0) {
-		snapshot_failed(f, job->waiter, job->trigger, r);
-		return;
-	}
-	/* With a swap, the statistics of the buffer drained were read before it. */
-	r = f->swap ? 0 : stream_set_read_stats(f->host.cpus, f->host.instance, /* start= */ false,
-						 /* text= */ true);
-	if (r < 0)
-		log_warning_errno(r, "Session '%s': reading statistics failed, ignoring: %m",
-				  f->host.name);
-	for (unsigned cpu = 0; cpu < f->host.cpus->n_cpus; cpu++) {
-		struct cpu_stream *cs = &f->host.cpus->cpus[cpu];
-		struct chunk_list l = {};
-		bool older_lost;
-
-		r = chunk_ring_collect(cs->ring, &l);
-		if (r < 0) {
-			segment_free(seg);
-			snapshot_failed(f, job->waiter, job->trigger, r);
-			return;
-		}
-		/* Memory: evicted from our ring; kernel: overwritten in the kernel's. */
-		older_lost = flight_kernel_backend(f) ? cs->cut.overrun > cs->lost_base : l.evicted;
-		segment_close_cpu(seg, cpu, 0, 0, &cs->cut, TAKE_PTR(cs->cut_text));
-		segment_set_chunks(seg, cpu, &l, older_lost);
-	}
-	r = publisher_add(f->host.publisher, seg, TAKE_FD(job->out_fd), &ticket);
-	if (r < 0)
-		snapshot_failed(f, job->waiter, job->trigger, r);
-	else
-		f->n_unpublished++;
-}
-
-/* Memory backend: is the flush this job waits for done? */
-static bool job_ready(struct flight *f, const struct snapshot_job *job)
-{
-	if (flight_phase(f) == MODE_IDLE)
-		return true;
-	if (job->flush == FLUSH_AFTER_STOP)
-		return false;
-	for (unsigned cpu = 0; cpu < f->host.cpus->n_cpus; cpu++)
-		if (!f->host.cpus->cpus[cpu].stream)
-			return true;
-	return stream_set_cut_reached(f->host.cpus, job->flush);
-}
-
-/* Writes every job whose data is ready; the job leaves the queue first. */
-void flight_serve_jobs(struct flight *f)
-{
-
-	for (size_t i = 0; i < f->n_jobs;) {
-		struct snapshot_job job = f->jobs[i];
-		bool ready = flight_kernel_backend(f) ? job.flush <= f->flush_done : job_ready(f, &job);
-
-		if (!ready) {
-			i++;
-			continue;
-		}
-		memmove(&f->jobs[i], &f->jobs[i + 1], (f->n_jobs - i - 1) * sizeof(job));
-		f->n_jobs--;
-		write_snapshot(f, &job);
-		safe_close(job.out_fd);
-	}
-}
-
 
 /**
  * flight_draining() - is a kernel-backend drain under way?
@@ -586,7 +479,7 @@ void flight_published(struct flight *f, const struct publish_outcome *o)
 	if (flight_kernel_backend(f))
 		flight_drop_copies_when_written(f);
 	if (o->result < 0) {
-		snapshot_failed(f, o->ticket.waiter, trigger, o->result);
+		flight_snapshot_failed(f, o->ticket.waiter, trigger, o->result);
 		return;
 	}
 	f->n_snapshots++;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the instance modules share: the object (instance.c), its recipe
- * (instance-setup.c) and its watch (instance-watch.c).
+ * What the instance modules share: the object (instance.c), taking over one
+ * that exists (instance-adopt.c), its recipe (instance-setup.c) and its watch
+ * (instance-watch.c).
  */
 #pragma once
 
@@ -14,7 +15,7 @@ struct instance {
 	struct tracefs_instance *tfs;
 	char name[FTRACED_NAME_MAX + 1];
 	/*
-	 * Mapped by the kernel at boot onto reserved memory (instance-boot.c):
+	 * Mapped by the kernel at boot onto reserved memory (instance-adopt.c):
 	 * adopted, never created, resized or removed; freeing it releases it.
 	 */
 	bool boot_mapped;
@@ -22,7 +23,6 @@ struct instance {
 	bool top_level;
 };
 
-int instance_open_existing(const char *name, struct instance **ret);
 int instance_boot_release(struct instance *i);
 void instance_boot_forget(struct instance *i);
 

@@ -159,56 +159,6 @@ int instance_destroy(struct instance *i)
 	return r;
 }
 
-/*
- * An object for an instance that exists already (an orphan, a boot-mapped
- * one). Return: 0, -ENOENT if there is none by that name, or -errno.
- */
-int instance_open_existing(const char *name, struct instance **ret)
-{
-	struct instance *i;
-
-	if (strlen(name) >= sizeof(i->name) || !tracefs_instance_exists(name))
-		return -ENOENT;
-	i = calloc(1, sizeof(*i));
-	if (!i)
-		return -ENOMEM;
-	snprintf(i->name, sizeof(i->name), "%s", name);
-	i->tfs = tracefs_instance_alloc(NULL, name);
-	if (!i->tfs) {
-		free(i);
-		return negative_errno();
-	}
-	*ret = i;
-	return 0;
-}
-
-/**
- * instance_adopt_orphan() - take over an instance an earlier run of the daemon left.
- * @name: its name, as a crash recipe recorded it (not trusted)
- * @prefix: what our own instances' names start with ("ftraced-<tag>-")
- * @ret: the instance, tracing turned off; freeing it removes it
- *
- * Crash recovery drains what its ring buffers still hold, then frees it.
- *
- * Return: 0, -ENOENT if there is no such instance of ours, or -errno.
- */
-int instance_adopt_orphan(const char *name, const char *prefix, struct instance **ret)
-{
-	struct instance *i;
-	int r;
-
-	if (strncmp(name, prefix, strlen(prefix)) != 0)
-		return -ENOENT;
-	r = instance_open_existing(name, &i);
-	if (r < 0)
-		return r;
-	if (tracefs_trace_off(i->tfs) < 0)
-		log_warning_errno(negative_errno(), "Cannot turn tracing off in orphaned instance "
-				  "'%s', draining anyway: %m", name);
-	*ret = i;
-	return 0;
-}
-
 const char *instance_name(const struct instance *i)
 {
 	return i->name;

@@ -111,24 +111,3 @@ int session_new_flight(struct session *s, char *error, size_t n_error)
 	s->publisher.dir_fd = flight_snapshot_dir(s->flight);
 	return 0;
 }
-
-/**
- * session_leave_armed() - the daemon exits: a persistent flight recorder keeps recording.
- * @s: session
- *
- * Its boot-mapped instance stays as it is, tracing, and its recipe stays:
- * the next start (after a restart, or after a crash and reboot) writes
- * what the ring then holds into a file. Other sessions are left to the
- * caller.
- *
- * Return: NULL once @s is freed so; @s if it is not such a session.
- */
-struct session *session_leave_armed(struct session *s)
-{
-	if (!s->flight || s->state != SESSION_RUNNING || !flight_leave_armed(s->flight))
-		return s;
-	log_info("Session '%s': left recording in boot-mapped instance '%s'; the next start "
-		 "writes its history", s->name, instance_name(s->instance));
-	s->instance = instance_abandon(s->instance);
-	return session_free(s);
-}

@@ -2,12 +2,16 @@
 #pragma once
 
 /*
- * The session object as the session family shares it: session.c
- * (lifecycle; the only one to change its state), session-setup.c,
- * session-segments.c, session-flight.c, session-check.c,
- * session-status.c and session-symbols.c. Nothing else
- * includes this: the rest of the daemon sees session.h, and the flight
- * recorder (flight.c) only its host (session-mode.h).
+ * The session object as the session family shares it. Its files call each
+ * other in one direction only, from the top:
+ *   session.c           creation, requests, the event loop, freeing
+ *   session-flight.c    the host a flight recorder works through
+ *   session-run.c       starting, stopping, the end of the drain
+ *   session-segments.c  the next segment, rotation, timers
+ *   session-setup.c, session-check.c, session-symbols.c, session-status.c
+ *   session-core.c      what all of them use: state names, wake, fail, stop request
+ * Nothing else includes this: the rest of the daemon sees session.h, and
+ * the flight recorder (flight.c) only its host (session-mode.h).
  */
 #include <stdarg.h>
 
@@ -72,6 +76,7 @@ struct session {
 	uint64_t start_usec;
 	uint64_t stop_usec;
 	bool destroy_requested;
+	bool stop_requested;            /* by a part that cannot stop it: the loop stops it */
 	bool stopped_reported;
 	int error;                      /* fatal: no file */
 	char error_message[256];
@@ -90,12 +95,19 @@ struct session {
 #define SESSION_LOG_CONTEXT(s) \
 	LOG_CONTEXT((s)->name, (s)->instance ? instance_name((s)->instance) : NULL)
 
+/* session-core.c */
 void session_wake(struct session *s);
 void session_set_error(struct session *s, int error, const char *fmt, ...) _printf_(3, 4);
 void session_stopped(struct session *s);
-int session_new_flight(struct session *s, char *error, size_t n_error);
+void session_request_stop(struct session *s);
+void session_retire_instance(struct session *s);
 void session_stream_params(const struct session *s, struct stream_params *ret);
+/* session-flight.c */
+int session_new_flight(struct session *s, char *error, size_t n_error);
+/* session-run.c */
 int session_begin_running(struct session *s);
+void session_check_streams(struct session *s);
+void session_all_drained(struct session *s);
 void session_arm_check(struct session *s);
 void session_disarm_check(struct session *s);
 void session_keep_symbols(struct session *s, bool starting);

@@ -3,8 +3,8 @@
  * A session's segments and timers: naming and opening the next segment,
  * rotating a continuous session into it (every worker cuts its stream at
  * the same moment), handing closed segments to the publisher, and the
- * segment-time and duration timers. Changes no session state: a failed
- * rotation stops the session through session_stop().
+ * segment-time and duration timers. Changes no session state: the duration
+ * and a failed rotation ask the event loop for a stop (session_request_stop()).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,7 +26,7 @@ static int on_timer(sd_event_source *source, uint64_t usec, void *userdata)
 		return 0;
 	}
 	log_info("Session '%s': duration reached, stopping", s->name);
-	session_stop(s);
+	session_request_stop(s);
 	return 0;
 }
 
@@ -118,7 +118,7 @@ void session_rotate(struct session *s)
 		if (r < 0) {
 			/* Some CPUs may already write to the next segment: stop cleanly. */
 			session_set_error(s, r, "cannot rotate CPU %u: %s", cpu, strerror(-r));
-			session_stop(s);
+			session_request_stop(s);
 			return;
 		}
 	}

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * One capture session: its lifecycle and, for continuous sessions, its
- * rotation.
+ * One capture session: its creation, its requests, its event loop and its
+ * end; the run itself is session-run.c's, the segments and rotation
+ * session-segments.c's (the order of the family: session-internal.h).
  *
  *   record:      CREATED -start-> RUNNING -stop-> STOPPING -drained->
  *                ASSEMBLING -file written-> DONE (or FAILED)
@@ -55,79 +56,6 @@
 #include "lib/ctl-proto.h"
 #include "lib/time-util.h"
 
-static const char *const state_names[_SESSION_STATE_MAX] = {
-	[SESSION_ALLOCATING] = "allocating",
-	[SESSION_CREATED] = "created",
-	[SESSION_RUNNING] = "running",
-	[SESSION_STOPPING] = "stopping",
-	[SESSION_ASSEMBLING] = "assembling",
-	[SESSION_STOPPED] = "stopped",
-	[SESSION_DONE] = "done",
-	[SESSION_FAILED] = "failed",
-};
-
-const char *session_state_to_string(enum session_state st)
-{
-	return st < _SESSION_STATE_MAX ? state_names[st] : "unknown";
-}
-
-/**
- * session_wake() - have the event loop look at the session.
- * @s: session
- */
-void session_wake(struct session *s)
-{
-	uint64_t one = 1;
-
-	(void)!write(s->event_fd, &one, sizeof(one));
-}
-
-/**
- * session_stopped() - the session's mode ended its stop (or a pause it made): STOPPED.
- * @s: session
- */
-void session_stopped(struct session *s)
-{
-	s->state = SESSION_STOPPED;
-}
-
-/**
- * session_set_error() - fail the session (the first error wins).
- * @s: session
- * @error: -errno
- * @fmt: the message for the client and status
- */
-void session_set_error(struct session *s, int error, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (s->error != 0)
-		return;
-	s->error = error;
-	va_start(ap, fmt);
-	vsnprintf(s->error_message, sizeof(s->error_message), fmt, ap);
-	va_end(ap);
-}
-
-/* The session is done with its instance: the owner removes it (or keeps trying to). */
-static void retire_instance(struct session *s)
-{
-	/*
-	 * Removed on a thread, but here and now for one that never ran (no ring
-	 * worth a thread, and a refused request should leave nothing behind by
-	 * the time its client hears of it) and for one with probes (they can
-	 * only go once their events are gone from the instance, and go before
-	 * the client is answered).
-	 */
-	if (s->instance && s->env.retire_instance)
-		s->env.retire_instance(TAKE_PTR(s->instance), s->start_usec == 0 || s->probes,
-				       s->env.userdata);
-	s->probes = probe_set_free(s->probes);
-	s->instance = instance_free(s->instance);
-	/* The top level's settings go back once nothing of the session changes them. */
-	s->lease = instance_lease_release(s->lease);
-}
-
 /**
  * session_free() - release everything; the instance and spools are removed.
  * @s: session or NULL
@@ -155,7 +83,7 @@ struct session *session_free(struct session *s)
 	publisher_done(&s->publisher);
 	segment_free(s->current);
 	segment_free(s->next);
-	retire_instance(s);
+	session_retire_instance(s);
 	stream_set_done(&s->cpus);
 	metadata_done(&s->imeta);
 	event_list_done(&s->events);
@@ -166,30 +94,6 @@ struct session *session_free(struct session *s)
 	safe_close(s->event_fd);
 	free(s);
 	return NULL;
-}
-
-/**
- * session_stream_params() - how this session's streams capture.
- * @s: session with its instance
- * @ret: the parameters
- */
-void session_stream_params(const struct session *s, struct stream_params *ret)
-{
-	uint64_t step = session_segment_limit(s) / s->cpus.n_cpus / SEGMENT_SIZE_CHECKS;
-
-	*ret = (struct stream_params){
-		.notify_fd = s->event_fd,
-		.subbuf_size = s->imeta.subbuf_size,
-		.zstd = s->config.zstd,
-		.level = s->config.level,
-		.notify_bytes = s->config.mode == FTRACED_MODE_CONTINUOUS ?
-				MIN(MAX(step, (uint64_t)1), PROGRESS_NOTIFY_BYTES) : PROGRESS_NOTIFY_BYTES,
-		.progress = s->env.written,
-		.rt_priority = s->config.rt_priority,
-		.wake_bytes = s->wake_bytes,
-		.spool_region_bytes = s->segment_env.in_place ?
-			spool_in_place_region(s->cpus.n_cpus) : 0,
-	};
 }
 
 static void on_published(const struct publish_outcome *o, void *userdata);
@@ -310,171 +214,6 @@ static bool allocation_over(struct session *s)
 	return true;
 }
 
-/**
- * session_begin_running() - RUNNING: the streams (if any) go to the workers, tracing on.
- * @s: a session with its streams open
- *
- * Return: 0, or -errno after a stop was begun (the session's error says why).
- */
-int session_begin_running(struct session *s)
-{
-	int r;
-
-	s->error = 0;
-	s->cut_short = 0;
-	s->stopped_reported = false;
-	s->state = SESSION_RUNNING;
-	s->start_usec = monotonic_usec();
-	session_arm_check(s);
-	for (unsigned cpu = 0; cpu < s->cpus.n_cpus && s->cpus.cpus[cpu].stream; cpu++) {
-		r = capture_pool_add(s->env.pool, s->cpus.cpus[cpu].stream);
-		if (r < 0) {
-			/* Streams already added are drained and released through the normal stop. */
-			session_set_error(s, r, "cannot start capture on CPU %u", cpu);
-			session_stop(s);
-			return r;
-		}
-	}
-	r = instance_set_tracing(s->instance, true);
-	if (r < 0) {
-		session_set_error(s, r, "cannot turn tracing on: %s", strerror(-r));
-		session_stop(s);
-		return r;
-	}
-	/* The symbols the files will need, read now rather than after the stop. */
-	session_keep_symbols(s, /* starting= */ true);
-	return 0;
-}
-
-/* A failed start: nothing was handed to the workers, so everything can go. */
-static int start_failed(struct session *s, int r)
-{
-	stream_set_release(&s->cpus, true);
-	s->current = segment_free(s->current);
-	return r;
-}
-
-/**
- * session_start() - open a segment, hand the streams to the workers, trace.
- * @s: a CREATED or STOPPED session
- *
- * Return: 0, -EBUSY if it is not startable, or -errno (a record session is
- * then FAILED and must be freed).
- */
-int session_start(struct session *s)
-{
-	struct stream_params params;
-	char error[256];
-	int r;
-
-	if (s->state != SESSION_CREATED && s->state != SESSION_STOPPED)
-		return -EBUSY;
-	if (s->destroy_requested)
-		return -ESHUTDOWN;
-	s->warning[0] = '\0';
-	if (s->flight)
-		return flight_start(s->flight);
-	/*
-	 * Started again: what a stop cut short left in the ring (a full file
-	 * system) was counted as lost with that run, and goes with it.
-	 */
-	if (s->state == SESSION_STOPPED) {
-		r = instance_clear(s->instance);
-		if (r < 0)
-			log_warning_errno(r, "Session '%s': cannot empty the ring of the last run, "
-					  "its rest goes into this one: %m", s->name);
-	}
-	r = session_open_segment(s, &s->current);
-	if (r < 0) {
-		session_set_error(s, r, "cannot create spool files in the state directory: %s",
-				  strerror(-r));
-		return r;
-	}
-	/* A file on disk is written as the capture goes, so that the stop only finishes it. */
-	if (s->config.mode == FTRACED_MODE_RECORD && s->config.zstd && s->out_fd >= 0) {
-		r = segment_mirror_into(s->current, s->out_fd);
-		if (r < 0)
-			log_debug_errno(r, "Session '%s': the output is written at the stop, from "
-					"the spool: %m", s->name);
-	}
-	session_stream_params(s, &params);
-	r = stream_set_open(&s->cpus, s->instance, &params, s->current, error, sizeof(error));
-	if (r < 0) {
-		session_set_error(s, r, "%s", error);
-		return start_failed(s, r);
-	}
-	r = stream_set_read_stats(&s->cpus, s->instance, /* start= */ true, /* text= */ true);
-	if (r < 0) {
-		session_set_error(s, r, "cannot read the ring buffer statistics: %s", strerror(-r));
-		return start_failed(s, r);
-	}
-	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
-		segment_set_start(s->current, cpu, &s->cpus.cpus[cpu].start,
-				  s->cpus.cpus[cpu].cut_text);
-		s->cpus.cpus[cpu].seen = s->cpus.cpus[cpu].start;
-	}
-	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++)
-		s->cpus.cpus[cpu].discarded = 0;
-	r = session_begin_running(s);
-	if (r < 0)
-		return r;
-	if (s->config.duration_ms > 0) {
-		r = session_add_timer(s, &s->timer_source, s->config.duration_ms * 1000);
-		if (r < 0) {
-			session_set_error(s, r, "cannot arm the duration timer: %s", strerror(-r));
-			session_stop(s);
-			return r;
-		}
-	}
-	session_arm_segment_timer(s);
-	log_info("Session '%s' started on instance '%s' (%zu events, %s, sub-buffer %u bytes)",
-		 s->name, instance_name(s->instance), s->events.n,
-		 s->config.zstd ? "zstd" : "none", s->imeta.subbuf_size);
-	return 0;
-}
-
-/**
- * session_stop() - turn tracing off and ask every worker for a final drain.
- * @s: session
- *
- * Completion is asynchronous: a record moves on to ASSEMBLING and calls
- * env.on_done when its file is written; a continuous session becomes
- * STOPPED and calls env.on_stopped once its last segment is on disk.
- *
- * Return: 0, or -EALREADY if it is not running.
- */
-int session_stop(struct session *s)
-{
-	int r;
-
-	if (s->state != SESSION_RUNNING)
-		return -EALREADY;
-	session_check(s);
-	session_disarm_check(s);
-	session_forget_symbols(s);
-	s->state = SESSION_STOPPING;
-	s->stop_usec = monotonic_usec();
-	s->timer_source = sd_event_source_disable_unref(s->timer_source);
-	s->segment_timer = sd_event_source_disable_unref(s->segment_timer);
-	if (s->flight)
-		flight_stop_triggers(s->flight);
-	r = instance_set_tracing(s->instance, false);
-	if (r < 0)
-		log_warning_errno(r, "Session '%s': turning tracing off failed, draining anyway: %m",
-				  s->name);
-	if (s->flight && flight_stop(s->flight)) {
-		session_wake(s); /* the stop is reported from the event loop */
-		return 0;
-	}
-	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
-		r = capture_pool_finish(s->env.pool, s->cpus.cpus[cpu].stream);
-		if (r < 0)
-			return log_error_errno(r, "Session '%s': cannot finish CPU %u: %m", s->name,
-					       cpu);
-	}
-	return 0;
-}
-
 static bool maybe_done(struct session *s);
 
 /**
@@ -551,7 +290,7 @@ static void segment_published(struct session *s, const struct publish_outcome *o
 		 * started first took the CPU from the answer.
 		 */
 		if (s->probes || s->lease)
-			retire_instance(s);
+			session_retire_instance(s);
 		if (o->result < 0)
 			record_failed(s, o);
 		else
@@ -588,85 +327,6 @@ static void on_published(const struct publish_outcome *o, void *userdata)
 		flight_published(s->flight, o);
 	else
 		segment_published(s, o);
-}
-
-/* A stream failed while running: stop everything, keep what was captured. */
-static void check_streams(struct session *s)
-{
-	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
-		struct capture_counters c;
-
-		if (!s->cpus.cpus[cpu].stream)
-			continue;
-		capture_stream_counters(s->cpus.cpus[cpu].stream, &c);
-		session_note_clears(s, cpu, &c);
-		if (c.error < 0 && s->cut_short == 0) {
-			s->cut_short = c.error;
-			snprintf(s->cut_message, sizeof(s->cut_message),
-				 "capture stopped early: CPU %u: %s (spool in the state directory)",
-				 cpu, strerror(-c.error));
-		}
-	}
-	if (s->cut_short < 0 && s->state == SESSION_RUNNING) {
-		log_error("Session '%s': %s; finishing with what was captured", s->name,
-			  s->cut_message);
-		session_stop(s);
-	}
-}
-
-/* Every CPU is drained: close the last segment and release the streams. */
-static void all_drained(struct session *s)
-{
-	int r;
-
-	check_streams(s);
-	r = stream_set_read_stats(&s->cpus, s->instance, /* start= */ false, /* text= */ true);
-	if (r < 0)
-		log_warning_errno(r, "Session '%s': reading statistics failed, ignoring: %m",
-				  s->name);
-	if (s->flight) {
-		flight_drained(s->flight);
-		return;
-	}
-	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
-		struct cpu_stream *cs = &s->cpus.cpus[cpu];
-		struct capture_counters c;
-
-		capture_stream_counters(cs->stream, &c);
-		/* A stream that failed left the rest of the kernel's buffer unread. */
-		cs->discarded = c.discarded + (c.error < 0 ? cs->cut.entries : 0);
-		if (cs->discarded > 0)
-			log_error("Session '%s': CPU %u: %" PRIu64 " events could not be stored",
-				  s->name, cpu, cs->discarded);
-		segment_close_cpu(s->current, cpu, c.bytes_stored - cs->base_bytes,
-				  c.chunks - cs->base_chunks, &cs->cut,
-				  session_cpustat_text(s, cs->discarded, TAKE_PTR(cs->cut_text)));
-	}
-	s->gap_in_next_file = false;
-	/* The trace_pipe_raw fds must close before the instance can go. */
-	stream_set_release(&s->cpus, true);
-	if (s->config.mode == FTRACED_MODE_RECORD) {
-		/*
-		 * The instance goes once the file is written (segment_published()):
-		 * removing it takes the kernel tens of milliseconds with tracefs's
-		 * event lock held, and the assembler reads event formats under
-		 * that lock.
-		 */
-		if (s->error < 0) {
-			retire_instance(s);
-			s->current = segment_free(s->current);
-			s->state = SESSION_FAILED;
-			return;
-		}
-		s->state = SESSION_ASSEMBLING;
-	} else {
-		s->state = SESSION_STOPPED;
-	}
-	session_publish_segment(s, TAKE_PTR(s->current));
-	if (s->config.mode == FTRACED_MODE_RECORD && s->publisher.n_items == 0) {
-		retire_instance(s);
-		s->state = SESSION_FAILED;
-	}
 }
 
 /**
@@ -764,7 +424,11 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
 		return 0;
 	}
 	if (s->state == SESSION_RUNNING)
-		check_streams(s);
+		session_check_streams(s);
+	if (s->stop_requested) {
+		s->stop_requested = false;
+		session_stop(s);
+	}
 	if (s->cut_generation != 0 && stream_set_cut_reached(&s->cpus, s->cut_generation))
 		session_complete_rotation(s);
 	if (s->state == SESSION_RUNNING && session_segment_limit(s) > 0 &&
@@ -780,10 +444,31 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
 		flight_progress(s->flight);
 	if (s->state == SESSION_STOPPING && s->cut_generation == 0 && !flight_draining(s->flight) &&
 	    stream_set_finished(&s->cpus))
-		all_drained(s);
+		session_all_drained(s);
 	publisher_poll(&s->publisher);
 	/* Whoever waits for a file is answered before its spool is removed. */
 	if (!maybe_done(s))
 		publisher_release(&s->publisher);
 	return 0;
+}
+
+/**
+ * session_leave_armed() - the daemon exits: a persistent flight recorder keeps recording.
+ * @s: session
+ *
+ * Its boot-mapped instance stays as it is, tracing, and its recipe stays:
+ * the next start (after a restart, or after a crash and reboot) writes
+ * what the ring then holds into a file. Other sessions are left to the
+ * caller.
+ *
+ * Return: NULL once @s is freed so; @s if it is not such a session.
+ */
+struct session *session_leave_armed(struct session *s)
+{
+	if (!s->flight || s->state != SESSION_RUNNING || !flight_leave_armed(s->flight))
+		return s;
+	log_info("Session '%s': left recording in boot-mapped instance '%s'; the next start "
+		 "writes its history", s->name, instance_name(s->instance));
+	s->instance = instance_abandon(s->instance);
+	return session_free(s);
 }

@@ -181,7 +181,7 @@ def main():
     for cycle in include_cycles():
         problems.append("circular include: " + " -> ".join(cycle))
     problems += layer_problems()
-    for cycle in []:
+    for cycle in call_loops():
         problems.append("call loop: " + " -> ".join(cycle))
     for path in sources("c"):
         text = open(os.path.join(ROOT, path)).read()

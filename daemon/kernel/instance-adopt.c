@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Instances the kernel mapped at boot onto reserved memory (Linux 6.12:
+ * Instances that exist already, taken over rather than created: the orphans
+ * an earlier run of the daemon left (crash recovery drains and removes
+ * them), and instances the kernel mapped at boot onto reserved memory (Linux 6.12:
  * reserve_mem=SIZE:ALIGN:LABEL trace_instance=NAME^traceoff@LABEL): their
  * ring survives a panic and a warm reset, which is what the persistent
  * flight backend keeps its history in. The kernel owns them: ftraced adopts
@@ -19,6 +21,56 @@
 #include "daemon/kernel/instance-internal.h"
 #include "daemon/base/log.h"
 #include "lib/io-util.h"
+
+/*
+ * An object for an instance that exists already (an orphan, a boot-mapped
+ * one). Return: 0, -ENOENT if there is none by that name, or -errno.
+ */
+static int instance_open_existing(const char *name, struct instance **ret)
+{
+	struct instance *i;
+
+	if (strlen(name) >= sizeof(i->name) || !tracefs_instance_exists(name))
+		return -ENOENT;
+	i = calloc(1, sizeof(*i));
+	if (!i)
+		return -ENOMEM;
+	snprintf(i->name, sizeof(i->name), "%s", name);
+	i->tfs = tracefs_instance_alloc(NULL, name);
+	if (!i->tfs) {
+		free(i);
+		return negative_errno();
+	}
+	*ret = i;
+	return 0;
+}
+
+/**
+ * instance_adopt_orphan() - take over an instance an earlier run of the daemon left.
+ * @name: its name, as a crash recipe recorded it (not trusted)
+ * @prefix: what our own instances' names start with ("ftraced-<tag>-")
+ * @ret: the instance, tracing turned off; freeing it removes it
+ *
+ * Crash recovery drains what its ring buffers still hold, then frees it.
+ *
+ * Return: 0, -ENOENT if there is no such instance of ours, or -errno.
+ */
+int instance_adopt_orphan(const char *name, const char *prefix, struct instance **ret)
+{
+	struct instance *i;
+	int r;
+
+	if (strncmp(name, prefix, strlen(prefix)) != 0)
+		return -ENOENT;
+	r = instance_open_existing(name, &i);
+	if (r < 0)
+		return r;
+	if (tracefs_trace_off(i->tfs) < 0)
+		log_warning_errno(negative_errno(), "Cannot turn tracing off in orphaned instance "
+				  "'%s', draining anyway: %m", name);
+	*ret = i;
+	return 0;
+}
 
 /*
  * The boot-mapped instances this daemon holds: one session each, for two
