@@ -5,7 +5,8 @@
 - no circular include between modules (a .c, its .h and its -internal.h
   are one module);
 - daemon/ is layered: each folder includes only the folders below it in
-  LAYERS, and at most DAEMON_TOP_C_MAX .c files stay at daemon/'s top;
+  LAYERS, each has a README.md, and at most DAEMON_TOP_C_MAX .c files stay at
+  daemon/'s top;
 - no folder holds more than FOLDER_C_MAX .c files;
 - no call loop between .c files: when a.c calls b.c, nothing b.c calls
   leads back to a.c;
@@ -71,6 +72,10 @@ def layer_problems():
                 continue
             if LAYERS.index(there) > LAYERS.index(here):
                 problems.append("%s: includes %s, a layer above %s/" % (path, inc, here))
+    for name in LAYERS:
+        if not os.path.exists(os.path.join(ROOT, "daemon", name, "README.md")):
+            problems.append("daemon/%s/: no README.md (what it owns, may include, must not do)"
+                            % name)
     folders = {}
     for path in glob.glob(os.path.join(ROOT, "**", "*.c"), recursive=True):
         path = os.path.relpath(path, ROOT)
