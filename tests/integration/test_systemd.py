@@ -21,7 +21,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (FTRACED, FTRACECTL, assert_complete_sequences,  # noqa: E402
                      check_events, event_lines, fifo_reader, markers, our_instances,
-                     own_state_dir, parse_markers, remove_instances_since, report, run)
+                     note_raised_cmdlines, own_state_dir, parse_markers, remove_instances_since,
+                     report, run)
 
 WATCHDOG_USEC = 1000000
 STALL_SECONDS = 2.0
@@ -111,6 +112,7 @@ class Activated:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        note_raised_cmdlines(self.log_path)
         remove_instances_since(self.before)
         self.notify.close()
         self.tmp.cleanup()
