@@ -28,6 +28,8 @@
 
 #include <tracefs.h>
 
+#include "daemon/kernel/probe.h"
+
 #include "daemon/kernel/event-list.h"
 
 struct catalog_system {
@@ -453,9 +455,21 @@ int event_list_expand(struct event_list *l, struct event_catalog *cat, const cha
 		bare = true;
 	}
 
-	for (size_t k = 0; k < cat->n_systems && m.error >= 0; k++)
-		if (name_matches(system, cat->systems[k].name))
+	for (size_t k = 0; k < cat->n_systems && m.error >= 0; k++) {
+		const char *name = cat->systems[k].name;
+
+		/*
+		 * A glob never takes another session's probes, this daemon's or
+		 * another's: they come and go with that session, and one gone
+		 * before it is enabled or its format written would fail this one.
+		 * A session's own group is named exactly.
+		 */
+		if (is_glob(system) && strncmp(name, PROBE_GROUP_PREFIX,
+					       strlen(PROBE_GROUP_PREFIX)) == 0)
+			continue;
+		if (name_matches(system, name))
 			match_system(l, cat, &cat->systems[k], event, filter, ftrace, &m);
+	}
 	/* No system by that name: an event by its name alone, in whichever system has it. */
 	if (bare && m.n_added == 0 && m.n_refused == 0 && m.error >= 0) {
 		for (size_t k = 0; k < cat->n_systems && m.error >= 0; k++)

@@ -24,7 +24,6 @@
 #include "daemon/base/log.h"
 #include "daemon/kernel/probe.h"
 
-#define PROBE_GROUP_PREFIX "ftraced_"
 #define PROBE_NAME_MAX 64u /* the kernel's MAX_EVENT_NAME_LEN, NUL included, less one */
 
 struct probe_set {

@@ -8,6 +8,9 @@
 #include "ftraced/macro.h"
 #include "ftraced/proto.h"
 
+/* Every session's probes are a group of its own: "ftraced_<tag>_<id>". */
+#define PROBE_GROUP_PREFIX "ftraced_"
+
 struct probe_set;
 
 int probe_set_create(uint32_t tag, uint32_t id, char *const *defs, unsigned n,

@@ -122,6 +122,29 @@ def test_uprobe_by_symbol_counts_exactly():
         assert our_probes() == [], our_probes()
 
 
+def test_globs_leave_other_sessions_probes_out():
+    """-a and globs take no other session's probe group, this daemon's or another's: it
+    comes and goes with that session (a shared tracefs), so it would fail the record when
+    it went first. A session's own probes are named exactly and stay in."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "all.dat")
+        probe = "p:tick %s:loadgen_syscall n=%%di:u64" % os.path.abspath(LOADGEN)
+        d.ctl("create", "other", "--probe", probe)
+        assert len(our_probes()) == 1, our_probes()
+        d.ctl("record", "-q", "-a", "-o", out, "--", "true")
+        names = re.findall(r"^name: (\S+)$", subprocess.run(
+            ["trace-cmd", "dump", "--events", out], capture_output=True, text=True).stdout,
+            re.M)
+        assert "sched_switch" in names, names[:20]
+        assert "tick" not in names, "-a took another session's probe"
+        d.ctl("record", "-q", "--probe", probe, "-a", "-o", out, "--force", "--", "true")
+        names = re.findall(r"^name: (\S+)$", subprocess.run(
+            ["trace-cmd", "dump", "--events", out], capture_output=True, text=True).stdout,
+            re.M)
+        assert names.count("tick") == 1, "the record's own probe is in its file once"
+        d.ctl("destroy", "other")
+
+
 def test_probes_after_a_crash():
     """A crash leaves the session's probe behind: the next start recovers the
     capture (the probe's events with their format) and then removes it."""
