@@ -308,6 +308,7 @@ static const struct {
 	[FTRACED_MSG_SNAPSHOT] = { ATTR_SET(SNAPSHOT_ATTRS), ATTR_SET(SESSION_ONLY) },
 	[FTRACED_MSG_SAVE] = { ATTR_SET(SESSION_ONLY), ATTR_SET(SESSION_ONLY) },
 	[FTRACED_MSG_OFFER] = { ATTR_SET(OFFER_ATTRS), ATTR_SET(OFFER_ATTRS) },
+	[FTRACED_MSG_RELOAD] = { ATTR_SET(NONE), ATTR_SET(NONE) },
 };
 
 static bool is_request(uint16_t type)
@@ -323,6 +324,7 @@ static bool is_request(uint16_t type)
 	case FTRACED_MSG_SNAPSHOT:
 	case FTRACED_MSG_SAVE:
 	case FTRACED_MSG_OFFER:
+	case FTRACED_MSG_RELOAD:
 		return true;
 	default:
 		return false;

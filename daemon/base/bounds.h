@@ -21,6 +21,8 @@
 
 #define SESSION_MAX               16u
 #define SESSION_PER_UID_MAX       4u
+/* *.conf files a sessions directory is read for: room for renames and disabled copies. */
+#define SESSION_FILES_MAX         (SESSION_MAX * 4u)
 /*
  * A session's events after expansion, bounded by their names' bytes, not
  * by a count: `-e all` takes every event a kernel has (2,305 here, 60 KB

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The sessions the daemon makes itself, besides those clients ask for:
- * those of sessions.d (at start, and again at each reload: new files
- * start, changed ones start again, removed ones go), and those clients
+ * those of sessions.d (at start; a reload is controller-reload.c's, which
+ * makes its new and changed sessions here), and those clients
  * made with `create`, saved in the state directory (session-store.c) and
  * restored at every start with the time they did not capture (their gap).
  * Also what keeps the saved copies in step, the session ids no run gives
@@ -68,20 +68,20 @@ static struct slot *create_from(struct controller *c, const char *origin,
 }
 
 /* A session file's request (sessions-dir.c), with a hash of the file for reloads. */
-void controller_create_from_file(const char *file, const struct ctl_request *req, uint64_t hash,
-			     void *userdata)
+bool controller_create_from_file(const char *file, const struct ctl_request *req, uint64_t hash,
+				 struct controller *c)
 {
-	struct controller *c = userdata;
 	struct slot *slot = create_from(c, file, req, /* owner= */ 0, /* start= */ true);
 
 	if (!slot)
-		return;
+		return false;
 	slot->conf = malloc(SESSION_FILE_MAX);
 	if (slot->conf && session_file_format(req, slot->conf, SESSION_FILE_MAX) < 0)
 		slot->conf = mfree(slot->conf);
 	snprintf(slot->file, sizeof(slot->file), "%s", file);
 	slot->file_hash = hash;
 	slot->file_generation = c->file_generation;
+	return true;
 }
 
 /* The newest file's time in a session's directory: when it last wrote one. */
@@ -241,72 +241,31 @@ void controller_restore_saved(struct controller *c)
  * controller_load_session_files() - start the sessions of sessions.d.
  * @c: controller
  * @dir: the sessions directory (kept: read again at each reload)
+ *
+ * At start, unlike a reload, a file with an error is skipped (and logged)
+ * and the others start: nothing runs yet that it could keep.
  */
 void controller_load_session_files(struct controller *c, const char *dir)
 {
+	_cleanup_(session_files_done) struct session_files f = {};
+	int r;
+
 	c->sessions_dir = dir;
 	c->file_generation++;
-	sessions_dir_load(dir, SESSION_MAX * 4, controller_create_from_file, c);
-}
-
-/* The slot of the session a sessions.d file made, if it still runs. */
-static struct slot *slot_of_file(struct controller *c, const char *file)
-{
-	for (size_t i = 0; i < SESSION_MAX; i++)
-		if (c->slots[i].session && strcmp(c->slots[i].file, file) == 0)
-			return &c->slots[i];
-	return NULL;
-}
-
-/*
- * A file found at a reload: a new one's session starts; a changed one's
- * session is destroyed (its last segment closed and written) and created
- * again from the file once it is gone.
- */
-static void reload_file(const char *file, const struct ctl_request *req, uint64_t hash,
-			void *userdata)
-{
-	struct controller *c = userdata;
-	struct slot *slot = slot_of_file(c, file);
-
-	if (!slot) {
-		controller_create_from_file(file, req, hash, c);
+	r = sessions_dir_read(dir, SESSION_FILES_MAX, &f);
+	if (r < 0) {
+		log_warning_errno(r, "Cannot read '%s', no sessions from files: %m", dir);
 		return;
 	}
-	slot->file_generation = c->file_generation;
-	if (slot->file_hash == hash || slot->reload_when_done)
-		return;
-	log_notice("%s changed: session '%s' is stopped (its last file written) and started again "
-		   "with what the file says now", file, session_name(slot->session));
-	slot->reload_when_done = true;
-	controller_destroy_slot(c, slot);
-}
-
-/**
- * controller_reload_session_files() - sessions.d read again (SIGHUP).
- * @c: controller
- * @dir: the sessions directory
- *
- * New files start their session; a changed file's session starts again
- * with its new settings once its last file is written; a session whose
- * file went away is destroyed (its files stay). Sessions created by
- * clients are not touched. Each is said in the log.
- */
-void controller_reload_session_files(struct controller *c, const char *dir)
-{
-	c->sessions_dir = dir;
-	c->file_generation++;
-	sessions_dir_load(dir, SESSION_MAX * 4, reload_file, c);
-	for (size_t i = 0; i < SESSION_MAX; i++) {
-		struct slot *slot = &c->slots[i];
-
-		if (!slot->session || !slot->file[0] || slot->reload_when_done ||
-		    slot->file_generation == c->file_generation)
-			continue;
-		log_notice("%s is gone: session '%s' is stopped and destroyed (its files stay)",
-			   slot->file, session_name(slot->session));
-		slot->file[0] = '\0';
-		controller_destroy_slot(c, slot);
+	if (f.n_ignored > 0)
+		log_error("'%s' holds more than %u *.conf files (SESSION_FILES_MAX): %zu not read",
+			  dir, SESSION_FILES_MAX, f.n_ignored);
+	for (size_t i = 0; i < f.n; i++) {
+		if (f.files[i].error)
+			log_error("%s; skipping this session", f.files[i].error);
+		else
+			controller_create_from_file(f.files[i].name, f.files[i].req, f.files[i].hash,
+						    c);
 	}
 }
 

@@ -2,6 +2,7 @@
 /*
  * What the controller's files share. They call each other in one direction,
  * from the top: controller.c (requests and replies, the sessions' news),
+ * controller-reload.c (sessions.d read again: checked whole, then applied),
  * controller-files.c (the sessions the daemon makes itself: sessions.d,
  * saved sessions, reloads), controller-table.c (the session table, ids,
  * saved copies). Nothing else includes this.
@@ -31,6 +32,8 @@ struct slot {
 	uint64_t file_hash;         /* ... and what the file said, to tell a change at reload */
 	unsigned file_generation;   /* the last reload that found the file */
 	bool reload_when_done;      /* its file changed: created again from it once it is gone */
+	struct ctl_request *next_req; /* ... with this request, checked at the reload */
+	uint64_t next_hash;         /* ... and this version of the file */
 };
 
 struct controller {
@@ -64,8 +67,8 @@ void controller_read_ids(struct controller *c);
 void controller_save(struct controller *c, struct slot *slot, bool running, uint64_t stopped_usec);
 void controller_unsave(struct controller *c, struct slot *slot);
 /* controller-files.c */
-void controller_create_from_file(const char *file, const struct ctl_request *req, uint64_t hash,
-				 void *userdata);
+bool controller_create_from_file(const char *file, const struct ctl_request *req, uint64_t hash,
+				 struct controller *c);
 void controller_start_from_file(struct controller *c, struct slot *slot);
 void controller_handle_save(struct controller *c, struct ctl_conn *conn,
 			    const struct ctl_request *req);

@@ -35,7 +35,6 @@
 #include "daemon/store/output-fd.h"
 #include "daemon/session/reaper.h"
 #include "daemon/store/session-file.h"
-#include "daemon/store/sessions-dir.h"
 #include "daemon/session/session.h"
 #include "lib/ctl-proto.h"
 #include "lib/io-util.h"
@@ -119,13 +118,16 @@ static void on_session_done(struct session *s, void *userdata)
 	reply = slot->reply;
 	slot->session = session_free(s); /* its instance goes to the reaper */
 	slot->reply = (struct pending_reply){ .kind = route.then };
-	if (slot->reload_when_done && !c->exiting && c->sessions_dir) {
+	/* A changed session file: its session comes back with what the reload checked. */
+	if (slot->next_req && !c->exiting) {
+		_cleanup_free_ struct ctl_request *req = TAKE_PTR(slot->next_req);
+		uint64_t hash = slot->next_hash;
 		char file[sizeof(slot->file)];
 
 		snprintf(file, sizeof(file), "%s", slot->file);
 		slot->reload_when_done = false;
 		slot->file[0] = '\0';
-		sessions_dir_load_one(c->sessions_dir, file, controller_create_from_file, c);
+		controller_create_from_file(file, req, hash, c);
 	}
 	/*
 	 * The session's buffers were freed by several threads into several
@@ -323,6 +325,7 @@ static void on_session_ready(struct session *s, int result, void *userdata)
 			log_info("Session '%s' not started: %s", session_name(s), message);
 		slot->session = session_free(s);
 		free(slot->conf);
+		free(slot->next_req);
 		*slot = (struct slot){};
 		controller_changed(c);
 		return;
@@ -673,6 +676,7 @@ struct controller *controller_free(struct controller *c)
 	for (size_t i = 0; i < SESSION_MAX; i++) {
 		c->slots[i].session = session_free(c->slots[i].session);
 		free(c->slots[i].conf);
+		free(c->slots[i].next_req);
 	}
 	c->reaper = reaper_free(c->reaper);
 	instance_offer_done(&c->offer);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -19,6 +20,7 @@ struct controller;
 struct instance;
 struct kallsyms;
 struct runner;
+struct session_files;
 
 /* What the controller takes from the daemon: its services, and how to tell it things. */
 struct controller_env {
@@ -58,7 +60,11 @@ unsigned controller_n_sessions(const struct controller *c);
 bool controller_any_running(const struct controller *c);
 uint64_t controller_sessions_started(const struct controller *c);
 void controller_load_session_files(struct controller *c, const char *dir);
-void controller_reload_session_files(struct controller *c, const char *dir);
+int controller_check_session_files(struct controller *c, const struct session_files *f,
+				   const struct controller_limits *next, char *error,
+				   size_t n_error);
+void controller_apply_session_files(struct controller *c, const char *dir,
+				    struct session_files *f, char *summary, size_t n_summary);
 void controller_restore_saved(struct controller *c);
 void controller_retire_instance(struct controller *c, struct instance *i);
 void controller_shutdown(struct controller *c);

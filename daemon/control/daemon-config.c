@@ -20,7 +20,7 @@
  *
  * A missing file means the defaults; a malformed one stops the daemon
  * from starting (with its line), rather than run with settings nobody
- * chose.
+ * chose, and fails a reload with the settings as they were.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -194,7 +194,66 @@ int daemon_config_parse(const char *text, size_t n, struct daemon_config *c, cha
 }
 
 /**
- * daemon_config_load() - read ftraced.conf; a missing file leaves the defaults.
+ * daemon_config_read() - read ftraced.conf; a missing file leaves the defaults.
+ * @path: the file
+ * @c: receives the settings (on success only)
+ * @error: receives what is wrong, "PATH:LINE: what"
+ * @n_error: its size
+ *
+ * Logs nothing: at start the daemon refuses to run, at a reload the
+ * settings stay as they were; each says so.
+ *
+ * Return: 0, or -errno with @error set.
+ */
+int daemon_config_read(const char *path, struct daemon_config *c, char *error, size_t n_error)
+{
+	_cleanup_close_ int fd = -EBADF;
+	char text[DAEMON_CONFIG_MAX], what[256];
+	struct daemon_config settings;
+	unsigned line;
+	struct stat st;
+	size_t n;
+	int r;
+
+	daemon_config_defaults(&settings);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 && errno == ENOENT) {
+		*c = settings;
+		return 0;
+	}
+	if (fd < 0) {
+		r = negative_errno();
+		snprintf(error, n_error, "cannot open '%s': %s", path, strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(error, n_error, "'%s' is not a regular file", path);
+		return -EINVAL;
+	}
+	if ((uint64_t)st.st_size > sizeof(text)) {
+		snprintf(error, n_error, "'%s' is larger than %u bytes (DAEMON_CONFIG_MAX)", path,
+			 DAEMON_CONFIG_MAX);
+		return -EFBIG;
+	}
+	n = (size_t)st.st_size;
+	r = loop_pread_exact(fd, text, n, 0);
+	if (r < 0) {
+		snprintf(error, n_error, "cannot read '%s': %s", path, strerror(-r));
+		return r;
+	}
+	r = daemon_config_parse(text, n, &settings, what, sizeof(what), &line);
+	if (r < 0 && line)
+		snprintf(error, n_error, "%s:%u: %s", path, line, what);
+	else if (r < 0)
+		snprintf(error, n_error, "%s: %s", path, what);
+	if (r < 0)
+		return r;
+	*c = settings;
+	return 0;
+}
+
+/**
+ * daemon_config_load() - daemon_config_read(), its error logged.
  * @path: the file
  * @c: receives the settings
  *
@@ -202,34 +261,10 @@ int daemon_config_parse(const char *text, size_t n, struct daemon_config *c, cha
  */
 int daemon_config_load(const char *path, struct daemon_config *c)
 {
-	_cleanup_close_ int fd = -EBADF;
-	char text[DAEMON_CONFIG_MAX], error[256];
-	unsigned line;
-	struct stat st;
-	size_t n;
-	int r;
+	char error[512];
+	int r = daemon_config_read(path, c, error, sizeof(error));
 
-	daemon_config_defaults(c);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0 && errno == ENOENT)
-		return 0;
-	if (fd < 0)
-		return log_error_errno(-errno, "Cannot open '%s': %m", path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return log_error_errno(-EINVAL, "'%s' is not a regular file", path);
-	if ((uint64_t)st.st_size > sizeof(text))
-		return log_error_errno(-EFBIG, "'%s' is larger than %u bytes", path,
-				       DAEMON_CONFIG_MAX);
-	n = (size_t)st.st_size;
-	r = loop_pread_exact(fd, text, n, 0);
-	if (r < 0)
-		return log_error_errno(r, "Cannot read '%s': %m", path);
-	r = daemon_config_parse(text, n, c, error, sizeof(error), &line);
-	if (r < 0 && line)
-		return log_error_errno(r, "%s:%u: %s", path, line, error);
-	if (r < 0)
-		return log_error_errno(r, "%s: %s", path, error);
-	return 0;
+	return r < 0 ? log_error_errno(r, "%s", error) : 0;
 }
 
 /**

@@ -61,5 +61,6 @@ struct daemon_config {
 void daemon_config_defaults(struct daemon_config *c);
 int daemon_config_parse(const char *text, size_t n, struct daemon_config *c, char *error,
 			size_t n_error, unsigned *ret_line);
+int daemon_config_read(const char *path, struct daemon_config *c, char *error, size_t n_error);
 int daemon_config_load(const char *path, struct daemon_config *c);
 uint64_t daemon_config_memory_limit(const struct daemon_config *c);

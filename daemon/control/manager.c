@@ -44,6 +44,7 @@
 #include "daemon/control/privileges.h"
 #include "daemon/recovery/recovery.h"
 #include "daemon/output/runner.h"
+#include "daemon/store/sessions-dir.h"
 #include "daemon/store/spool.h"
 #include "daemon/base/task-limit.h"
 #include "lib/ctl-proto.h"
@@ -72,8 +73,8 @@ struct manager {
 	struct metrics_file *metrics; /* NULL: no metrics-directory */
 	struct daemon_config settings; /* ftraced.conf as last read */
 	unsigned rt_allowed_max;   /* the highest -r real-time scheduling allowed at start */
-	const char *config_path;   /* ftraced.conf, read again at SIGHUP */
-	const char *sessions_dir;  /* sessions.d, read again at SIGHUP; NULL: none */
+	const char *config_path;   /* ftraced.conf, read again at each reload */
+	const char *sessions_dir;  /* sessions.d, read again at each reload; NULL: none */
 };
 
 /* Sessions changed: tell systemd, rewrite the metrics file, and exit once the last went. */
@@ -121,10 +122,18 @@ static void fill_metrics(void *userdata, struct ctl_builder *b)
 	controller_describe(m->controller, b, NULL);
 }
 
+static void handle_reload(struct manager *m, struct ctl_conn *conn);
+
 static void on_request(void *userdata, struct ctl_conn *c, const struct ctl_request *req, int fd)
 {
 	struct manager *m = userdata;
 
+	/* The daemon's, not the session table's: ftraced.conf too. */
+	if (req->type == FTRACED_MSG_RELOAD) {
+		safe_close(fd);
+		handle_reload(m, c);
+		return;
+	}
 	controller_request(m->controller, c, req, fd);
 }
 
@@ -224,58 +233,180 @@ static int on_signal(sd_event_source *source, const struct signalfd_siginfo *si,
 	return 0;
 }
 
-static struct controller_limits limits_of(const struct manager *m)
+static struct controller_limits limits_from(const struct daemon_config *settings,
+					    unsigned rt_allowed_max)
 {
 	return (struct controller_limits){
-		.memory_limit = daemon_config_memory_limit(&m->settings),
-		.group_symbols = m->settings.group_symbols,
-		.rt_priority_max = MIN(m->settings.rt_priority_max, m->rt_allowed_max),
+		.memory_limit = daemon_config_memory_limit(settings),
+		.group_symbols = settings->group_symbols,
+		.rt_priority_max = MIN(settings->rt_priority_max, rt_allowed_max),
 	};
 }
 
+static struct controller_limits limits_of(const struct manager *m)
+{
+	return limits_from(&m->settings, m->rt_allowed_max);
+}
+
+static void add_key(char *buf, size_t n, bool *first, const char *key)
+{
+	size_t len = strnlen(buf, n);
+
+	snprintf(buf + len, n - len, "%s%s", *first ? "" : ", ", key);
+	*first = false;
+}
+
 /*
- * SIGHUP: ftraced.conf and sessions.d read again, as daemons do; nothing
- * captured is touched. What cannot change without a restart is said.
+ * ftraced.conf's new settings, checked: those that apply to running
+ * daemons are applied, the others said to need a restart. @summary gets
+ * one clause.
  */
+static void apply_settings(struct manager *m, const struct daemon_config *settings,
+			   char *summary, size_t n_summary)
+{
+	char applied[256] = "", later[128] = "";
+	bool first = true, first_later = true;
+	struct controller_limits limits;
+
+	if (strcmp(settings->metrics_directory, m->settings.metrics_directory) != 0 ||
+	    settings->metrics_interval_ms != m->settings.metrics_interval_ms) {
+		log_notice("metrics-directory and metrics-interval take effect at the next start, "
+			   "ignoring their change");
+		add_key(later, sizeof(later), &first_later, "metrics-directory/-interval");
+	}
+	if (settings->capture_nice != m->settings.capture_nice) {
+		log_notice("capture-nice takes effect at the next start (the capture workers are "
+			   "made then), ignoring its change");
+		add_key(later, sizeof(later), &first_later, "capture-nice");
+	}
+	if (settings->rt_priority_max > m->rt_allowed_max)
+		log_notice("rt-priority-max = %u needs a restart (what real-time scheduling allows "
+			   "is found at start); -r stays at most %u", settings->rt_priority_max,
+			   m->rt_allowed_max);
+	if (settings->memory_limit != m->settings.memory_limit ||
+	    settings->memory_limit_percent != m->settings.memory_limit_percent)
+		add_key(applied, sizeof(applied), &first, "memory-limit");
+	if (settings->group_symbols != m->settings.group_symbols)
+		add_key(applied, sizeof(applied), &first, "group-symbols");
+	if (settings->rt_priority_max != m->settings.rt_priority_max)
+		add_key(applied, sizeof(applied), &first, "rt-priority-max");
+	m->settings.rt_priority_max = settings->rt_priority_max;
+	m->settings.memory_limit = settings->memory_limit;
+	m->settings.memory_limit_percent = settings->memory_limit_percent;
+	m->settings.group_symbols = settings->group_symbols;
+	/* Raised only, never lowered: other tools' captures may rely on the kernel's table. */
+	if (settings->saved_cmdlines > m->settings.saved_cmdlines) {
+		int r = instance_raise_saved_cmdlines(settings->saved_cmdlines);
+
+		if (r < 0)
+			log_warning_errno(r, "Cannot raise saved_cmdlines_size to %u: %m",
+					  settings->saved_cmdlines);
+		else {
+			m->settings.saved_cmdlines = settings->saved_cmdlines;
+			add_key(applied, sizeof(applied), &first, "saved-cmdlines");
+		}
+	}
+	limits = limits_of(m);
+	controller_set_limits(m->controller, &limits);
+	snprintf(summary, n_summary, "ftraced.conf: %s%s%s%s", applied[0] ? applied : "",
+		 applied[0] ? " applied" : (later[0] ? "" : "unchanged"),
+		 later[0] ? (applied[0] ? ", " : "") : "", later);
+	if (later[0])
+		snprintf(summary + strlen(summary), n_summary - strlen(summary),
+			 " at the next start");
+}
+
+/*
+ * A reload, from SIGHUP or `ftracectl reload` (one path for both), as
+ * nginx -s reload does it: ftraced.conf and sessions.d are read and
+ * checked whole first, and only if all of it is valid is anything
+ * applied; otherwise nothing changes, and running sessions go on as they
+ * were. Nothing captured is touched either way. Logged either way.
+ *
+ * Return: 0 with @summary (what changed, one line), or -errno with @error.
+ */
+static int reload(struct manager *m, char *summary, size_t n_summary, char *error,
+		  size_t n_error)
+{
+	_cleanup_(session_files_done) struct session_files files = {};
+	struct daemon_config settings;
+	struct controller_limits next;
+	size_t len;
+	int r;
+
+	sd_notify(false, "RELOADING=1\nSTATUS=Reloading");
+	r = daemon_config_read(m->config_path, &settings, error, n_error);
+	if (r >= 0 && m->sessions_dir) {
+		r = sessions_dir_read(m->sessions_dir, SESSION_FILES_MAX, &files);
+		if (r < 0)
+			snprintf(error, n_error, "cannot read '%s': %s", m->sessions_dir,
+				 strerror(-r));
+	}
+	if (r >= 0) {
+		next = limits_from(&settings, m->rt_allowed_max);
+		r = controller_check_session_files(m->controller, &files, &next, error, n_error);
+	}
+	if (r < 0) {
+		log_error("Reload refused, nothing changed: %s", error);
+	} else {
+		apply_settings(m, &settings, summary, n_summary);
+		len = strlen(summary);
+		if (m->sessions_dir && len + 2 < n_summary) {
+			snprintf(summary + len, n_summary - len, "; ");
+			controller_apply_session_files(m->controller, m->sessions_dir, &files,
+						       summary, n_summary);
+		}
+		log_notice("Reloaded: %s", summary);
+	}
+	sd_notifyf(false, "READY=1\nSTATUS=%u session(s)", controller_n_sessions(m->controller));
+	return r;
+}
+
+/* SIGHUP: a reload, as daemons do; its result goes to the log. */
 static int on_reload(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata)
 {
+	char summary[FTRACED_MESSAGE_MAX] = "", error[FTRACED_MESSAGE_MAX] = "";
 	struct manager *m = userdata;
-	struct daemon_config settings;
-	struct controller_limits limits;
 
 	if (m->exiting)
 		return 0;
-	sd_notify(false, "RELOADING=1\nSTATUS=Reloading");
 	log_info("Received SIGHUP, reading '%s'%s%s again", m->config_path,
 		 m->sessions_dir ? " and " : "", m->sessions_dir ?: "");
-	if (daemon_config_load(m->config_path, &settings) < 0) {
-		log_error("'%s' is not valid: the settings stay as they were", m->config_path);
-	} else {
-		if (strcmp(settings.metrics_directory, m->settings.metrics_directory) != 0 ||
-		    settings.metrics_interval_ms != m->settings.metrics_interval_ms)
-			log_notice("metrics-directory and metrics-interval take effect at the next "
-				   "start, ignoring their change");
-		if (settings.capture_nice != m->settings.capture_nice)
-			log_notice("capture-nice takes effect at the next start (the capture workers "
-				   "are made then), ignoring its change");
-		if (settings.rt_priority_max > m->rt_allowed_max)
-			log_notice("rt-priority-max = %u needs a restart (what real-time scheduling "
-				   "allows is found at start); -r stays at most %u",
-				   settings.rt_priority_max, m->rt_allowed_max);
-		m->settings.rt_priority_max = settings.rt_priority_max;
-		m->settings.memory_limit = settings.memory_limit;
-		m->settings.memory_limit_percent = settings.memory_limit_percent;
-		m->settings.group_symbols = settings.group_symbols;
-		if (settings.saved_cmdlines > m->settings.saved_cmdlines &&
-		    instance_raise_saved_cmdlines(settings.saved_cmdlines) >= 0)
-			m->settings.saved_cmdlines = settings.saved_cmdlines;
-		limits = limits_of(m);
-		controller_set_limits(m->controller, &limits);
-	}
-	if (m->sessions_dir)
-		controller_reload_session_files(m->controller, m->sessions_dir);
-	sd_notifyf(false, "READY=1\nSTATUS=%u session(s)", controller_n_sessions(m->controller));
+	(void)reload(m, summary, sizeof(summary), error, sizeof(error)); /* logged */
 	return 0;
+}
+
+/*
+ * RELOAD: the same reload, answered: OK with what changed (NOTE), or the
+ * error. Root only, as SIGHUP is: a reload starts and stops every
+ * session of sessions.d.
+ */
+static void handle_reload(struct manager *m, struct ctl_conn *conn)
+{
+	char summary[FTRACED_MESSAGE_MAX] = "", error[FTRACED_MESSAGE_MAX] = "";
+	static struct ctl_builder b;
+	uid_t uid = ctl_conn_uid(conn);
+	int r;
+
+	if (uid != 0) {
+		ctl_conn_send_error(conn, -EPERM, "permission denied: only root may reload ftraced "
+				    "(as only root may send it SIGHUP)");
+		return;
+	}
+	if (m->exiting) {
+		ctl_conn_send_error(conn, -ESHUTDOWN, "ftraced is shutting down");
+		return;
+	}
+	log_info("Reload asked for on the control socket, reading '%s'%s%s again",
+		 m->config_path, m->sessions_dir ? " and " : "", m->sessions_dir ?: "");
+	r = reload(m, summary, sizeof(summary), error, sizeof(error));
+	if (r < 0) {
+		ctl_conn_send_error(conn, r, "%s; nothing changed", error);
+		return;
+	}
+	ctl_builder_init(&b, FTRACED_MSG_OK);
+	ctl_put_string(&b, FTRACED_ATTR_NOTE, summary);
+	ctl_conn_send(conn, &b);
 }
 
 /*

@@ -114,6 +114,8 @@ void session_keep_symbols(struct session *s, bool starting);
 void session_forget_symbols(struct session *s);
 int session_setup_config(struct session *s, const struct ctl_request *req, unsigned n_cpus,
 			 char *error, size_t n_error);
+int session_check_config(struct session *s, const struct ctl_request *req, unsigned n_cpus,
+			 char *error, size_t n_error);
 int session_setup_files(struct session *s, char *error, size_t n_error);
 int session_configure_instance(struct session *s, char *error, size_t n_error);
 uint64_t session_segment_limit(const struct session *s);

@@ -519,6 +519,37 @@ int session_setup_config(struct session *s, const struct ctl_request *req, unsig
 }
 
 /**
+ * session_check_config() - what session_setup_config() checks, with nothing made.
+ * @s: a session with its env and owner, made only to be checked and freed
+ * @req: the parsed request
+ * @n_cpus: the capture pool's CPUs
+ * @error: receives a message on failure
+ * @n_error: its size
+ *
+ * For a reload that must know a file is good before it stops the session
+ * the file's old version runs: its options, and its events against this
+ * kernel. Not the memory limit over all sessions (the session a changed
+ * file replaces gives its memory back first: that is checked when it is
+ * made), nor events of its own probes (they exist once the probes do).
+ *
+ * Return: 0, or -errno with @error set.
+ */
+int session_check_config(struct session *s, const struct ctl_request *req, unsigned n_cpus,
+			 char *error, size_t n_error)
+{
+	struct memory_budget mem = { .available_kb = meminfo_kb("MemAvailable") };
+	int r;
+
+	r = session_config_from_request(req, s->owner, n_cpus, &mem, &s->config, error, n_error);
+	if (r < 0)
+		return r;
+	r = check_rt_priority(s->config.rt_priority, s->env.rt_priority_max, error, n_error);
+	if (r < 0 || s->config.n_probes > 0)
+		return r;
+	return session_expand_events(s, error, n_error);
+}
+
+/**
  * session_setup_files() - where a configured session's files go, and the room they need.
  * @s: a session with its instance configured and its event fd
  * @error: receives a message for the client on failure

@@ -185,6 +185,38 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 	return 0;
 }
 
+/**
+ * session_check_request() - would session_new() accept this CREATE request?
+ * @env: as for session_new()
+ * @owner: uid the session would belong to
+ * @req: the parsed request
+ * @error: receives what is wrong
+ * @n_error: its size
+ *
+ * Its options and events are checked against this kernel, and nothing is
+ * made: a reload checks every session file this way before it changes
+ * anything. What only making it can tell (memory, the instance, the disk)
+ * is left to session_new().
+ *
+ * Return: 0, or -errno with @error set.
+ */
+int session_check_request(const struct session_env *env, uid_t owner,
+			  const struct ctl_request *req, char *error, size_t n_error)
+{
+	_cleanup_(session_freep) struct session *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		snprintf(error, n_error, "out of memory");
+		return -ENOMEM;
+	}
+	s->env = *env;
+	s->out_fd = s->dir_fd = s->event_fd = -EBADF;
+	s->publisher.dir_fd = -EBADF;
+	s->owner = owner;
+	snprintf(s->name, sizeof(s->name), "%s", req->session);
+	return session_check_config(s, req, capture_pool_cpus(env->pool), error, n_error);
+}
+
 /*
  * The ring is allocated, or could not be: the session is CREATED (or
  * FAILED) and its owner hears of it, unless a destroy came meanwhile.

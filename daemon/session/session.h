@@ -68,6 +68,8 @@ struct session_env {
 int session_new(const struct session_env *env, uint32_t id, const char *name, uid_t owner,
 		const struct ctl_request *req, int out_fd, struct session **ret, char *error,
 		size_t n_error);
+int session_check_request(const struct session_env *env, uid_t owner,
+			  const struct ctl_request *req, char *error, size_t n_error);
 struct session *session_free(struct session *s);
 DEFINE_CLEANUP(struct session *, session_free)
 

@@ -2,9 +2,10 @@
 /*
  * The sessions directory (/etc/ftraced/sessions.d): every NAME.conf, in
  * name order, read and parsed (session-file.c) into the CREATE request a
- * client would send, then handed to the manager to create. A file that
- * cannot be read or parsed is logged with its name (and line) and skipped;
- * the others are not affected.
+ * client would send. The whole directory is read before anything is done
+ * with it, and a file that cannot be read or parsed carries its error
+ * (with its line): the caller decides. At start the others start; a
+ * reload with any error changes nothing (controller-files.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,7 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/base/log.h"
 #include "daemon/store/session-file.h"
 #include "daemon/store/sessions-dir.h"
 #include "ftraced/macro.h"
@@ -30,37 +30,57 @@ static uint64_t text_hash(const char *text, size_t n)
 	return h;
 }
 
-/* One file: read (at most SESSION_FILE_MAX), parsed, its request handed on. */
-static void load_file(int dir_fd, const char *file, session_file_fn create, void *userdata)
+/* A file's problem, kept with it: "NAME:LINE: what" (or "NAME: what"). */
+static int set_error(struct session_file *f, unsigned line, const char *what)
+{
+	char buf[FTRACED_MESSAGE_MAX];
+
+	if (line)
+		snprintf(buf, sizeof(buf), "%s:%u: %s", f->name, line, what);
+	else
+		snprintf(buf, sizeof(buf), "%s: %s", f->name, what);
+	f->error = strdup(buf);
+	return f->error ? 0 : -ENOMEM;
+}
+
+/*
+ * One file: read (at most SESSION_FILE_MAX), parsed into @f's request, or
+ * @f's error. Return: 0, or -ENOMEM (nothing can be said about the file).
+ */
+static int read_file(int dir_fd, struct session_file *f)
 {
 	static struct ctl_builder b;
 	_cleanup_free_ char *text = NULL, *default_name = NULL;
 	_cleanup_free_ struct ctl_request *req = NULL;
 	char error[FTRACED_MESSAGE_MAX] = "";
-	unsigned line;
+	unsigned line = 0;
 	size_t n = 0;
+	ssize_t k;
 	int fd, r;
 
-	fd = openat(dir_fd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	fd = openat(dir_fd, f->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
-		log_error_errno(negative_errno(), "%s: cannot open, skipping: %m", file);
-		return;
+		snprintf(error, sizeof(error), "cannot open: %s", strerror(errno));
+		return set_error(f, 0, error);
 	}
 	text = malloc(SESSION_FILE_MAX + 1);
-	if (text) {
-		ssize_t k;
-
-		/* One byte more than allowed: the parser then says the file is too large. */
-		while ((k = read(fd, text + n, SESSION_FILE_MAX + 1 - n)) > 0)
-			n += (size_t)k;
+	if (!text) {
+		close(fd);
+		return -ENOMEM;
 	}
+	/* One byte more than allowed: the parser then says the file is too large. */
+	while ((k = read(fd, text + n, SESSION_FILE_MAX + 1 - n)) > 0)
+		n += (size_t)k;
+	r = k < 0 ? -errno : 0;
 	close(fd);
-	default_name = strndup(file, strlen(file) - strlen(".conf"));
-	req = malloc(sizeof(*req));
-	if (!text || !default_name || !req) {
-		log_error("%s: out of memory, skipping", file);
-		return;
+	if (r < 0) {
+		snprintf(error, sizeof(error), "cannot read: %s", strerror(-r));
+		return set_error(f, 0, error);
 	}
+	default_name = strndup(f->name, strlen(f->name) - strlen(".conf"));
+	req = malloc(sizeof(*req));
+	if (!default_name || !req)
+		return -ENOMEM;
 	r = session_file_parse(text, n, default_name, &b, error, sizeof(error), &line);
 	if (r >= 0) {
 		size_t len;
@@ -71,79 +91,79 @@ static void load_file(int dir_fd, const char *file, session_file_fn create, void
 		if (r < 0)
 			snprintf(error, sizeof(error), "too large or malformed");
 	}
-	if (r < 0) {
-		if (line)
-			log_error("%s:%u: %s; skipping this session", file, line, error);
-		else
-			log_error("%s: %s; skipping this session", file, error);
-		return;
-	}
-	create(file, req, text_hash(text, n), userdata);
+	if (r < 0)
+		return set_error(f, line, error);
+	f->req = TAKE_PTR(req);
+	f->hash = text_hash(text, n);
+	return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(((const struct session_file *)a)->name,
+		      ((const struct session_file *)b)->name);
 }
 
 /**
- * sessions_dir_load_one() - hand one file of @dir to @create.
- * @dir: the sessions directory
- * @file: the file's name in it
- * @create: called with its request
- * @userdata: for @create
+ * sessions_dir_read() - read and parse every *.conf of @dir, in name order.
+ * @dir: the sessions directory; a missing one holds no files
+ * @max_files: files read at most (more are counted in n_ignored)
+ * @ret: the files, each with its request or its error; free with session_files_done()
+ *
+ * Return: 0, or -errno if the directory cannot be read (or memory runs out).
  */
-void sessions_dir_load_one(const char *dir, const char *file, session_file_fn create,
-			   void *userdata)
+int sessions_dir_read(const char *dir, size_t max_files, struct session_files *ret)
 {
-	int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (dir_fd < 0) {
-		log_error_errno(negative_errno(), "Cannot read '%s': %m", dir);
-		return;
-	}
-	load_file(dir_fd, file, create, userdata);
-	close(dir_fd);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/**
- * sessions_dir_load() - hand every *.conf of @dir, in name order, to @create.
- * @dir: the sessions directory; a missing one means no sessions
- * @max_files: files read at most
- * @create: called with each file's request
- * @userdata: for @create
- */
-void sessions_dir_load(const char *dir, size_t max_files, session_file_fn create,
-		       void *userdata)
-{
-	_cleanup_free_ char **names = calloc(max_files, sizeof(*names));
+	_cleanup_(session_files_done) struct session_files f = {};
 	struct dirent *de;
-	size_t n = 0;
-	int dir_fd;
+	int dir_fd, r = 0;
 	DIR *d;
 
+	*ret = (struct session_files){};
 	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd < 0) {
-		if (errno != ENOENT)
-			log_warning_errno(negative_errno(), "Cannot read '%s', no sessions from "
-					  "files: %m", dir);
-		return;
+	if (dir_fd < 0)
+		return errno == ENOENT ? 0 : negative_errno();
+	f.files = calloc(max_files ?: 1, sizeof(*f.files));
+	d = f.files ? fdopendir(dup(dir_fd)) : NULL;
+	if (!d) {
+		r = f.files ? negative_errno() : -ENOMEM;
+		close(dir_fd);
+		return r;
 	}
-	d = names ? fdopendir(dup(dir_fd)) : NULL;
-	while (d && (de = readdir(d)) && n < max_files) {
+	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
 
-		if (len > 5 && strcmp(de->d_name + len - 5, ".conf") == 0 && de->d_name[0] != '.')
-			names[n++] = strdup(de->d_name);
+		if (len <= 5 || strcmp(de->d_name + len - 5, ".conf") != 0 || de->d_name[0] == '.')
+			continue;
+		if (f.n == max_files) {
+			f.n_ignored++;
+			continue;
+		}
+		snprintf(f.files[f.n++].name, sizeof(f.files[0].name), "%s", de->d_name);
 	}
-	if (d)
-		closedir(d);
-	if (n > 0)
-		qsort(names, n, sizeof(*names), cmp_str);
-	for (size_t i = 0; i < n; i++) {
-		if (names[i])
-			load_file(dir_fd, names[i], create, userdata);
-		free(names[i]);
+	closedir(d);
+	if (f.n > 0)
+		qsort(f.files, f.n, sizeof(*f.files), cmp_name);
+	for (size_t i = 0; i < f.n && r >= 0; i++) {
+		r = read_file(dir_fd, &f.files[i]);
+		if (f.files[i].error)
+			f.n_bad++;
 	}
 	close(dir_fd);
+	if (r < 0)
+		return r;
+	*ret = f;
+	f = (struct session_files){};
+	return 0;
+}
+
+/* Frees what session_files holds; it is then empty. */
+void session_files_done(struct session_files *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->files[i].req);
+		free(f->files[i].error);
+	}
+	free(f->files);
+	*f = (struct session_files){};
 }

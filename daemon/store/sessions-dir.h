@@ -1,20 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct ctl_request;
 
-#include <stdint.h>
+/* One *.conf of the sessions directory, read and parsed, or why it could not be. */
+struct session_file {
+	char name[NAME_MAX + 1];
+	struct ctl_request *req; /* the CREATE request it stands for; NULL: see error */
+	uint64_t hash;           /* tells one version of the file from another */
+	char *error;             /* "NAME:LINE: what is wrong"; NULL when req is set */
+};
 
-/*
- * A session file, parsed into the CREATE request it stands for; @hash
- * tells one version of the file from another.
- */
-typedef void (*session_file_fn)(const char *file, const struct ctl_request *req, uint64_t hash,
-				void *userdata);
+/* The whole directory, in name order. */
+struct session_files {
+	size_t n;
+	struct session_file *files;
+	size_t n_bad;            /* files with an error */
+	size_t n_ignored;        /* *.conf files beyond max_files, not read */
+};
 
-void sessions_dir_load(const char *dir, size_t max_files, session_file_fn create,
-		       void *userdata);
-void sessions_dir_load_one(const char *dir, const char *file, session_file_fn create,
-			   void *userdata);
+int sessions_dir_read(const char *dir, size_t max_files, struct session_files *ret);
+void session_files_done(struct session_files *f);

@@ -75,6 +75,10 @@ enum ftraced_msg_type {
 			       * replied with OK + ATTR_PATH (no fd), ATTR_FILE_BYTES, ATTR_NOTE */
 	FTRACED_MSG_SAVE,     /* ATTR_SESSION; replied with OK + one fd: its session file */
 	FTRACED_MSG_OFFER,    /* ATTR_OFFER; replied with OK + one fd: what the kernel offers */
+	/* 16: unassigned */
+	FTRACED_MSG_RELOAD = 17, /* no attributes, root only; replied with OK + ATTR_NOTE (what
+				  * changed) once ftraced.conf and sessions.d are applied, or ERROR
+				  * (nothing changed) */
 	_FTRACED_MSG_TYPE_MAX,
 };
 

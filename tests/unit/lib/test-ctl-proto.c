@@ -80,6 +80,20 @@ static void test_other_requests(void)
 	ctl_builder_init(&b, FTRACED_MSG_STATUS);
 	n = finish();
 	assert(ctl_request_parse(b.buf, n, &req, NULL) == 0 && !ctl_request_has(&req, FTRACED_ATTR_SESSION));
+
+	/* RELOAD: 17 on the wire, whatever comes before it; it takes no attribute. */
+	assert(FTRACED_MSG_RELOAD == 17);
+	ctl_builder_init(&b, FTRACED_MSG_RELOAD);
+	n = finish();
+	assert(ctl_request_parse(b.buf, n, &req, NULL) == 0 && req.type == FTRACED_MSG_RELOAD);
+	ctl_builder_init(&b, FTRACED_MSG_RELOAD);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, "s2");
+	n = finish();
+	assert(ctl_request_parse(b.buf, n, &req, NULL) == -EBADMSG);
+	/* 16 is no request. */
+	ctl_builder_init(&b, (enum ftraced_msg_type)16);
+	n = finish();
+	assert(ctl_request_parse(b.buf, n, &req, NULL) == -EOPNOTSUPP);
 }
 
 /* Builds a RECORD with one event, then lets the caller damage it. */
