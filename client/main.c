@@ -28,6 +28,7 @@ static void help(void)
 	       "  list [-e [REGEX]|-t|-f [REGEX]|-o|--kernel]  list sessions, or what the\n"
 	       "                                          kernel offers (events, tracers, ...)\n"
 	       "  save SESSION                            print a session's sessions.d file\n"
+	       "  reload                                  read ftraced.conf and sessions.d again\n"
 	       "  status [SESSION] [--watch]              show sessions in detail, or a live view\n"
 	       "  metrics [-o FILE]                       counters in the Prometheus text format\n"
 	       "  recover STATE_DIR                       rebuild files a crash left unfinished\n"
@@ -62,6 +63,7 @@ int main(int argc, char *argv[])
 		{ "extract", cmd_extract },
 		{ "verify", cmd_verify },
 		{ "save", cmd_save },
+		{ "reload", cmd_reload },
 	};
 	static const struct option options[] = {
 		{ "socket", required_argument, NULL, 's' },

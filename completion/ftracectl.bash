@@ -41,7 +41,7 @@ _ftracectl_options()
 _ftracectl()
 {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="record create start stop snapshot destroy save list status metrics recover info verify extract"
+    local commands="record create start stop snapshot destroy save reload list status metrics recover info verify extract"
     local cmd="" i socket=()
 
     # The command is the first word that is not a global option (or its argument).

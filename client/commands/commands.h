@@ -19,5 +19,6 @@ int cmd_recover(const struct client_options *o, int argc, char *argv[]);
 int cmd_info(const struct client_options *o, int argc, char *argv[]);
 int cmd_extract(const struct client_options *o, int argc, char *argv[]);
 int cmd_verify(const struct client_options *o, int argc, char *argv[]);
+int cmd_reload(const struct client_options *o, int argc, char *argv[]);
 int cmd_save(const struct client_options *o, int argc, char *argv[]);
 bool list_offer(const struct client_options *o, int argc, char *argv[], int *ret_exit);

@@ -3,8 +3,9 @@
 """Sessions outlive the daemon and the daemon reloads: a session made with
 `ftracectl create` comes back in the state it was in after a clean stop and
 after a kill -9, with the time it did not capture reported in status and in
-its next file; SIGHUP reads sessions.d again (new, changed and removed files)
-without touching a running session; a terminal closing on a foreground
+its next file; SIGHUP and `ftracectl reload` read sessions.d again (new,
+changed and removed files) without touching a running session, and change
+nothing when a file has an error; a terminal closing on a foreground
 daemon loses nothing; `ftracectl save` prints a session file that makes the
 same session. Markers are counted across every file."""
 
@@ -200,6 +201,115 @@ def test_sighup_reloads_sessions_d():
         log = d.log()
         assert "changing.conf changed" in log and "leaving.conf is gone" in log, log
         assert d.proc.poll() is None
+        d.stop()
+    finally:
+        d.cleanup()
+
+
+def reload(d, expect):
+    """`ftracectl reload`, which must exit @expect; its output."""
+    r = d.ctl("reload", check=False)
+    assert r.returncode == expect, "reload exited %d, not %d:\n%s%s\n%s" % (
+        r.returncode, expect, r.stdout, r.stderr, d.log()[-3000:])
+    return r
+
+
+def test_reload_with_an_error_changes_nothing():
+    """A typo in a running session's file: `ftracectl reload` fails naming the file, its
+    line and the key, SIGHUP says the same in the log, and nothing changes (the session
+    records on, every marker in its files; a new file beside the bad one does not start).
+    A session file that parses but asks for an event this kernel lacks is refused too.
+    The valid change that follows applies."""
+    steady_text = "events = ftrace:print\nmode = continuous\nsegment-time = 300ms\n"
+    d = Daemon().with_session_files({"steady.conf": steady_text})
+    conf = os.path.join(d.dir, "sessions.d")
+    path = os.path.join(conf, "steady.conf")
+    try:
+        d.start()
+        steady = d.wait_state("steady")
+        finish = start_markers(steady["instance"], CPUS, 20000, 4000, tag="k")
+        with open(path, "a") as f:
+            f.write("bogus-key = 1\n")
+        with open(os.path.join(conf, "added.conf"), "w") as f:
+            f.write("events = sched:sched_switch\n")
+        r = reload(d, 1)
+        assert "steady.conf:4" in r.stderr and "bogus-key" in r.stderr and \
+            "nothing changed" in r.stderr, r.stderr
+        d.proc.send_signal(signal.SIGHUP)
+        wait_until("the SIGHUP's refusal in the log",
+                   lambda: d.log().count("Reload refused, nothing changed: steady.conf:4") >= 2)
+        with open(path, "w") as f:
+            f.write(steady_text + "events = nosuchsystem:nosuchevent\n")
+        r = reload(d, 1)
+        assert "steady.conf" in r.stderr and "nosuchsystem:nosuchevent" in r.stderr, r.stderr
+        written = finish()
+        assert [s["name"] for s in d.ctl_json("list")] == ["steady"]
+        st = d.ctl_json("status", "steady")
+        assert (st["state"], st["instance"]) == ("running", steady["instance"]), st
+        assert "steady.conf is gone" not in d.log() and "steady.conf changed" not in d.log()
+        # Fixed, with a change: it applies, and the file added meanwhile starts.
+        with open(path, "w") as f:
+            f.write(steady_text.replace("300ms", "1s"))
+        r = reload(d, 0)
+        assert r.stdout.startswith("reloaded: ") and r.stdout.count("\n") == 1, r.stdout
+        assert "1 started (added)" in r.stdout and "1 restarted (steady)" in r.stdout, r.stdout
+        wait_until("steady restarted with its new settings",
+                   lambda: d.ctl_json("status", "steady").get("segment_time_ms") == 1000)
+        d.wait_state("added")
+        d.ctl("stop", "steady")
+        assert_all_markers(session_files(d, "steady"), "k", written)
+        assert d.proc.poll() is None
+        d.stop()
+    finally:
+        d.cleanup()
+
+
+def test_reload_with_a_bad_ftraced_conf_keeps_the_settings():
+    """ftraced.conf with an error: reload fails naming its line and key, the settings
+    stay as they were (memory-limit still refuses a large ring); fixed, they apply."""
+    d = Daemon()
+    conf = os.path.join(d.dir, "daemon.conf")
+    with open(conf, "w") as f:
+        f.write("saved-cmdlines = 0\nmemory-limit = 1M\n")
+    d.extra_args = ["--group", "", "--config", conf]
+    big = ["create", "big", "--mode", "flight", "--flight-size", "1M", "-e", "sched:sched_switch",
+           "-b", "1024"]
+    try:
+        d.start()
+        r = d.ctl(*big, check=False)
+        assert r.returncode == 1 and "memory-limit" in r.stderr, r.stderr
+        with open(conf, "w") as f:
+            f.write("saved-cmdlines = 0\nmemory-limit = 90%\nmemory-limitt = 2G\n")
+        r = reload(d, 1)
+        assert conf + ":3" in r.stderr and "memory-limitt" in r.stderr, r.stderr
+        r = d.ctl(*big, check=False)
+        assert r.returncode == 1 and "memory-limit" in r.stderr, r.stderr
+        with open(conf, "w") as f:
+            f.write("saved-cmdlines = 0\nmemory-limit = 90%\n")
+        r = reload(d, 0)
+        assert "ftraced.conf: memory-limit applied" in r.stdout, r.stdout
+        d.ctl(*big)
+        d.ctl("destroy", "big")
+        d.stop()
+    finally:
+        d.cleanup()
+
+
+def test_reload_is_root_only():
+    """A member of the daemon's group may list sessions, not reload: as SIGHUP, root only."""
+    import grp
+    nogroup = grp.getgrnam("nogroup").gr_gid
+    d = Daemon(extra_args=["--group", "nogroup"]).start()
+    try:
+        os.chmod(d.dir, 0o755)
+        r = d.ctl("list", check=False, user=65534, gid=nogroup)
+        assert r.returncode == 0, r.stderr
+        r = d.ctl("reload", check=False, user=65534, gid=nogroup)
+        assert r.returncode == 4 and "permission denied" in r.stderr and \
+            "only root" in r.stderr, r.stderr
+        assert "Reload" not in d.log()
+        r = reload(d, 0)
+        assert "ftraced.conf: unchanged" in r.stdout, r.stdout
         d.stop()
     finally:
         d.cleanup()

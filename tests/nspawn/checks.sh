@@ -31,12 +31,24 @@ keep_markers() {
             >"/results/keep-$1-$cpu.txt"
     done
 }
-wait_keep_running() {
+wait_session_running() {
     for _ in $(seq 300); do
-        ftracectl --json status keep 2>/dev/null | grep -q '"state": *"running"' && return 0
+        ftracectl --json status "$1" 2>/dev/null | grep -q '"state": *"running"' && return 0
         sleep 0.1
     done
     return 1
+}
+wait_keep_running() { wait_session_running keep; }
+wait_session_gone() {
+    for _ in $(seq 300); do
+        ftracectl status "$1" >/dev/null 2>&1 || return 0
+        sleep 0.1
+    done
+    return 1
+}
+# session_instance NAME: the tracefs instance of session NAME
+session_instance() {
+    ftracectl --json status "$1" | grep -o '"instance": *"[^"]*"' | sed 's/.*: *"\(.*\)"/\1/'
 }
 # The end: the unit's refusals of settings it must not have, the journal, the exit status.
 finish() {
@@ -209,7 +221,24 @@ check "the journal's SESSION= field names it" \
 pid=$(service MainPID)
 check "systemctl reload: the same daemon goes on" \
     'systemctl reload ftraced.service && [ "$(service MainPID)" = "$pid" ] && wait_keep_running'
-check "... and says it reloaded" 'journalctl -b -u ftraced.service | grep -q "Received SIGHUP"'
+check "... and says it reloaded" 'journalctl -b -u ftraced.service | grep -q "Reloaded: "'
+# ExecReload is `ftracectl reload`: a typo in a running session's file fails
+# `systemctl reload`, changes nothing, and the session runs on as it was.
+mkdir -p /etc/ftraced/sessions.d
+printf 'events = sched:sched_switch\n' >/etc/ftraced/sessions.d/bg.conf
+check "systemctl reload starts a new sessions.d file's session" \
+    'systemctl reload ftraced.service && wait_session_running bg'
+bg_instance=$(session_instance bg)
+printf 'bogus-key = 1\n' >>/etc/ftraced/sessions.d/bg.conf
+check "systemctl reload with a typo in bg.conf fails" '! systemctl reload ftraced.service'
+check "... the journal names the file, line and key" \
+    'journalctl -b -u ftraced.service | grep -q "Reload refused, nothing changed: bg.conf:2: unknown key .bogus-key."'
+check "... the daemon runs on, bg in the same instance" \
+    '[ "$(service ActiveState)" = active ] && [ "$(service MainPID)" = "$pid" ] &&
+     wait_session_running bg && [ "$(session_instance bg)" = "$bg_instance" ]'
+rm /etc/ftraced/sessions.d/bg.conf
+check "... without the file, systemctl reload succeeds and bg goes" \
+    'systemctl reload ftraced.service && wait_session_gone bg'
 check "TasksMax= is a share of the machine's task limit" '[ "$(service TasksMax)" -gt 64 ]'
 echo $fail >/results/fail
 journalctl -b --no-pager >/results/journal-boot1.txt
