@@ -104,16 +104,16 @@ static int check_one(struct controller *c, const struct session_files *f,
 	return r;
 }
 
-/* Sessions there will be once @f is applied: more than SESSION_MAX is an error. */
-static unsigned sessions_after(struct controller *c, const struct session_files *f)
+/*
+ * Sessions there will be once @f is applied: those clients made, and one
+ * per file (its session runs on, starts again or starts).
+ */
+static size_t sessions_after(const struct controller *c, const struct session_files *f)
 {
-	unsigned n = controller_n_sessions(c);
+	size_t n = f->n;
 
 	for (size_t i = 0; i < SESSION_MAX; i++)
-		if (c->slots[i].session && c->slots[i].file[0] && !find_file(f, c->slots[i].file))
-			n--;
-	for (size_t i = 0; i < f->n; i++)
-		if (!slot_of_file(c, f->files[i].name) && !slot_renamed(c, f, f->files[i].req->session))
+		if (c->slots[i].session && !c->slots[i].file[0])
 			n++;
 	return n;
 }
@@ -135,7 +135,8 @@ int controller_check_session_files(struct controller *c, const struct session_fi
 				   size_t n_error)
 {
 	char first[FTRACED_MESSAGE_MAX] = "";
-	unsigned n_bad = 0, n;
+	unsigned n_bad = 0;
+	size_t n;
 	int r = 0;
 
 	if (f->n_ignored > 0) {
@@ -165,8 +166,8 @@ int controller_check_session_files(struct controller *c, const struct session_fi
 	}
 	n = sessions_after(c, f);
 	if (n > SESSION_MAX) {
-		snprintf(error, n_error, "the sessions directory would make %u sessions, more than "
-			 "%u (SESSION_MAX)", n, SESSION_MAX);
+		snprintf(error, n_error, "with the sessions directory there would be %zu sessions, "
+			 "more than %u (SESSION_MAX)", n, SESSION_MAX);
 		return -E2BIG;
 	}
 	return 0;

@@ -264,6 +264,36 @@ def test_reload_with_an_error_changes_nothing():
         d.cleanup()
 
 
+def test_reload_follows_a_renamed_file():
+    """A file renamed with the session it names: the session runs on (same text) or
+    starts again from the new file (changed); another file naming it is refused."""
+    text = "name = web\nevents = sched:sched_switch\n"
+    d = Daemon().with_session_files({"web.conf": text})
+    conf = os.path.join(d.dir, "sessions.d")
+    try:
+        d.start()
+        web = d.wait_state("web")
+        os.rename(os.path.join(conf, "web.conf"), os.path.join(conf, "10-web.conf"))
+        r = reload(d, 0)
+        assert "0 started, 0 restarted, 0 stopped, 1 unchanged" in r.stdout, r.stdout
+        assert d.ctl_json("status", "web")["instance"] == web["instance"]
+        with open(os.path.join(conf, "20-web.conf"), "w") as f:
+            f.write(text)
+        r = reload(d, 1)
+        assert "10-web.conf and 20-web.conf both name the session 'web'" in r.stderr, r.stderr
+        os.unlink(os.path.join(conf, "10-web.conf"))
+        with open(os.path.join(conf, "20-web.conf"), "w") as f:
+            f.write(text + "segment-time = 1s\n")
+        r = reload(d, 0)
+        assert "1 restarted (web)" in r.stdout and "0 stopped" in r.stdout, r.stdout
+        wait_until("web restarted from 20-web.conf",
+                   lambda: d.ctl_json("status", "web").get("segment_time_ms") == 1000)
+        d.wait_state("web")
+        d.stop()
+    finally:
+        d.cleanup()
+
+
 def test_reload_with_a_bad_ftraced_conf_keeps_the_settings():
     """ftraced.conf with an error: reload fails naming its line and key, the settings
     stay as they were (memory-limit still refuses a large ring); fixed, they apply."""
