@@ -78,7 +78,7 @@ static int check_one(struct controller *c, const struct session_files *f,
 	for (const struct session_file *o = f->files; o < file; o++)
 		if (o->req && strcmp(o->req->session, file->req->session) == 0) {
 			snprintf(error, n_error, "%s and %s both name the session '%s': give each "
-				 "file a session of its own (session = NAME)", o->name, file->name,
+				 "file a session of its own (name = NAME)", o->name, file->name,
 				 file->req->session);
 			return -EEXIST;
 		}
