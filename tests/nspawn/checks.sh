@@ -223,22 +223,23 @@ check "systemctl reload: the same daemon goes on" \
     'systemctl reload ftraced.service && [ "$(service MainPID)" = "$pid" ] && wait_keep_running'
 check "... and says it reloaded" 'journalctl -b -u ftraced.service | grep -q "Reloaded: "'
 # ExecReload is `ftracectl reload`: a typo in a running session's file fails
-# `systemctl reload`, changes nothing, and the session runs on as it was.
+# `systemctl reload`, changes nothing, and the session runs on as it was. (Not
+# "bg": a session made with `ftracectl create` above has that name.)
 mkdir -p /etc/ftraced/sessions.d
-printf 'events = sched:sched_switch\n' >/etc/ftraced/sessions.d/bg.conf
+printf 'events = sched:sched_switch\n' >/etc/ftraced/sessions.d/fromfile.conf
 check "systemctl reload starts a new sessions.d file's session" \
-    'systemctl reload ftraced.service && wait_session_running bg'
-bg_instance=$(session_instance bg)
-printf 'bogus-key = 1\n' >>/etc/ftraced/sessions.d/bg.conf
-check "systemctl reload with a typo in bg.conf fails" '! systemctl reload ftraced.service'
+    'systemctl reload ftraced.service && wait_session_running fromfile'
+ff_instance=$(session_instance fromfile)
+printf 'bogus-key = 1\n' >>/etc/ftraced/sessions.d/fromfile.conf
+check "systemctl reload with a typo in fromfile.conf fails" '! systemctl reload ftraced.service'
 check "... the journal names the file, line and key" \
-    'journalctl -b -u ftraced.service | grep -q "Reload refused, nothing changed: bg.conf:2: unknown key .bogus-key."'
-check "... the daemon runs on, bg in the same instance" \
+    'journalctl -b -u ftraced.service | grep -q "Reload refused, nothing changed: fromfile.conf:2: unknown key .bogus-key."'
+check "... the daemon runs on, its session in the same instance" \
     '[ "$(service ActiveState)" = active ] && [ "$(service MainPID)" = "$pid" ] &&
-     wait_session_running bg && [ "$(session_instance bg)" = "$bg_instance" ]'
-rm /etc/ftraced/sessions.d/bg.conf
-check "... without the file, systemctl reload succeeds and bg goes" \
-    'systemctl reload ftraced.service && wait_session_gone bg'
+     wait_session_running fromfile && [ "$(session_instance fromfile)" = "$ff_instance" ]'
+rm /etc/ftraced/sessions.d/fromfile.conf
+check "... without the file, systemctl reload succeeds and its session goes" \
+    'systemctl reload ftraced.service && wait_session_gone fromfile'
 check "TasksMax= is a share of the machine's task limit" '[ "$(service TasksMax)" -gt 64 ]'
 echo $fail >/results/fail
 journalctl -b --no-pager >/results/journal-boot1.txt
