@@ -363,3 +363,48 @@ int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const ch
 	*ret_id = f.id;
 	return 0;
 }
+
+/* What a file's CPUSTAT texts say about losses (ftracectl info, the babeltrace2 plugin). */
+static uint64_t stat_field(const char *text, const char *key)
+{
+	const char *p = text ? strstr(text, key) : NULL;
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+/*
+ * CPUSTAT texts start with "CPU: N" (trace-cmd and ftraced alike); ftraced
+ * adds texts for the same CPU that go on with a note: "CPU: N (when this
+ * file began)". @note NULL: the text without one.
+ */
+static const char *cpustat_of(const struct v7_reader *r, uint32_t cpu, const char *note)
+{
+	for (size_t i = 0; i < v7_reader_n_cpustat(r); i++) {
+		const char *t = v7_reader_cpustat(r, i);
+		const char *p = t ? strstr(t, "CPU: ") : NULL;
+		char *end;
+
+		if (!p || strtoul(p + 5, &end, 10) != cpu)
+			continue;
+		if (note ? strncmp(end, " (", 2) == 0 && strncmp(end + 2, note, strlen(note)) == 0 :
+			   *end == '\n' || *end == '\0')
+			return t;
+	}
+	return NULL;
+}
+
+/**
+ * v7_lost_events() - events lost on @cpu while this file's data was captured: what the kernel
+ * overwrote or dropped since the file began (trace-cmd's files, and a
+ * session's first, count from the instance's start), and what ftraced
+ * read but could not store.
+ */
+uint64_t v7_lost_events(const struct v7_reader *r, uint32_t cpu)
+{
+	const char *end = cpustat_of(r, cpu, NULL), *begin = cpustat_of(r, cpu, "when this");
+	uint64_t at_end = stat_field(end, "overrun: ") + stat_field(end, "dropped events: ");
+	uint64_t at_begin = stat_field(begin, "overrun: ") + stat_field(begin, "dropped events: ");
+
+	return (at_end > at_begin ? at_end - at_begin : 0) +
+	       stat_field(end, "ftraced-discarded: ");
+}

@@ -38,3 +38,5 @@ int v7_formats_foreach(const uint8_t *formats, size_t n, bool per_system, v7_for
 		       void *userdata);
 int v7_find_event_id(const uint8_t *formats, size_t n, bool per_system, const char *name,
 		     int *ret_id);
+
+uint64_t v7_lost_events(const struct v7_reader *r, uint32_t cpu);

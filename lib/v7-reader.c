@@ -90,6 +90,27 @@ static bool in_file(const struct v7_reader *r, uint64_t off, uint64_t n)
 	return off <= r->file_size && n <= r->file_size - off;
 }
 
+/* For lib/v7-cursor.c: the file, and the first problem found, kept for v7_reader_error(). */
+int v7_reader_fd(const struct v7_reader *r)
+{
+	return r->fd;
+}
+
+bool v7_reader_in_file(const struct v7_reader *r, uint64_t off, uint64_t n)
+{
+	return in_file(r, off, n);
+}
+
+int v7_reader_fail(struct v7_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fail_codev(r, -EBADMSG, fmt, ap);
+	va_end(ap);
+	return -EBADMSG;
+}
+
 /* Reads the 16-byte header of the section at @off; its body must fit in the file. */
 static int read_section_header(struct v7_reader *r, uint64_t off, uint16_t *ret_id,
 			       uint16_t *ret_flags, uint64_t *ret_size)
@@ -545,181 +566,4 @@ int v7_reader_section(struct v7_reader *r, uint16_t id, uint8_t **ret, size_t *r
 	*ret = raw;
 	*ret_size = usize;
 	return 0;
-}
-
-static int foreach_raw_page(struct v7_reader *r, const struct v7_reader_cpu *c, v7_page_fn fn,
-			    void *userdata)
-{
-	uint8_t *page = malloc(c->page_size);
-	int err = 0;
-
-	if (!page)
-		return -ENOMEM;
-	for (uint64_t off = 0; off < c->size && err == 0; off += c->page_size) {
-		err = loop_pread_exact(r->fd, page, c->page_size, c->offset + off);
-		if (err == 0)
-			err = fn(page, c->page_size, userdata);
-	}
-	free(page);
-	return err;
-}
-
-/* Each chunk record of a compressed CPU region, whole, with its pages decompressed. */
-static int foreach_chunk(struct v7_reader *r, const struct v7_reader_cpu *c, v7_chunk_fn fn,
-			 void *userdata)
-{
-	uint8_t *in = NULL, *out = NULL, word[CHUNK_HDR_SIZE];
-	uint64_t off = c->offset, end = c->offset + c->size;
-	size_t in_cap = 0, out_cap = 0;
-	uint32_t count;
-	int err;
-
-	if (c->size < 4)
-		return fail(r, "CPU %u: chunk stream too short", c->cpu);
-	err = loop_pread_exact(r->fd, word, 4, off);
-	if (err < 0)
-		return err;
-	count = get_le32(word);
-	off += 4;
-	/*
-	 * trace-cmd before 3.2 stores the stream length without the count word;
-	 * libtracecmd uses the size only as a bound, so allow those 4 bytes.
-	 */
-	if (in_file(r, c->offset, c->size + 4))
-		end += 4;
-	for (uint32_t k = 0; k < count && err == 0; k++) {
-		uint32_t csize, usize;
-		size_t got;
-
-		if (end - off < CHUNK_HDR_SIZE) {
-			err = fail(r, "CPU %u: chunk %u runs past the CPU data", c->cpu, k);
-			break;
-		}
-		err = loop_pread_exact(r->fd, word, CHUNK_HDR_SIZE, off);
-		if (err < 0)
-			break;
-		off += CHUNK_HDR_SIZE;
-		if (chunk_record_check(word, end - off, c->page_size, &csize, &usize) < 0) {
-			err = fail(r, "CPU %u: chunk %u has bad sizes (%u -> %u)", c->cpu, k,
-				   get_le32(word), get_le32(word + 4));
-			break;
-		}
-		if (CHUNK_HDR_SIZE + (size_t)csize > in_cap || usize > out_cap) {
-			free(in);
-			free(out);
-			in_cap = MAX(in_cap, CHUNK_HDR_SIZE + (size_t)csize);
-			out_cap = MAX(out_cap, (size_t)usize);
-			in = malloc(in_cap);
-			out = malloc(out_cap);
-			if (!in || !out) {
-				err = -ENOMEM;
-				break;
-			}
-		}
-		/* The record whole (header, then frame), for a caller that copies it. */
-		memcpy(in, word, CHUNK_HDR_SIZE);
-		err = loop_pread_exact(r->fd, in + CHUNK_HDR_SIZE, csize, off);
-		if (err < 0)
-			break;
-		off += csize;
-		err = decompress_frame(in + CHUNK_HDR_SIZE, csize, out, usize, &got);
-		if (err < 0 || got != usize)
-			err = fail(r, "CPU %u: chunk %u at %" PRIu64 " does not decompress (checksum or "
-				   "damage)", c->cpu, k, off - csize - 8);
-		if (err == 0)
-			err = fn(in, CHUNK_HDR_SIZE + (size_t)csize, out, usize, c->page_size, userdata);
-	}
-	free(in);
-	free(out);
-	return err;
-}
-
-struct page_walk {
-	v7_page_fn fn;
-	void *userdata;
-};
-
-static int chunk_pages(const uint8_t *record, size_t n_record, const uint8_t *pages,
-		       size_t n_pages, uint32_t page_size, void *userdata)
-{
-	const struct page_walk *w = userdata;
-	int err = 0;
-
-	for (size_t p = 0; p < n_pages && err == 0; p += page_size)
-		err = w->fn(pages + p, page_size, w->userdata);
-	return err;
-}
-
-static int foreach_chunk_page(struct v7_reader *r, const struct v7_reader_cpu *c, v7_page_fn fn,
-			      void *userdata)
-{
-	struct page_walk w = { fn, userdata };
-
-	return foreach_chunk(r, c, chunk_pages, &w);
-}
-
-/* An uncompressed region's pages, a chunk's worth at a time, without a record. */
-static int foreach_raw_run(struct v7_reader *r, const struct v7_reader_cpu *c, v7_chunk_fn fn,
-			   void *userdata)
-{
-	size_t run = (size_t)c->page_size * MAX(1u, V7_READER_RAW_RUN / c->page_size);
-	uint8_t *pages = malloc(run);
-	int err = 0;
-
-	if (!pages)
-		return -ENOMEM;
-	for (uint64_t off = 0; off < c->size && err == 0; off += run) {
-		size_t n = (size_t)MIN((uint64_t)run, c->size - off) / c->page_size * c->page_size;
-
-		if (n == 0)
-			break;
-		err = loop_pread_exact(r->fd, pages, n, c->offset + off);
-		if (err == 0)
-			err = fn(NULL, 0, pages, n, c->page_size, userdata);
-	}
-	free(pages);
-	return err;
-}
-
-/**
- * v7_reader_foreach_chunk() - call @fn for every chunk of one CPU region, in order.
- * @r: reader
- * @i: index into the list of CPU regions (not the CPU number)
- * @fn: callback with the compressed record whole (header and frame; NULL for an
- *      uncompressed file) and its sub-buffers; a non-zero return stops the walk
- * @userdata: passed to @fn
- *
- * Return: 0, what @fn returned, -EBADMSG for damaged data, or -errno.
- */
-int v7_reader_foreach_chunk(struct v7_reader *r, size_t i, v7_chunk_fn fn, void *userdata)
-{
-	const struct v7_reader_cpu *c = v7_reader_cpu(r, i);
-
-	if (!c)
-		return -EINVAL;
-	if (c->size == 0)
-		return 0;
-	return r->compressed ? foreach_chunk(r, c, fn, userdata) :
-			       foreach_raw_run(r, c, fn, userdata);
-}
-
-/**
- * v7_reader_foreach_page() - call @fn for every sub-buffer of one CPU region, in order.
- * @r: reader
- * @i: index into the list of CPU regions of all buffers (not the CPU number)
- * @fn: callback; a non-zero return stops the walk and is returned
- * @userdata: passed to @fn
- *
- * Return: 0, what @fn returned, -EBADMSG for damaged data, or -errno.
- */
-int v7_reader_foreach_page(struct v7_reader *r, size_t i, v7_page_fn fn, void *userdata)
-{
-	const struct v7_reader_cpu *c = v7_reader_cpu(r, i);
-
-	if (!c)
-		return -EINVAL;
-	if (c->size == 0)
-		return 0;
-	return r->compressed ? foreach_chunk_page(r, c, fn, userdata) :
-			       foreach_raw_page(r, c, fn, userdata);
 }

@@ -18,11 +18,6 @@ struct v7_reader_cpu {
 	uint64_t size;
 };
 
-typedef int (*v7_page_fn)(const uint8_t *page, uint32_t page_size, void *userdata);
-typedef int (*v7_chunk_fn)(const uint8_t *record, size_t n_record, const uint8_t *pages,
-			   size_t n_pages, uint32_t page_size, void *userdata);
-/* An uncompressed file's pages go to a v7_chunk_fn this many bytes at a time. */
-#define V7_READER_RAW_RUN (512u * 1024u)
 
 enum v7_reader_option {
 	V7_READER_TRACE_CLOCK,
@@ -35,14 +30,15 @@ int v7_reader_open(int fd, struct v7_reader **ret, char *error, size_t n_error);
 struct v7_reader *v7_reader_free(struct v7_reader *r);
 DEFINE_CLEANUP(struct v7_reader *, v7_reader_free)
 
+int v7_reader_fd(const struct v7_reader *r);
+bool v7_reader_in_file(const struct v7_reader *r, uint64_t off, uint64_t n);
+int v7_reader_fail(struct v7_reader *r, const char *fmt, ...) _printf_(2, 3);
 uint32_t v7_reader_page_size(const struct v7_reader *r);
 bool v7_reader_compressed(const struct v7_reader *r);
 const char *v7_reader_clock(const struct v7_reader *r);
 size_t v7_reader_n_cpus(const struct v7_reader *r);
 const struct v7_reader_cpu *v7_reader_cpu(const struct v7_reader *r, size_t i);
 int v7_reader_section(struct v7_reader *r, uint16_t id, uint8_t **ret, size_t *ret_size);
-int v7_reader_foreach_page(struct v7_reader *r, size_t i, v7_page_fn fn, void *userdata);
-int v7_reader_foreach_chunk(struct v7_reader *r, size_t i, v7_chunk_fn fn, void *userdata);
 const char *v7_reader_error(const struct v7_reader *r);
 bool v7_reader_has_strings(const struct v7_reader *r);
 const char *v7_reader_option(const struct v7_reader *r, enum v7_reader_option which);

@@ -16,6 +16,7 @@
 
 #include "ftraced/macro.h"
 #include "lib/rb-page.h"
+#include "lib/v7-cursor.h"
 #include "lib/v7-format.h"
 #include "lib/v7-reader.h"
 #include "lib/v7-verify.h"

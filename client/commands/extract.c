@@ -47,6 +47,7 @@
 #include "lib/compress.h"
 #include "lib/rb-page.h"
 #include "lib/time-util.h"
+#include "lib/v7-cursor.h"
 #include "lib/v7-meta.h"
 #include "lib/v7-reader.h"
 #include "lib/wall-clock.h"

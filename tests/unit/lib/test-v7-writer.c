@@ -26,6 +26,7 @@
 #include "ftraced/macro.h"
 #include "lib/compress.h"
 #include "lib/rb-page.h"
+#include "lib/v7-cursor.h"
 #include "lib/v7-format.h"
 #include "lib/v7-meta.h"
 #include "lib/v7-reader.h"
