@@ -4,8 +4,8 @@
 # run as root: Debian packages, a mounted tracefs, a meson build.
 
 BUILD_PACKAGES=(meson ninja-build pkg-config gcc libc6-dev libtracefs-dev libtraceevent-dev libzstd-dev libjansson-dev
-                libsystemd-dev libcap-dev libelf-dev scdoc)
-RUNTIME_PACKAGES=(trace-cmd util-linux)
+                libsystemd-dev libcap-dev libelf-dev scdoc libbabeltrace2-dev)
+RUNTIME_PACKAGES=(trace-cmd util-linux babeltrace2)
 TEST_PACKAGES=(libtracecmd-dev python3 valgrind bindfs tmux)
 # The fleet suite: a real Prometheus, node_exporter and rclone on loopback.
 FLEET_PACKAGES=(prometheus prometheus-node-exporter rclone)

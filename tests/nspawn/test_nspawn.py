@@ -29,7 +29,7 @@ from harness import (assert_complete_sequences, assert_real_kallsyms,  # noqa: E
 
 LOADGEN = os.environ["LOADGEN"]
 PACKAGES = ["systemd", "systemd-sysv", "dbus", "libtracefs1", "libtraceevent1", "libzstd1",
-            "libcap2", "libelf1", "libjansson4", "rclone"]
+            "libcap2", "libelf1", "libjansson4", "rclone", "libbabeltrace2-0"]
 CACHE = "/var/tmp/ftraced-nspawn"
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 CAP_SYSLOG = 34
@@ -90,7 +90,12 @@ def build_deb(work):
     debs = [n for n in os.listdir(os.path.dirname(src))
             if re.fullmatch(r"ftraced_[^_]+_[a-z0-9]+\.deb", n)]
     assert len(debs) == 1, os.listdir(os.path.dirname(src))
-    return os.path.join(os.path.dirname(src), debs[0])
+    deb = os.path.join(os.path.dirname(src), debs[0])
+    # The babeltrace2 plugin ships in the package, where babeltrace2 looks for plugins.
+    files = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True,
+                           check=True).stdout
+    assert re.search(r"/babeltrace2/plugins/babeltrace-plugin-ftraced\.so$", files, re.M), files
+    return deb
 
 
 def install(root, deb):

@@ -2,18 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """ftracectl is a thin, unprivileged client: it links the format library
 (zstd) and libc, never the daemon's tracing, systemd or capability
-libraries. Checked on the built binary with ldd and nm."""
+libraries, nor babeltrace2 (the plugin is its own shared object). Checked on the built binary with ldd and nm."""
 
 import os
 import subprocess
 import sys
 
 FTRACECTL = os.environ["FTRACECTL"]
-FORBIDDEN_LIBS = ("libtracefs", "libtraceevent", "libsystemd", "libcap")
+FORBIDDEN_LIBS = ("libtracefs", "libtraceevent", "libsystemd", "libcap", "libbabeltrace2")
 # Symbols of daemon-only modules that must not be linked in.
 FORBIDDEN_SYMBOLS = ("instance_", "recovery_", "session_new", "manager_", "capture_stream",
                      "capture_worker", "segment_", "metadata_", "v7_write_",
-                     "tracefs_", "tep_", "sd_")
+                     "tracefs_", "tep_", "sd_", "bt_", "tc_source_", "tc_iter_")
 
 
 def main():

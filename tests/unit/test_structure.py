@@ -20,7 +20,7 @@ import re
 import sys
 
 ROOT = os.environ.get("SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
-DIRS = ["daemon", "lib", "client"]
+DIRS = ["daemon", "lib", "client", "plugin"]
 # daemon/'s folders, bottom first (daemon/meson.build builds them in this order).
 LAYERS = ["base", "kernel", "store", "capture", "recovery", "output", "flight", "session",
           "control"]
