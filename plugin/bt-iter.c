@@ -302,6 +302,34 @@ bt_message_iterator_class_next_method_status tc_iter_next(
 	return BT_MESSAGE_ITERATOR_CLASS_NEXT_METHOD_STATUS_ERROR;
 }
 
+/*
+ * Back to the stream's beginning: flt.utils.trimmer seeks to its --begin time,
+ * and babeltrace2 does that for an iterator that can seek its beginning by
+ * reading on from there.
+ */
+bt_message_iterator_class_can_seek_beginning_method_status tc_iter_can_seek_beginning(
+	bt_self_message_iterator *self, bt_bool *can_seek)
+{
+	*can_seek = BT_TRUE;
+	return BT_MESSAGE_ITERATOR_CLASS_CAN_SEEK_BEGINNING_METHOD_STATUS_OK;
+}
+
+bt_message_iterator_class_seek_beginning_method_status tc_iter_seek_beginning(
+	bt_self_message_iterator *self)
+{
+	struct tc_iter *it = bt_self_message_iterator_get_data(self);
+	struct v7_cursor *cursor;
+
+	if (v7_cursor_new(it->src->file->reader, it->port->region, &cursor) < 0)
+		return BT_MESSAGE_ITERATOR_CLASS_SEEK_BEGINNING_METHOD_STATUS_ERROR;
+	v7_cursor_free(it->cursor);
+	bt_packet_put_ref(it->packet);
+	*it = (struct tc_iter){ .src = it->src, .port = it->port, .self = it->self,
+				.cursor = cursor, .state = ITER_BEGIN, .page_size = it->page_size,
+				.events = it->events, .max_events = it->max_events };
+	return BT_MESSAGE_ITERATOR_CLASS_SEEK_BEGINNING_METHOD_STATUS_OK;
+}
+
 static void iter_free(struct tc_iter *it)
 {
 	if (!it)
@@ -335,6 +363,8 @@ bt_message_iterator_class_initialize_method_status tc_iter_init(
 		return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
 	}
 	bt_self_message_iterator_set_data(self, it);
+	/* Times never go back within a stream: babeltrace2 may seek a time by reading on. */
+	bt_self_message_iterator_configuration_set_can_seek_forward(config, BT_TRUE);
 	return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_OK;
 }
 

@@ -11,3 +11,7 @@ void tc_iter_finalize(bt_self_message_iterator *self);
 bt_message_iterator_class_next_method_status tc_iter_next(
 	bt_self_message_iterator *self, bt_message_array_const msgs, uint64_t capacity,
 	uint64_t *count);
+bt_message_iterator_class_can_seek_beginning_method_status tc_iter_can_seek_beginning(
+	bt_self_message_iterator *self, bt_bool *can_seek);
+bt_message_iterator_class_seek_beginning_method_status tc_iter_seek_beginning(
+	bt_self_message_iterator *self);
