@@ -126,6 +126,12 @@ def test_recorded_file_reads_as_trace_cmd_shows_it():
         # Typed fields: integers stay integers, comms strings, per the file's formats.
         switch = next(f for _, _, name, f in ours if name == "sched_switch")
         assert re.fullmatch(r"-?\d+", switch["prev_pid"]) and "prev_comm" in switch, switch
+        # flt.utils.trimmer cuts a window (it seeks the source: from its beginning, reading on).
+        times = sorted(ts for ts, _, _, _ in ours)
+        begin, end = times[len(times) // 3], times[2 * len(times) // 3]
+        window = bt_events(out, True, "--begin=%d.%09d" % divmod(begin, 10**9),
+                           "--end=%d.%09d" % divmod(end, 10**9))
+        assert len(window) == sum(1 for t in times if begin <= t <= end), (len(window), begin, end)
 
 
 def test_uncompressed_file():
@@ -164,7 +170,8 @@ def test_trace_cmd_files_zstd_and_uncompressed():
             instance = "ftraced-test-bt2-%d" % os.getpid()
             out = os.path.join(d.dir, "tc-%s.dat" % compression)
             # Markers need no event enabled: what is written to the instance's trace_marker.
-            tc = tracecmd_record(d.dir, instance, ["-e", "sched:sched_switch",
+            # A ring that holds all the markers (8 MiB per CPU): trace-cmd reads after them.
+            tc = tracecmd_record(d.dir, instance, ["-e", "sched:sched_switch", "-b", "8192",
                                                    "--compression", compression, "-o", out])
             try:
                 on = os.path.join(TRACING, "instances", instance, "tracing_on")
