@@ -134,6 +134,43 @@ def test_recorded_file_reads_as_trace_cmd_shows_it():
         assert len(window) == sum(1 for t in times if begin <= t <= end), (len(window), begin, end)
 
 
+def support_weight(path, kind="file"):
+    """What the plugin answers babeltrace2's support-info query for @path."""
+    r = babeltrace2("query", "source.ftraced.tracecmd", "babeltrace.support-info", "-p",
+                    'input="%s",type="%s"' % (path, kind))
+    return float(r.stdout.strip())
+
+
+def test_support_info_and_damaged_files():
+    """A plain `babeltrace2 FILE` picks the plugin for a v7 file only; a damaged file is an
+    error naming the problem, not a crash."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "s.dat")
+        d.ctl("record", "-e", "sched:sched_switch", "--duration", "1s", "-o", out)
+        text = os.path.join(d.dir, "notes.txt")
+        with open(text, "w") as f:
+            f.write("not a trace\n")
+        ctf = os.path.join(d.dir, "ctf-s.dat")
+        bt_events(out)
+        babeltrace2(out, "--output-format=ctf", "--output", ctf)
+        assert support_weight(out) == 1.0
+        assert support_weight(text) == 0.0
+        assert support_weight(os.path.join(ctf, "s.dat", "metadata")) == 0.0
+        assert support_weight(d.dir, "directory") == 0.0
+        with open(out, "rb") as f:
+            data = f.read()
+        for name, damaged in (("truncated", data[:len(data) // 2]),
+                              ("zeroed", data[:4096] + bytes(len(data) - 4096))):
+            path = os.path.join(d.dir, name + ".dat")
+            with open(path, "wb") as f:
+                f.write(damaged)
+            r = subprocess.run(["babeltrace2", path], capture_output=True, text=True,
+                               errors="replace", env=dict(os.environ,
+                                                          BABELTRACE_PLUGIN_PATH=PLUGIN_PATH))
+            assert r.returncode == 1 and "source.ftraced.tracecmd" in r.stderr, (name, r)
+            assert "trace-cmd v7 file" in r.stderr or "CPU" in r.stderr, r.stderr[-2000:]
+
+
 def test_uncompressed_file():
     with daemon() as d:
         out = os.path.join(d.dir, "raw.dat")
