@@ -232,9 +232,10 @@ static int set_field(bt_field *fld, struct tep_handle *tep, const struct tep_for
 	case FIELD_INT:
 		if (n == (uint32_t)f->size)
 			set_int(fld, tep, data + off, n, f->flags & TEP_FIELD_IS_SIGNED);
+		else if (f->flags & TEP_FIELD_IS_SIGNED)
+			bt_field_integer_signed_set_value(fld, 0);
 		else
-			set_int(fld, tep, (const uint8_t *)"\0\0\0\0\0\0\0\0", (unsigned int)f->size,
-				false);
+			bt_field_integer_unsigned_set_value(fld, 0);
 		return 0;
 	case FIELD_STRING:
 	case FIELD_DYN_STRING:

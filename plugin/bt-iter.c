@@ -104,7 +104,7 @@ static void set_page_end(struct tc_iter *it)
 static int next_page(struct tc_iter *it)
 {
 	struct rb_page_info info;
-	const uint8_t *record;
+	const uint8_t *record, *page;
 	size_t n_record;
 	int k;
 
@@ -115,8 +115,7 @@ static int next_page(struct tc_iter *it)
 				return k;
 			it->page_off = 0;
 		}
-		const uint8_t *page = it->pages + it->page_off;
-
+		page = it->pages + it->page_off;
 		it->page_off += it->page_size;
 		k = rb_page_parse(page, it->page_size, &info);
 		if (k < 0)
@@ -184,7 +183,8 @@ static bt_message *packet_end(struct tc_iter *it)
 static bt_message *event_message(struct tc_iter *it, const struct rb_event *e)
 {
 	struct tep_handle *tep = it->src->file->tep;
-	uint16_t id = (uint16_t)tep_read_number(tep, e->data, 2);
+	/* The id is the record's first u16; a record too short for it is id 0 (no format). */
+	uint16_t id = e->size >= 2 ? (uint16_t)tep_read_number(tep, e->data, 2) : 0;
 	const bt_event_class *ec = tc_source_event_class(it->src, id);
 	const struct tep_event *tev = tep_find_event(tep, id);
 	bt_field *common;

@@ -23,6 +23,8 @@ from harness import (CPUS, FTRACECTL, TRACING, daemon, event_lines, markers, rep
                      run, wait_until)
 
 PLUGIN_PATH = os.environ.get("BABELTRACE_PLUGIN_PATH", "")
+# An ASan build's plugin: the sanitizer's runtime, loaded first into babeltrace2.
+PRELOAD = os.environ.get("BABELTRACE_PRELOAD")
 # "[1795721675.087872421] (+0.000001) host sched:sched_switch: { cpu_id = 0 }, { pid = .. }, { .. }"
 BT_LINE = re.compile(r"^\[(\d+)\.(\d{9})\] \([^)]*\) \S+ (\w+):(\w+): \{ cpu_id = (\d+) \}, "
                      r"\{ pid = (-?\d+), comm = \"(.*?)\" \}(?:, \{ (.*) \})?$")
@@ -32,13 +34,20 @@ DISCARDED = re.compile(r"WARNING: Tracer (?:may have )?discarded (?:(\d+) )?even
                        r".*within stream \"(?:.*/)?(cpu\d+)\"")
 
 
-def babeltrace2(*args, plugin=True):
-    """babeltrace2 ARGS (--clock-seconds: times as trace-cmd report -t shows them with
-    a DATE); with @plugin False, without the build tree's plugin."""
+def bt_env(plugin=True):
+    """The environment babeltrace2 runs in: with @plugin, it finds the build tree's."""
     env = dict(os.environ)
     env.pop("BABELTRACE_PLUGIN_PATH", None)
     if plugin:
         env["BABELTRACE_PLUGIN_PATH"] = PLUGIN_PATH
+        if PRELOAD:
+            env["LD_PRELOAD"] = PRELOAD
+    return env
+
+
+def babeltrace2(*args, plugin=True):
+    """babeltrace2 ARGS; with @plugin False, without the build tree's plugin."""
+    env = bt_env(plugin)
     r = subprocess.run(["babeltrace2"] + list(args), capture_output=True, text=True,
                        errors="replace", env=env, timeout=600)
     assert r.returncode == 0, "babeltrace2 %s failed (%d): %s" % (
@@ -47,7 +56,8 @@ def babeltrace2(*args, plugin=True):
 
 
 def bt_events(path, plugin=True, *extra):
-    """[(ns, cpu, event, {field: text})] of babeltrace2's text output, in its order."""
+    """[(ns, cpu, event, {field: text})] of babeltrace2's text output, in its order
+    (--clock-seconds: times as trace-cmd report -t shows them with a DATE)."""
     out = []
     for line in babeltrace2("--clock-seconds", *extra, path, plugin=plugin).stdout.splitlines():
         m = BT_LINE.match(line)
@@ -165,8 +175,7 @@ def test_support_info_and_damaged_files():
             with open(path, "wb") as f:
                 f.write(damaged)
             r = subprocess.run(["babeltrace2", path], capture_output=True, text=True,
-                               errors="replace", env=dict(os.environ,
-                                                          BABELTRACE_PLUGIN_PATH=PLUGIN_PATH))
+                               errors="replace", env=bt_env())
             assert r.returncode == 1 and "source.ftraced.tracecmd" in r.stderr, (name, r)
             assert "trace-cmd v7 file" in r.stderr or "CPU" in r.stderr, r.stderr[-2000:]
 

@@ -80,6 +80,9 @@ def test_every_usage_example_runs():
             shell = shell.replace("$(pidof ftraced)", str(d.proc.pid))
             shell = re.sub(r"\bftracectl\b", os.path.abspath(FTRACECTL), shell)
             timeout = 120
+            if cmd.startswith("babeltrace2") and os.environ.get("BABELTRACE_PRELOAD"):
+                # An ASan build's plugin: its runtime first into babeltrace2.
+                shell = "LD_PRELOAD=%s %s" % (os.environ["BABELTRACE_PRELOAD"], shell)
             if "--watch" in cmd:
                 # A live view: one line a second when not on a terminal, until stopped.
                 shell = "timeout -s INT 3 " + shell
