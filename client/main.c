@@ -24,6 +24,7 @@ static void help(void)
 	       "  start SESSION                           start capturing\n"
 	       "  stop SESSION                            stop capturing (files are complete on return)\n"
 	       "  snapshot SESSION [-o FILE] [--trim]     write a flight recorder's history\n"
+	       "  rotate SESSION                          close a continuous session's open segment\n"
 	       "  destroy SESSION                         stop and forget a session (files stay)\n"
 	       "  list [-e [REGEX]|-t|-f [REGEX]|-o|--kernel]  list sessions, or what the\n"
 	       "                                          kernel offers (events, tracers, ...)\n"
@@ -55,6 +56,7 @@ int main(int argc, char *argv[])
 		{ "stop", cmd_stop },
 		{ "destroy", cmd_destroy },
 		{ "snapshot", cmd_snapshot },
+		{ "rotate", cmd_rotate },
 		{ "list", cmd_list },
 		{ "status", cmd_status },
 		{ "metrics", cmd_metrics },

@@ -41,7 +41,7 @@ _ftracectl_options()
 _ftracectl()
 {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local commands="record create start stop snapshot destroy save reload list status metrics recover info verify extract"
+    local commands="record create start stop snapshot rotate destroy save reload list status metrics recover info verify extract"
     local cmd="" i socket=()
 
     # The command is the first word that is not a global option (or its argument).
@@ -96,12 +96,12 @@ _ftracectl()
         return
     fi
     case $cmd in
-        start|stop|snapshot|destroy|status|save)
+        start|stop|snapshot|rotate|destroy|status|save)
             COMPREPLY=($(compgen -W "$(_ftracectl_sessions "${socket[@]}")" -- "$cur")) ;;
         info|verify)
             COMPREPLY=($(compgen -f -X '!*.dat' -- "$cur") $(compgen -d -- "$cur")) ;;
         extract)
-            # A session (its files are read offline) or files.
+            # A session (the daemon says where its files are) or files.
             COMPREPLY=($(compgen -W "$(_ftracectl_sessions "${socket[@]}")" -- "$cur")
                        $(compgen -f -X '!*.dat' -- "$cur") $(compgen -d -- "$cur")) ;;
         recover|--state-dir)

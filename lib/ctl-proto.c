@@ -309,6 +309,7 @@ static const struct {
 	[FTRACED_MSG_SAVE] = { ATTR_SET(SESSION_ONLY), ATTR_SET(SESSION_ONLY) },
 	[FTRACED_MSG_OFFER] = { ATTR_SET(OFFER_ATTRS), ATTR_SET(OFFER_ATTRS) },
 	[FTRACED_MSG_RELOAD] = { ATTR_SET(NONE), ATTR_SET(NONE) },
+	[FTRACED_MSG_ROTATE] = { ATTR_SET(SESSION_ONLY), ATTR_SET(SESSION_ONLY) },
 };
 
 static bool is_request(uint16_t type)
@@ -325,6 +326,7 @@ static bool is_request(uint16_t type)
 	case FTRACED_MSG_SAVE:
 	case FTRACED_MSG_OFFER:
 	case FTRACED_MSG_RELOAD:
+	case FTRACED_MSG_ROTATE:
 		return true;
 	default:
 		return false;

@@ -18,6 +18,7 @@ int watch_status(const struct client_options *o, const char *session);
 int cmd_recover(const struct client_options *o, int argc, char *argv[]);
 int cmd_info(const struct client_options *o, int argc, char *argv[]);
 int cmd_extract(const struct client_options *o, int argc, char *argv[]);
+int cmd_rotate(const struct client_options *o, int argc, char *argv[]);
 int cmd_verify(const struct client_options *o, int argc, char *argv[]);
 int cmd_reload(const struct client_options *o, int argc, char *argv[]);
 int cmd_save(const struct client_options *o, int argc, char *argv[]);

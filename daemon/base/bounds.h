@@ -142,6 +142,12 @@
 #define PROGRESS_NOTIFY_BYTES     (UINT64_C(1) << 20)
 /* Snapshots waiting for the workers' flush or the kernel drain, per session. */
 #define SNAPSHOTS_PENDING_MAX     8u
+/*
+ * Clients waiting for a rotation of one continuous session (ftracectl rotate,
+ * a live extract): one connection each, so at most CTL_CONN_MAX; more are
+ * refused as busy.
+ */
+#define ROTATIONS_PENDING_MAX     CTL_CONN_MAX
 
 /* Triggers: what one may ask for (how many per session: FTRACED_TRIGGERS_PER_REQUEST_MAX). */
 #define TRIGGER_MIN_INTERVAL_MS_DEFAULT (UINT64_C(10) * 1000)

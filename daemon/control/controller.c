@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The session table and what changes it: requests from clients (record,
- * create, start, stop, snapshot, destroy, list, status, save, what the
- * kernel offers) and the sessions' own news (ready, stopped, done, a
+ * create, start, stop, snapshot, rotate, destroy, list, status, save, what
+ * the kernel offers) and the sessions' own news (ready, stopped, done, a
  * snapshot written). It enforces the session limits of bounds.h and routes
  * each answer to the client or log that waits for it. The sessions the
  * daemon makes itself (sessions.d, saved copies) and the saved copies'
@@ -198,6 +198,25 @@ static void on_snapshot(struct session *s, void *waiter, int result, const char 
 	ctl_put_u64(&c->reply, FTRACED_ATTR_FILE_BYTES, bytes);
 	if (note)
 		ctl_put_string(&c->reply, FTRACED_ATTR_NOTE, note);
+	ctl_conn_send(conn, &c->reply);
+}
+
+/* A rotation asked for is complete: its client hears the closed segment's path. */
+static void on_rotated(struct session *s, void *waiter, int result, const char *path,
+		       uint64_t bytes, const char *note, void *userdata)
+{
+	struct controller *c = userdata;
+	struct ctl_conn *conn = waiter;
+
+	if (result < 0) {
+		ctl_conn_send_error(conn, result, "rotation of '%s' failed: writing its segment: %s",
+				    session_name(s), strerror(-result));
+		return;
+	}
+	ctl_builder_init(&c->reply, FTRACED_MSG_OK);
+	if (path)
+		ctl_put_string(&c->reply, FTRACED_ATTR_PATH, path);
+	ctl_put_u64(&c->reply, FTRACED_ATTR_FILE_BYTES, bytes);
 	ctl_conn_send(conn, &c->reply);
 }
 
@@ -466,6 +485,21 @@ static void handle_snapshot(struct controller *c, struct ctl_conn *conn,
 		ctl_conn_send_error(conn, r, "%s", error);
 }
 
+/* ROTATE: the owner (or root) closes a running continuous session's segment now. */
+static void handle_rotate(struct controller *c, struct ctl_conn *conn,
+			  const struct ctl_request *req)
+{
+	char error[FTRACED_MESSAGE_MAX] = "";
+	struct slot *slot = slot_for_change(c, conn, req);
+	int r;
+
+	if (!slot)
+		return;
+	r = session_rotate_request(slot->session, conn, error, sizeof(error));
+	if (r < 0)
+		ctl_conn_send_error(conn, r, "%s", error);
+}
+
 /**
  * controller_describe() - a SESSIONS reply: the daemon, then every session or one.
  * @c: controller
@@ -566,6 +600,9 @@ void controller_request(struct controller *c, struct ctl_conn *conn, const struc
 	case FTRACED_MSG_OFFER:
 		handle_offer(c, conn, req);
 		break;
+	case FTRACED_MSG_ROTATE:
+		handle_rotate(c, conn, req);
+		break;
 	default:
 		ctl_conn_send_error(conn, -EOPNOTSUPP, "unknown request type");
 	}
@@ -659,6 +696,7 @@ int controller_new(const struct controller_env *env, struct controller **ret)
 		.on_done = on_session_done,
 		.on_stopped = on_session_stopped,
 		.on_snapshot = on_snapshot,
+		.on_rotated = on_rotated,
 		.userdata = c,
 	};
 	controller_read_ids(c);

@@ -15,6 +15,7 @@
  */
 #include <stdarg.h>
 
+#include "daemon/base/bounds.h"
 #include "daemon/kernel/clock-anchor.h"
 #include "daemon/kernel/event-list.h"
 #include "daemon/kernel/instance.h"
@@ -57,6 +58,16 @@ struct session {
 	struct segment *current;        /* receiving data */
 	struct segment *next;           /* during a rotation: what the workers switch to */
 	uint32_t cut_generation;        /* the rotation being waited for, 0 = none */
+	/*
+	 * Clients waiting for a rotation (session_rotate_request()): each is
+	 * answered when the segment its rotation closed (seq) is on disk; seq 0:
+	 * its rotation has not begun (another was under way).
+	 */
+	struct rotation_waiter {
+		void *waiter;
+		uint32_t seq;
+	} rotations[ROTATIONS_PENDING_MAX];
+	size_t n_rotations;
 	uint32_t next_seq;
 	struct publisher publisher;     /* closed segments and snapshots on their way out */
 
@@ -128,3 +139,8 @@ int session_open_segment(struct session *s, struct segment **ret);
 void session_publish_segment(struct session *s, struct segment *seg);
 void session_rotate(struct session *s);
 void session_complete_rotation(struct session *s);
+void session_rotations_close(struct session *s, uint32_t seq);
+void session_rotations_answer(struct session *s, uint32_t seq, int result, const char *path,
+			      uint64_t bytes);
+void session_rotations_forget(struct session *s, const void *waiter);
+bool session_rotations_have(const struct session *s, const void *waiter);

@@ -253,6 +253,8 @@ void session_all_drained(struct session *s)
 	} else {
 		s->state = SESSION_STOPPED;
 	}
+	/* A rotation asked for before the stop gets the last segment: it ends later still. */
+	session_rotations_close(s, segment_seq(s->current));
 	session_publish_segment(s, TAKE_PTR(s->current));
 	if (s->config.mode == FTRACED_MODE_RECORD && s->publisher.n_items == 0) {
 		session_retire_instance(s);

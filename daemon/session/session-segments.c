@@ -2,8 +2,9 @@
 /*
  * A session's segments and timers: naming and opening the next segment,
  * rotating a continuous session into it (every worker cuts its stream at
- * the same moment), handing closed segments to the publisher, and the
- * segment-time and duration timers. Changes no session state: the duration
+ * the same moment), handing closed segments to the publisher, the
+ * clients waiting for a rotation (answered once its segment is on disk),
+ * and the segment-time and duration timers. Changes no session state: the duration
  * and a failed rotation ask the event loop for a stop (session_request_stop()).
  */
 #include <errno.h>
@@ -79,11 +80,82 @@ int session_open_segment(struct session *s, struct segment **ret)
 void session_publish_segment(struct session *s, struct segment *seg)
 {
 	struct publish_ticket ticket = {};
+	uint32_t seq = segment_seq(seg);
 	int r;
 
 	r = publisher_add(&s->publisher, seg, TAKE_FD(s->out_fd), &ticket);
-	if (r < 0)
+	if (r < 0) {
 		session_set_error(s, r, "cannot start writing a segment: %s", strerror(-r));
+		session_rotations_answer(s, seq, r, NULL, 0);
+	}
+}
+
+/**
+ * session_rotations_close() - the rotations waited for close segment @seq.
+ * @s: session
+ * @seq: the segment now closing (a rotation began, or the session stopped)
+ *
+ * Every client whose rotation had not begun is answered when that segment
+ * is on disk: it holds everything up to now, which is after its request.
+ */
+void session_rotations_close(struct session *s, uint32_t seq)
+{
+	for (size_t i = 0; i < s->n_rotations; i++)
+		if (s->rotations[i].seq == 0)
+			s->rotations[i].seq = seq;
+}
+
+/**
+ * session_rotations_answer() - segment @seq is on disk (or failed): its waiters hear it.
+ * @s: session
+ * @seq: the segment; 0: the rotations that could not begin
+ * @result: 0, or -errno
+ * @path: the file's absolute path, or NULL
+ * @bytes: its size
+ */
+void session_rotations_answer(struct session *s, uint32_t seq, int result, const char *path,
+			      uint64_t bytes)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->n_rotations; i++) {
+		struct rotation_waiter w = s->rotations[i];
+
+		if (w.seq != seq) {
+			s->rotations[kept++] = w;
+			continue;
+		}
+		if (w.waiter && s->env.on_rotated)
+			s->env.on_rotated(s, w.waiter, result, path, bytes, NULL, s->env.userdata);
+	}
+	s->n_rotations = kept;
+}
+
+/**
+ * session_rotations_forget() - a client went away: its rotation goes on, unanswered.
+ * @s: session
+ * @waiter: what was passed to session_rotate_request()
+ */
+void session_rotations_forget(struct session *s, const void *waiter)
+{
+	for (size_t i = 0; i < s->n_rotations; i++)
+		if (s->rotations[i].waiter == waiter)
+			s->rotations[i].waiter = NULL;
+}
+
+/**
+ * session_rotations_have() - does @waiter wait for a rotation?
+ * @s: session
+ * @waiter: what was passed to session_rotate_request()
+ *
+ * Return: true until it was answered.
+ */
+bool session_rotations_have(const struct session *s, const void *waiter)
+{
+	for (size_t i = 0; i < s->n_rotations; i++)
+		if (s->rotations[i].waiter == waiter)
+			return true;
+	return false;
 }
 
 /* Asks every worker to cut its stream and continue into a new segment. */
@@ -99,6 +171,7 @@ void session_rotate(struct session *s)
 	if (r < 0) {
 		log_error_errno(r, "Session '%s': cannot open the next segment, continuing in the "
 				"current one: %m", s->name);
+		session_rotations_answer(s, 0, r, NULL, 0);
 		session_arm_segment_timer(s);
 		return;
 	}
@@ -112,6 +185,7 @@ void session_rotate(struct session *s)
 		segment_set_start(s->next, cpu, &s->cpus.cpus[cpu].cut, s->cpus.cpus[cpu].cut_text);
 	capture_stream_cut(s->cpus.cpus[0].stream, &cut);
 	s->cut_generation = cut.generation + 1;
+	session_rotations_close(s, segment_seq(s->current));
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
 		r = capture_pool_rotate(s->env.pool, s->cpus.cpus[cpu].stream,
 					segment_spool_fd(s->next, cpu));
@@ -142,6 +216,13 @@ void session_complete_rotation(struct session *s)
 	session_publish_segment(s, TAKE_PTR(s->current));
 	s->current = TAKE_PTR(s->next);
 	s->cut_generation = 0;
-	if (s->state == SESSION_RUNNING)
-		session_arm_segment_timer(s);
+	if (s->state != SESSION_RUNNING)
+		return;
+	session_arm_segment_timer(s);
+	/* A client asked while this rotation was under way: its own begins now. */
+	for (size_t i = 0; i < s->n_rotations; i++)
+		if (s->rotations[i].seq == 0) {
+			session_rotate(s);
+			break;
+		}
 }

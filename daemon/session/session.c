@@ -333,6 +333,7 @@ static void segment_published(struct session *s, const struct publish_outcome *o
 		s->state = s->error < 0 ? SESSION_FAILED : SESSION_DONE;
 		return;
 	}
+	session_rotations_answer(s, segment_seq(o->segment), o->result, o->path, o->bytes);
 	if (o->result < 0) {
 		/* The publisher kept the spool: what was captured is recovered. */
 		log_error_errno(o->result, "Session '%s': writing '%s' failed, keeping its spool: %m",
@@ -393,6 +394,46 @@ int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, uin
 }
 
 /**
+ * session_rotate_request() - close a running continuous session's open segment now.
+ * @s: session
+ * @waiter: passed back to env.on_rotated once the closed segment is on disk
+ * @error: receives a message for the client on failure
+ * @n_error: its size
+ *
+ * The rotation is the one the segment size and time trigger: every worker
+ * cuts its stream (draining the kernel's partial pages) and goes on into
+ * the next segment, so the closed one holds every event up to the cut and
+ * capture never pauses. While another rotation is under way, this one
+ * begins when it completes. A stop meanwhile answers with the last segment.
+ *
+ * Return: 0 (env.on_rotated follows), or -errno with @error set.
+ */
+int session_rotate_request(struct session *s, void *waiter, char *error, size_t n_error)
+{
+	if (s->config.mode != FTRACED_MODE_CONTINUOUS) {
+		snprintf(error, n_error, "'%s' is %s: only a continuous session has segments to "
+			 "rotate", s->name, s->config.mode == FTRACED_MODE_FLIGHT ?
+			 "a flight recorder (ftracectl snapshot writes its history)" :
+			 "an on-demand record");
+		return -EINVAL;
+	}
+	if (s->state != SESSION_RUNNING) {
+		snprintf(error, n_error, "'%s' is %s, not running: its segments are all closed "
+			 "(ftracectl start it first)", s->name, session_state_to_string(s->state));
+		return -EINVAL;
+	}
+	if (s->n_rotations >= ROTATIONS_PENDING_MAX) {
+		snprintf(error, n_error, "'%s' has %u rotations waiting already", s->name,
+			 ROTATIONS_PENDING_MAX);
+		return -EBUSY;
+	}
+	s->rotations[s->n_rotations++] = (struct rotation_waiter){ .waiter = waiter };
+	log_info("Session '%s': rotation requested", s->name);
+	session_rotate(s); /* or, if one is under way, once it completes */
+	return 0;
+}
+
+/**
  * session_forget_waiter() - a client went away: its snapshots still complete, unreported.
  * @s: session
  * @waiter: what was passed to session_snapshot()
@@ -401,6 +442,7 @@ void session_forget_waiter(struct session *s, void *waiter)
 {
 	flight_forget_waiter(s->flight, waiter);
 	publisher_forget_waiter(&s->publisher, waiter);
+	session_rotations_forget(s, waiter);
 }
 
 /**
@@ -412,7 +454,8 @@ void session_forget_waiter(struct session *s, void *waiter)
  */
 bool session_has_waiter(const struct session *s, const void *waiter)
 {
-	return flight_has_waiter(s->flight, waiter) || publisher_has_waiter(&s->publisher, waiter);
+	return flight_has_waiter(s->flight, waiter) || publisher_has_waiter(&s->publisher, waiter) ||
+	       session_rotations_have(s, waiter);
 }
 
 /*

@@ -62,6 +62,7 @@ struct session_env {
 	session_done_fn on_done;     /* may free the session */
 	session_done_fn on_stopped;  /* continuous: stopped, last segment on disk */
 	session_snapshot_fn on_snapshot;
+	session_snapshot_fn on_rotated; /* a rotation asked for is on disk: the closed segment */
 	void *userdata;
 };
 
@@ -81,6 +82,7 @@ const char *session_recovered_file(const struct session *s);
 struct session *session_leave_armed(struct session *s);
 int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, uint64_t since_us,
 		     char *error, size_t n_error);
+int session_rotate_request(struct session *s, void *waiter, char *error, size_t n_error);
 void session_forget_waiter(struct session *s, void *waiter);
 bool session_has_waiter(const struct session *s, const void *waiter);
 

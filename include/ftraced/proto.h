@@ -11,7 +11,7 @@
  * Every request gets exactly one reply (OK, ERROR, STARTED or SESSIONS). A
  * RECORD connection later also receives one FINISHED message when the file
  * is complete. STOP and DESTROY of a continuous or flight session, and
- * SNAPSHOT, reply once their files are complete. docs/protocol.md describes the same thing in prose.
+ * SNAPSHOT and ROTATE, reply once their files are complete. docs/protocol.md describes the same thing in prose.
  */
 #pragma once
 
@@ -79,6 +79,8 @@ enum ftraced_msg_type {
 	FTRACED_MSG_RELOAD = 17, /* no attributes, root only; replied with OK + ATTR_NOTE (what
 				  * changed) once ftraced.conf and sessions.d are applied, or ERROR
 				  * (nothing changed) */
+	FTRACED_MSG_ROTATE = 18, /* ATTR_SESSION; replied once the closed segment is on disk:
+				  * OK + ATTR_PATH, ATTR_FILE_BYTES */
 	_FTRACED_MSG_TYPE_MAX,
 };
 

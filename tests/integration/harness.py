@@ -357,6 +357,70 @@ def markers(instance, cpus, count, rate=0, tag="t"):
     return start_markers(instance, cpus, count, rate, tag)()
 
 
+class TimedMarkers:
+    """Numbered markers "tm:N" written into INSTANCE's trace_marker every PERIOD seconds
+    by a thread of this process, the wall-clock time of each write noted: a window
+    that should end at a known time can be checked against them. Use as a context
+    manager; .times[N] is when marker N was written."""
+
+    TEXT = re.compile(r"\btm:(\d+)\b")
+
+    def __init__(self, instance, period=0.01):
+        import threading
+        self.path = os.path.join(TRACING, "instances", instance, "trace_marker")
+        self.period = period
+        self.times = []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._write, daemon=True)
+
+    def _write(self):
+        fd = os.open(self.path, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            while not self.stopping.is_set():
+                before = time.time()
+                os.write(fd, b"tm:%d" % len(self.times))
+                self.times.append(before)
+                self.stopping.wait(self.period)
+        finally:
+            os.close(fd)
+
+    def __enter__(self):
+        self.thread.start()
+        wait_until("the first timed marker", lambda: len(self.times) > 0)
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping.set()
+        self.thread.join()
+
+    def seen(self, paths):
+        """The marker numbers trace-cmd reports in PATHS, in file order."""
+        if isinstance(paths, str):
+            paths = [paths]
+        out = []
+        for path in paths:
+            for line in report(path):
+                m = self.TEXT.search(line)
+                if m:
+                    out.append(int(m.group(1)))
+        return out
+
+    def assert_window(self, paths, asked):
+        """PATHS hold markers 0..N, each once, in order, with no gap, and the last of them
+        was written at most 1 s before ASKED (a time.time() taken just before a request):
+        a window that ends at most 1 s before the request, with every marker of it."""
+        got = self.seen(paths)
+        assert got == list(range(len(got))), "timed markers not 0..N once each: %s" % (
+            got[:10] if len(got) < 20 else "%d markers, first gap at %d" % (
+                len(got), next(i for i, n in enumerate(got) if n != i)))
+        assert got, "no timed marker in %s" % paths
+        last = got[-1]
+        assert self.times[last] >= asked - 1.0, \
+            "the window ends %.3f s before the request: marker %d of %d" % (
+                asked - self.times[last], last, len(self.times))
+        return len(got)
+
+
 def report(path, *extra):
     r = subprocess.run(["trace-cmd", "report"] + list(extra) + ["-i", path],
                        capture_output=True, text=True, errors="replace", timeout=600)

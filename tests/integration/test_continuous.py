@@ -6,6 +6,7 @@ by time and by size across many segment boundaries with numbered markers
 all of them together by trace-cmd report), retention limits, restart, and
 shutdown while recording."""
 
+import grp
 import json
 import os
 import re
@@ -19,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (daemon, start_markers, count_markers, CPUS, Daemon, FTRACECTL,  # noqa: E402
                      assert_complete_sequences, print_log_tail, check_events, event_lines, loadgen,
                      first_section_id, loadgen_result, our_instances, parse_markers, report,
-                     run, TRACING, V7_SECTION_BUFFER, wait_until)
+                     run, TimedMarkers, TRACING, V7_SECTION_BUFFER, wait_until)
 
 
 
@@ -87,6 +88,98 @@ def test_rotation_by_size():
         assert len(files) >= 20, "only %d segments" % len(files)
         check_segments(files, written)
         d.ctl("destroy", "bysize")
+
+
+def assert_cut_complete(path, tag="t"):
+    """Every generator's markers in PATH start at 0 and have no hole: a CPU's events up to
+    a cut, each once."""
+    for cpu, g in count_markers([path], tag)["generators"].items():
+        assert (g["min"], g["duplicates"], g["distinct"]) == (0, 0, g["max"] + 1), \
+            "%s: CPU %s's markers: %s" % (path, cpu, g)
+
+
+def test_rotate_on_request():
+    """ftracectl rotate closes the open segment of a running session whose size limit
+    (64 MiB) this load would not reach for minutes, and prints its path once the file is
+    complete: it holds the timed markers up to at most 1 s before the request and every
+    CPU's numbered markers up to the cut, each once. Capture goes on into the next
+    segment: a second rotation's file starts where the first ended, and all segments
+    together lose nothing."""
+    with daemon() as d:
+        d.ctl("create", "bg", "-e", "ftrace:print", "--segment-size", "64M")
+        d.ctl("start", "bg")
+        instance = d.ctl_json("status", "bg")["instance"]
+        with TimedMarkers(instance) as tm:
+            finish = markers_for(instance, 3.0, 2000)
+            wait_until("50 timed markers", lambda: len(tm.times) >= 50)
+            asked = time.time()
+            first = json.loads(d.ctl("--json", "rotate", "bg").stdout)
+            assert segments(d, "bg") == [first["file"]], (first, segments(d, "bg"))
+            assert os.path.getsize(first["file"]) == first["bytes"]
+            check_events(first["file"])
+            n = tm.assert_window(first["file"], asked)
+            assert_cut_complete(first["file"])
+            wait_until("50 more timed markers", lambda: len(tm.times) >= n + 50)
+            asked = time.time()
+            second = d.ctl("rotate", "bg").stdout.strip()
+            assert segments(d, "bg") == [first["file"], second]
+            assert tm.seen(second)[0] == n, "the second window does not start at the first's end"
+            tm.assert_window([first["file"], second], asked)
+            written = finish()
+        st = d.ctl_json("status", "bg")
+        assert st["state"] == "running" and st["segment"] == 3, st
+        d.ctl("stop", "bg")
+        files = segments(d, "bg")
+        assert len(files) == 3, files
+        check_segments(files, written)
+        assert tm.seen(files) == list(range(len(tm.times)))
+        d.ctl("destroy", "bg")
+
+
+def test_rotate_refusals():
+    """rotate says why it cannot: no such session, not running (created, stopped), not
+    continuous (a flight recorder, a record), another user's session; a group member
+    rotates its own session."""
+    nogroup = grp.getgrnam("nogroup").gr_gid
+    d = Daemon(extra_args=["--group", "nogroup"])
+    with daemon(d):
+        os.chmod(d.dir, 0o755)
+        member = dict(check=False, user=65534, gid=nogroup)
+        for args, code, text in ((["rotate"], 2, "usage: ftracectl rotate SESSION"),
+                                 (["rotate", "a/b"], 2, "invalid session name 'a/b'"),
+                                 (["rotate", "nosuch"], 1, "no session 'nosuch'")):
+            r = d.ctl(*args, check=False)
+            assert r.returncode == code and text in r.stderr, (args, r.returncode, r.stderr)
+        d.ctl("create", "bg", "-e", "ftrace:print", "--segment-size", "64M")
+        r = d.ctl("rotate", "bg", check=False)
+        assert r.returncode == 1 and "'bg' is created, not running" in r.stderr, r.stderr
+        d.ctl("start", "bg")
+        r = d.ctl("rotate", "bg", **member)
+        assert r.returncode == 4 and "belongs to another user" in r.stderr, r.stderr
+        d.ctl("stop", "bg")
+        r = d.ctl("rotate", "bg", check=False)
+        assert r.returncode == 1 and "'bg' is stopped, not running" in r.stderr, r.stderr
+        d.ctl("create", "fl", "--mode", "flight", "--flight-size", "4M", "-e", "ftrace:print")
+        d.ctl("start", "fl")
+        r = d.ctl("rotate", "fl", check=False)
+        assert r.returncode == 1 and "'fl' is a flight recorder" in r.stderr, r.stderr
+        rec = d.record_background("-e", "ftrace:print", "-o", os.path.join(d.dir, "r.dat"))
+        wait_until("the record running", lambda: [
+            s for s in d.ctl_json("list") if s["mode"] == "record" and s["state"] == "running"])
+        name = [s["name"] for s in d.ctl_json("list") if s["mode"] == "record"][0]
+        r = d.ctl("rotate", name, check=False)
+        assert r.returncode == 1 and "an on-demand record" in r.stderr, r.stderr
+        d.ctl("stop", name)
+        rec.communicate(timeout=60)
+        # A member's own session: it may rotate it.
+        d.ctl("create", "mine", "-e", "ftrace:print", **member)
+        d.ctl("start", "mine", **member)
+        r = d.ctl("rotate", "mine", **member)
+        assert r.returncode == 0 and os.path.isfile(r.stdout.strip()), r.stdout + r.stderr
+        assert os.path.dirname(r.stdout.strip()) == os.path.join(d.state, "sessions", "mine")
+        for name in ("bg", "fl", "mine"):
+            d.ctl("destroy", name)
+        assert d.ctl_json("list") == []
 
 
 def in_place_segments(d, name, limit=("--segment-size", "64K")):

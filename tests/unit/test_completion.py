@@ -26,9 +26,10 @@ def complete(line, env=None):
 def main():
     checks = [
         ("ftracectl rec", ["record", "recover"]),
-        ("ftracectl ", sorted("record create start stop snapshot destroy save reload list status "
-                              "metrics recover info verify extract".split())),
+        ("ftracectl ", sorted("record create start stop snapshot rotate destroy save reload list "
+                              "status metrics recover info verify extract".split())),
         ("ftracectl rel", ["reload"]),
+        ("ftracectl ro", ["rotate"]),
         ("ftracectl --js", ["--json"]),
         ("ftracectl record --du", ["--duration"]),
         ("ftracectl record --compression ", ["none", "zstd"]),

@@ -62,6 +62,8 @@ static void test_record_roundtrip(void)
 	assert(!ctl_request_has(&req, FTRACED_ATTR_SESSION));
 }
 
+static void expect_reject(const void *buf, size_t n, int error);
+
 static void test_other_requests(void)
 {
 	size_t n;
@@ -94,6 +96,21 @@ static void test_other_requests(void)
 	ctl_builder_init(&b, (enum ftraced_msg_type)16);
 	n = finish();
 	assert(ctl_request_parse(b.buf, n, &req, NULL) == -EOPNOTSUPP);
+	/* ROTATE is 18 on the wire (17 is RELOAD's) and names its session. */
+	static_assert(FTRACED_MSG_ROTATE == 18, "ROTATE keeps its number");
+	ctl_builder_init(&b, FTRACED_MSG_ROTATE);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, "bg");
+	n = finish();
+	assert(ctl_request_parse(b.buf, n, &req, NULL) == 0);
+	assert(req.type == FTRACED_MSG_ROTATE && strcmp(req.session, "bg") == 0);
+	ctl_builder_init(&b, FTRACED_MSG_ROTATE);
+	n = finish();
+	expect_reject(b.buf, n, -EBADMSG); /* which session? */
+	ctl_builder_init(&b, FTRACED_MSG_ROTATE);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, "bg");
+	ctl_put_u32(&b, FTRACED_ATTR_TRIM, 1);
+	n = finish();
+	expect_reject(b.buf, n, -EBADMSG); /* nothing else */
 }
 
 /* Builds a RECORD with one event, then lets the caller damage it. */
