@@ -106,6 +106,32 @@ int exit_code_for_error(int error)
 }
 
 /**
+ * ctl_connect_quiet() - connect to the daemon's control socket, printing nothing.
+ * @o: options (socket path)
+ * @ret_fd: the connected socket
+ *
+ * For a command that works without a daemon too (extract).
+ *
+ * Return: 0, or -errno (-ENOENT, -ECONNREFUSED: no daemon listens there).
+ */
+int ctl_connect_quiet(const struct client_options *o, int *ret_fd)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -EBADF;
+
+	if (strlen(o->socket_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, o->socket_path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return negative_errno();
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return negative_errno();
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+/**
  * ctl_connect() - connect to the daemon's control socket.
  * @o: options (socket path)
  * @ret_fd: the connected socket
@@ -114,20 +140,14 @@ int exit_code_for_error(int error)
  */
 int ctl_connect(const struct client_options *o, int *ret_fd)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	_cleanup_close_ int fd = -EBADF;
+	int r;
 
-	if (strlen(o->socket_path) >= sizeof(sa.sun_path)) {
+	if (strlen(o->socket_path) >= sizeof(((struct sockaddr_un *)NULL)->sun_path)) {
 		print_error(NULL, "socket path '%s' is too long", o->socket_path);
 		return -ENAMETOOLONG;
 	}
-	strcpy(sa.sun_path, o->socket_path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return negative_errno();
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int r = negative_errno();
-
+	r = ctl_connect_quiet(o, ret_fd);
+	if (r < 0) {
 		if (r == -ENOENT || r == -ECONNREFUSED)
 			print_error(NULL, "ftraced is not running (nothing listens on '%s'); start it "
 				    "with 'systemctl start ftraced' or run 'ftraced' as root",
@@ -140,7 +160,6 @@ int ctl_connect(const struct client_options *o, int *ret_fd)
 				    strerror(-r));
 		return r;
 	}
-	*ret_fd = TAKE_FD(fd);
 	return 0;
 }
 
@@ -513,6 +532,8 @@ json_t *session_json(const struct session_info *s)
 			json_put_u64(o, "segment", s->segment_seq);
 		json_put_u64(o, "segments_kept", s->segments_kept);
 		json_put_u64(o, "disk_bytes", s->disk_bytes);
+		if (s->directory[0])
+			json_put_text(o, "directory", s->directory);
 		json_put_u64(o, "segment_size", s->segment_size);
 		json_put_u64(o, "segment_time_ms", s->segment_time_ms);
 		json_put_u64(o, "max_total", s->max_total);

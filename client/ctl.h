@@ -27,6 +27,7 @@ struct client_options {
 };
 
 
+int ctl_connect_quiet(const struct client_options *o, int *ret_fd);
 int ctl_connect(const struct client_options *o, int *ret_fd);
 int ctl_send(int fd, struct ctl_builder *b, int pass_fd);
 /*

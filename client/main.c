@@ -34,7 +34,7 @@ static void help(void)
 	       "  metrics [-o FILE]                       counters in the Prometheus text format\n"
 	       "  recover STATE_DIR                       rebuild files a crash left unfinished\n"
 	       "  info FILE                               what a v7 file holds (offline)\n"
-	       "  extract SESSION|FILE... -o OUT          one file of a time window (offline)\n"
+	       "  extract SESSION|FILE... -o OUT          one file of a time window\n"
 	       "  verify FILE                             check a v7 file, name the first problem\n\n"
 	       "Options:\n"
 	       "  -s, --socket PATH   control socket (default $FTRACED_SOCKET or " DEFAULT_SOCKET ")\n"

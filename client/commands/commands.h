@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct client_options;
 
@@ -19,6 +20,8 @@ int cmd_recover(const struct client_options *o, int argc, char *argv[]);
 int cmd_info(const struct client_options *o, int argc, char *argv[]);
 int cmd_extract(const struct client_options *o, int argc, char *argv[]);
 int cmd_rotate(const struct client_options *o, int argc, char *argv[]);
+int live_session_dir(const struct client_options *o, const char *session, char *dir,
+		     size_t n_dir, char *rotated, size_t n_rotated);
 int cmd_verify(const struct client_options *o, int argc, char *argv[]);
 int cmd_reload(const struct client_options *o, int argc, char *argv[]);
 int cmd_save(const struct client_options *o, int argc, char *argv[]);

@@ -2,8 +2,11 @@
 /*
  * ftracectl extract SESSION|FILE... [--since TIME] [--until TIME] -o OUT:
  * one complete v7 file holding exactly the events of a time window, from
- * every file that overlaps it. Offline, as info is: no daemon, the user's
- * own rights on the files.
+ * every file that overlaps it, read with the user's own rights. A session's
+ * files are found through the daemon when one answers (rotate.c's
+ * live_session_dir(): its directory, and a running continuous session
+ * rotated first so that its open segment's events are in), else offline in
+ * the state directory.
  *
  * A session's files are its segments (the .dat files of
  * STATE_DIR/sessions/NAME, in the order their UTC names give), or, for a flight recorder, its
@@ -335,13 +338,16 @@ static void extract_help(void)
 	printf("Usage: ftracectl extract SESSION|FILE... [--since TIME] [--until TIME] -o OUT\n\n"
 	       "Write one trace-cmd v7 file with exactly the events of a time window, from\n"
 	       "every file of a session (its segments, or a flight recorder's snapshots) or\n"
-	       "the FILEs given that overlap it. Offline: no daemon needed.\n\n"
+	       "the FILEs given that overlap it. The daemon, if one answers, says where\n"
+	       "SESSION's files are and rotates a running continuous session first, so the\n"
+	       "output holds its events up to now; without one, the state directory is read.\n\n"
 	       "  -o, --output FILE     write here (as FILE.partial until complete)\n"
 	       "      --force           overwrite FILE if it exists\n"
 	       "      --since TIME      the window's start (default: the first event)\n"
 	       "      --until TIME      its end (default: the last event)\n"
-	       "      --state-dir DIR   where SESSION's files are (default $FTRACED_STATE_DIR,\n"
-	       "                        else " EXTRACT_STATE_DIR_DEFAULT ")\n"
+	       "      --state-dir DIR   read SESSION's files here, without asking the daemon\n"
+	       "                        (default $FTRACED_STATE_DIR; with neither, the daemon's\n"
+	       "                        answer, else " EXTRACT_STATE_DIR_DEFAULT ")\n"
 	       "  -h, --help            show this help\n\n"
 	       "TIME: -10m, -30s (before now), 13:02[:05] (UTC, the last such time),\n"
 	       "2026-11-25T13:02:00Z, or trace-clock seconds (1214.442394) as report prints them.\n");
@@ -349,6 +355,8 @@ static void extract_help(void)
 
 struct extract_args {
 	const char *output, *state_dir;
+	bool offline;             /* --state-dir or $FTRACED_STATE_DIR: the daemon is not asked */
+	char rotated[PATH_MAX];   /* the segment a rotation closed for this extract, or "" */
 	bool force;
 	char **files;
 	size_t n_files;
@@ -513,33 +521,53 @@ static int parse_window(struct extract *x, const char *since, const char *until)
 	return 0;
 }
 
-/* SESSION (a name) or FILE...: the files to read, in order. */
-static int resolve_inputs(struct extract_args *a, int argc, char *argv[])
+/*
+ * SESSION's files: in the directory the daemon names (after a rotation if
+ * it runs), unless --state-dir says to read one offline; with no daemon to
+ * ask, or one that does not know it, in the state directory.
+ */
+static int session_inputs(const struct client_options *o, struct extract_args *a,
+			  const char *session)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], live[PATH_MAX], shown[PATH_MAX];
 	int r;
 
-	if (argc == 1 && !strchr(argv[0], '/') && !strstr(argv[0], ".dat")) {
-		if (!ctl_name_valid(argv[0])) {
-			print_error("extract", "invalid session name '%s'", argv[0]);
-			return -EINVAL;
-		}
-		snprintf(dir, sizeof(dir), "%s/sessions/%s", a->state_dir, argv[0]);
+	if (!ctl_name_valid(session)) {
+		print_error("extract", "invalid session name '%s'", session);
+		return -EINVAL;
+	}
+	r = a->offline ? 0 : live_session_dir(o, session, live, sizeof(live), a->rotated,
+					       sizeof(a->rotated));
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		snprintf(shown, sizeof(shown), "%s", live);
+		r = session_files(live, &a->files, &a->n_files);
+	} else {
+		snprintf(shown, sizeof(shown), "%s/sessions/%s", a->state_dir, session);
+		snprintf(dir, sizeof(dir), "%s/sessions/%s", a->state_dir, session);
 		r = session_files(dir, &a->files, &a->n_files);
 		if (r >= 0 && a->n_files == 0) {
 			free(a->files);
 			a->files = NULL;
-			snprintf(dir, sizeof(dir), "%s/sessions/%s/snapshots", a->state_dir, argv[0]);
+			snprintf(dir, sizeof(dir), "%s/sessions/%s/snapshots", a->state_dir, session);
 			r = session_files(dir, &a->files, &a->n_files);
 		}
-		if (r < 0 || a->n_files == 0) {
-			print_error("extract", "session '%s' has no files in %s/sessions/%s%s%s",
-				    argv[0], a->state_dir, argv[0], r < 0 ? ": " : "",
-				    r < 0 ? strerror(-r) : "");
-			return r < 0 ? r : -ENOENT;
-		}
-		return 0;
 	}
+	if (r < 0 || a->n_files == 0) {
+		print_error("extract", "session '%s' has no files in %s%s%s", session, shown,
+			    r < 0 ? ": " : "", r < 0 ? strerror(-r) : "");
+		return r < 0 ? r : -ENOENT;
+	}
+	return 0;
+}
+
+/* SESSION (a name) or FILE...: the files to read, in order. */
+static int resolve_inputs(const struct client_options *o, struct extract_args *a, int argc,
+			  char *argv[])
+{
+	if (argc == 1 && !strchr(argv[0], '/') && !strstr(argv[0], ".dat"))
+		return session_inputs(o, a, argv[0]);
 	if ((size_t)argc > EXTRACT_FILES_MAX) {
 		print_error("extract", "%d files: at most %u", argc, EXTRACT_FILES_MAX);
 		return -E2BIG;
@@ -601,7 +629,8 @@ int cmd_extract(const struct client_options *o, int argc, char *argv[])
 			return EXIT_USAGE;
 		}
 	}
-	if (!a.state_dir || !a.state_dir[0])
+	a.offline = a.state_dir && a.state_dir[0];
+	if (!a.offline)
 		a.state_dir = EXTRACT_STATE_DIR_DEFAULT;
 	if (optind >= argc || !a.output) {
 		print_error("extract", optind >= argc ? "which session or files? (ftracectl extract "
@@ -610,7 +639,7 @@ int cmd_extract(const struct client_options *o, int argc, char *argv[])
 	}
 	if (parse_window(&x, since, until) < 0)
 		return EXIT_USAGE;
-	r = resolve_inputs(&a, argc - optind, argv + optind);
+	r = resolve_inputs(o, &a, argc - optind, argv + optind);
 	if (r < 0) {
 		extract_done(&x, &a);
 		return r == -EINVAL ? EXIT_USAGE : EXIT_FAILED;

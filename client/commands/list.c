@@ -43,6 +43,8 @@ static void print_continuous(const struct session_info *s)
 		       s->segments_kept, a);
 	else
 		printf("  segments:     %u closed on disk (%s)\n", s->segments_kept, a);
+	if (s->directory[0])
+		printf("  directory:    %s\n", s->directory);
 	print_size(a, sizeof(a), s->segment_size);
 	snprintf(b, sizeof(b), "%.1f s", (double)s->segment_time_ms / 1000);
 	printf("  rotate at:    %s%s%s\n", s->segment_size ? a : "",

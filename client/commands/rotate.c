@@ -4,6 +4,11 @@
  * segment now and print the closed segment's path once that file is
  * complete on disk, as `lttng rotate` does; capture goes on into the next
  * segment without a pause (the daemon reuses its size and time rotation).
+ *
+ * live_session_dir() is extract's way through the daemon: where a
+ * session's files are, whatever the daemon's --state-dir, after a rotation
+ * if the session is running, so its files hold every event up to the
+ * request.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -80,4 +85,71 @@ int cmd_rotate(const struct client_options *o, int argc, char *argv[])
 	}
 	ctl_reply_done(&rep);
 	return EXIT_OK;
+}
+
+/**
+ * live_session_dir() - where a session's files are, asked of the daemon.
+ * @o: options (the socket)
+ * @session: its name
+ * @dir: receives its directory
+ * @n_dir: its size
+ * @rotated: receives the segment a rotation closed, "" if none
+ * @n_rotated: its size
+ *
+ * A running continuous session is rotated first: its files then hold
+ * every event up to this call. No daemon on the socket, or one that does
+ * not know the session, is not an error: the caller reads the state
+ * directory itself.
+ *
+ * Return: 1 with @dir set, 0 if the daemon cannot tell, or -errno after
+ * printing why (the rotation failed).
+ */
+int live_session_dir(const struct client_options *o, const char *session, char *dir,
+		     size_t n_dir, char *rotated, size_t n_rotated)
+{
+	static struct ctl_builder b;
+	_cleanup_close_ int fd = -EBADF;
+	const struct session_info *s;
+	struct reply rep;
+	bool running;
+	int r;
+
+	rotated[0] = '\0';
+	if (ctl_connect_quiet(o, &fd) < 0)
+		return 0;
+	ctl_builder_init(&b, FTRACED_MSG_STATUS);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, session);
+	r = ctl_send_and_receive(fd, &b, -1, CTL_LONG_TIMEOUT_MS, &rep);
+	if (r < 0)
+		return 0;
+	if (rep.type != FTRACED_MSG_SESSIONS || rep.sessions.n != 1 ||
+	    !rep.sessions.items[0].directory[0]) {
+		ctl_reply_done(&rep);
+		return 0;
+	}
+	s = &rep.sessions.items[0];
+	snprintf(dir, n_dir, "%s", s->directory);
+	/* The daemon names a directory with a '/' after it. */
+	while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
+		dir[strlen(dir) - 1] = '\0';
+	running = s->mode == FTRACED_MODE_CONTINUOUS && strcmp(s->state, "running") == 0;
+	ctl_reply_done(&rep);
+	if (!running)
+		return 1;
+	r = rotate_on(fd, session, &rep);
+	if (r < 0) {
+		print_error("extract", "rotating '%s' failed: talking to the daemon: %s", session,
+			    strerror(-r));
+		return r;
+	}
+	if (rep.type != FTRACED_MSG_OK) {
+		r = rep.type == FTRACED_MSG_ERROR && rep.error < 0 ? rep.error : -EPROTO;
+		print_error("extract", "rotating '%s' failed, its open segment is not in the "
+			    "output: %s", session, rep.message[0] ? rep.message : strerror(-r));
+		ctl_reply_done(&rep);
+		return r;
+	}
+	snprintf(rotated, n_rotated, "%s", rep.path);
+	ctl_reply_done(&rep);
+	return 1;
 }

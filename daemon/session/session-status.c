@@ -8,6 +8,7 @@
  * Main thread only.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 
 #include "daemon/flight/flight.h"
@@ -24,11 +25,15 @@ static uint64_t delta(uint64_t now, uint64_t then)
 static void describe_continuous(struct session *s, struct ctl_builder *b)
 {
 	const struct session_config *c = &s->config;
+	char dir[PATH_MAX];
 
 	if (s->current)
 		ctl_put_u32(b, FTRACED_ATTR_SEGMENT_SEQ, segment_seq(s->current));
 	ctl_put_u32(b, FTRACED_ATTR_SEGMENTS_KEPT, s->publisher.usage.n_files);
 	ctl_put_u64(b, FTRACED_ATTR_DISK_BYTES, s->publisher.usage.bytes);
+	/* Where its segments are: extract finds them here, whatever the daemon's --state-dir. */
+	if (s->dir_fd >= 0 && publish_path(s->dir_fd, "", dir, sizeof(dir)) >= 0)
+		ctl_put_string(b, FTRACED_ATTR_DIRECTORY, dir);
 	if (c->segment_size)
 		ctl_put_u64(b, FTRACED_ATTR_SEGMENT_SIZE, c->segment_size);
 	if (c->segment_time_ms)

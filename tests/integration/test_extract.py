@@ -13,8 +13,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (CPUS, Daemon, FTRACECTL, TRACING, check_events, count_markers,  # noqa: E402
-                     daemon, report, run, start_markers, wait_until)
+from harness import (CPUS, Daemon, FTRACECTL, TRACING, TimedMarkers, check_events,  # noqa: E402
+                     count_markers, daemon, report, run, start_markers, wait_until)
 
 
 def segments(d, name):
@@ -221,6 +221,98 @@ def test_window_across_a_restart_reports_the_gap():
         if second:
             second.cleanup()
         first.cleanup()
+
+
+def daemon_env(d):
+    """The environment of a user of D's daemon: its socket, no state directory given."""
+    env = d.env()
+    env.pop("FTRACED_STATE_DIR", None)
+    return env
+
+
+def test_live_extract_of_a_running_session():
+    """extract of a running session (64 MiB segments: the open one would not close for
+    minutes) holds its events up to at most 1 s before the request: the timed markers
+    0..N, each once, the last written less than a second before, and every CPU's markers
+    up to the cut. The session runs on; a second extract reaches later still, from both
+    rotated segments, and after the stop every marker is in the segments once."""
+    with daemon() as d:
+        d.ctl("create", "live", "-e", "ftrace:print", "--segment-size", "64M")
+        d.ctl("start", "live")
+        instance = d.ctl_json("status", "live")["instance"]
+        with TimedMarkers(instance) as tm:
+            finish = start_markers(instance, CPUS, 6000, 2000, tag="t")
+            wait_until("50 timed markers", lambda: len(tm.times) >= 50)
+            out = os.path.join(d.dir, "live.dat")
+            asked = time.time()
+            reply = json.loads(extract("--json", "extract", "live", "-o", out,
+                                       env=daemon_env(d)).stdout)
+            assert reply["files"] == segments(d, "live"), (reply["files"], segments(d, "live"))
+            check_events(out)
+            n = tm.assert_window(out, asked)
+            for cpu, g in count_markers(out, "t")["generators"].items():
+                assert (g["min"], g["duplicates"], g["distinct"]) == (0, 0, g["max"] + 1), \
+                    (cpu, g)
+            assert d.ctl_json("status", "live")["state"] == "running"
+            wait_until("50 more timed markers", lambda: len(tm.times) >= n + 50)
+            out2 = os.path.join(d.dir, "live2.dat")
+            asked = time.time()
+            reply = json.loads(extract("--json", "extract", "live", "-o", out2,
+                                       env=daemon_env(d)).stdout)
+            assert len(reply["files"]) == 2, reply
+            assert tm.assert_window(out2, asked) > n
+            written = finish()
+        d.ctl("stop", "live")
+        c = count_markers(segments(d, "live"), "t")
+        for cpu, n in written.items():
+            g = c["generators"][str(cpu)]
+            assert (g["distinct"], g["duplicates"]) == (n, 0), (cpu, g)
+        assert tm.seen(segments(d, "live")) == list(range(len(tm.times)))
+        d.ctl("destroy", "live")
+
+
+def test_extract_finds_the_daemons_files():
+    """extract SESSION asks the daemon where the session's files are: a daemon with a
+    private --state-dir (every test daemon has one) is found through its socket, for a
+    stopped continuous session and a flight recorder's snapshots. A session the daemon
+    does not know, or no daemon, is read offline: in the state directory given, else the
+    default one, which the error names."""
+    with daemon() as d:
+        env = daemon_env(d)
+        d.ctl("create", "bg", "-e", "ftrace:print")
+        d.ctl("start", "bg")
+        written_bg = start_markers(d.ctl_json("status", "bg")["instance"], CPUS, 500)()
+        d.ctl("stop", "bg")
+        out = os.path.join(d.dir, "bg.dat")
+        reply = json.loads(extract("--json", "extract", "bg", "-o", out, env=env).stdout)
+        assert reply["files"] == segments(d, "bg"), reply
+        gens = count_markers(out, "t")["generators"]
+        assert {int(c): g["distinct"] for c, g in gens.items()} == written_bg, gens
+        d.ctl("create", "fl", "--mode", "flight", "--flight-size", "4M", "-e", "ftrace:print")
+        d.ctl("start", "fl")
+        written = start_markers(d.ctl_json("status", "fl")["instance"], CPUS, 500)()
+        snap = d.ctl("snapshot", "fl").stdout.strip()
+        out = os.path.join(d.dir, "fl.dat")
+        reply = json.loads(extract("--json", "extract", "fl", "-o", out, env=env).stdout)
+        assert reply["files"] == [snap], (reply, snap)
+        gens = count_markers(out, "t")["generators"]
+        assert {int(c): g["distinct"] for c, g in gens.items()} == written, gens
+        # Destroyed, the daemon no longer knows it: its files are read offline.
+        d.ctl("destroy", "bg")
+        r = extract("extract", "bg", "-o", os.path.join(d.dir, "x.dat"), env=env, check=False)
+        assert r.returncode == 1 and "no files in /var/lib/ftraced/sessions/bg" in r.stderr, \
+            r.stderr
+        out = os.path.join(d.dir, "offline.dat")
+        extract("extract", "--state-dir", d.state, "bg", "-o", out, env=env)
+        gens = count_markers(out, "t")["generators"]
+        assert {int(c): g["distinct"] for c, g in gens.items()} == written_bg, gens
+        # No daemon on the socket: offline too, and quietly so.
+        r = extract("extract", "bg", "-o", os.path.join(d.dir, "x.dat"), check=False,
+                    env=dict(env, FTRACED_SOCKET=os.path.join(d.dir, "none")))
+        assert r.returncode == 1 and r.stderr.startswith(
+            "ftracectl extract: session 'bg' has no files in /var/lib/ftraced/sessions/bg") \
+            and r.stderr.count("\n") == 1, r.stderr
+        d.ctl("destroy", "fl")
 
 
 if __name__ == "__main__":

@@ -70,9 +70,10 @@ def test_every_usage_example_runs():
         os.makedirs(os.path.join(recover_dir, "spool"))
         with open(os.path.join(work, "Makefile"), "w") as f:
             f.write("all: a b\na:\n\t@cat /etc/hostname > /dev/null\nb:\n\t@true\n")
-        # extract reads a session's files offline, from the test daemon's state directory.
+        # extract asks the test daemon where a session's files are, as a user's would.
         env = dict(d.env(), PATH=os.path.dirname(os.path.abspath(FTRACECTL)) + ":" +
-                   os.environ["PATH"], FTRACED_STATE_DIR=d.state)
+                   os.environ["PATH"])
+        env.pop("FTRACED_STATE_DIR", None)
         functions = function_tracer_allowed(d)
         outputs = {}
         for cmd in commands[1:]:
@@ -113,6 +114,13 @@ def test_every_usage_example_runs():
         assert count_events(os.path.join(work, "incident.dat")) > 0
         assert count_events(os.path.join(work, "last30s.dat")) > 0
         assert count_events(os.path.join(work, "window.dat"), "sched_switch") > 0
+        rotated = outputs["ftracectl rotate bg"].stdout.strip()
+        assert os.path.dirname(rotated) == os.path.join(d.state, "sessions", "bg"), rotated
+        assert count_events(rotated, "sched_switch") > 0
+        # The live extract rotated once more: its last file is the segment after that one.
+        live = outputs["ftracectl extract bg --since -1m -o live.dat"].stdout
+        assert count_events(os.path.join(work, "live.dat"), "sched_switch") > 0
+        assert "from " + rotated in live and live.count("  from ") >= 2, live
         with open(os.path.join(work, "bg.conf")) as f:
             assert "max-total = 2G" in f.read()
         assert "sched:sched_switch" in outputs["ftracectl list -e 'sched_sw'"].stdout
