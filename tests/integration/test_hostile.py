@@ -241,6 +241,11 @@ def test_malformed_packets():
                      "malformed request")
         expect_error(d, packet(MSG_STOP, attr(ATTR_SESSION, "x" * 65)), 74, "malformed request")
         expect_error(d, packet(MSG_STOP), 74, "malformed request")  # no session named
+        expect_error(d, packet(PROTO["MSG_ROTATE"]), 74, "malformed request")  # nor here
+        expect_error(d, packet(PROTO["MSG_ROTATE"], attr(ATTR_SESSION, "bg") +
+                               attr(ATTR_EVENT, "sched")), 74, "malformed request")
+        expect_error(d, packet(PROTO["MSG_ROTATE"], attr(ATTR_SESSION, "bg")), 2,
+                     "no session 'bg'")
         # Descriptors where none belong, or too many: closed, and said so.
         r, w = os.pipe()
         try:
