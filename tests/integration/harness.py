@@ -393,6 +393,16 @@ class TimedMarkers:
         self.stopping.set()
         self.thread.join()
 
+    def request_time(self):
+        """A time taken just before a request, returned once a marker written after it is
+        in the kernel: a window that ends at most 1 s before the request must hold it,
+        however late this thread runs on a busy machine."""
+        asked = time.time()
+        n = len(self.times)
+        # Marker n may have been timed before ASKED (the thread was writing it); n + 1 not.
+        wait_until("a timed marker after the request time", lambda: len(self.times) >= n + 2)
+        return asked
+
     def seen(self, paths):
         """The marker numbers trace-cmd reports in PATHS, in file order."""
         if isinstance(paths, str):
@@ -407,8 +417,8 @@ class TimedMarkers:
 
     def assert_window(self, paths, asked):
         """PATHS hold markers 0..N, each once, in order, with no gap, and the last of them
-        was written at most 1 s before ASKED (a time.time() taken just before a request):
-        a window that ends at most 1 s before the request, with every marker of it."""
+        was written at most 1 s before ASKED (request_time(), just before a request): a
+        window that ends at most 1 s before the request, with every marker of it."""
         got = self.seen(paths)
         assert got == list(range(len(got))), "timed markers not 0..N once each: %s" % (
             got[:10] if len(got) < 20 else "%d markers, first gap at %d" % (

@@ -112,7 +112,7 @@ def test_rotate_on_request():
         with TimedMarkers(instance) as tm:
             finish = markers_for(instance, 3.0, 2000)
             wait_until("50 timed markers", lambda: len(tm.times) >= 50)
-            asked = time.time()
+            asked = tm.request_time()
             first = json.loads(d.ctl("--json", "rotate", "bg").stdout)
             assert segments(d, "bg") == [first["file"]], (first, segments(d, "bg"))
             assert os.path.getsize(first["file"]) == first["bytes"]
@@ -120,7 +120,7 @@ def test_rotate_on_request():
             n = tm.assert_window(first["file"], asked)
             assert_cut_complete(first["file"])
             wait_until("50 more timed markers", lambda: len(tm.times) >= n + 50)
-            asked = time.time()
+            asked = tm.request_time()
             second = d.ctl("rotate", "bg").stdout.strip()
             assert segments(d, "bg") == [first["file"], second]
             assert tm.seen(second)[0] == n, "the second window does not start at the first's end"

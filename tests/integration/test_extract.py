@@ -244,7 +244,7 @@ def test_live_extract_of_a_running_session():
             finish = start_markers(instance, CPUS, 6000, 2000, tag="t")
             wait_until("50 timed markers", lambda: len(tm.times) >= 50)
             out = os.path.join(d.dir, "live.dat")
-            asked = time.time()
+            asked = tm.request_time()
             reply = json.loads(extract("--json", "extract", "live", "-o", out,
                                        env=daemon_env(d)).stdout)
             assert reply["files"] == segments(d, "live"), (reply["files"], segments(d, "live"))
@@ -256,7 +256,7 @@ def test_live_extract_of_a_running_session():
             assert d.ctl_json("status", "live")["state"] == "running"
             wait_until("50 more timed markers", lambda: len(tm.times) >= n + 50)
             out2 = os.path.join(d.dir, "live2.dat")
-            asked = time.time()
+            asked = tm.request_time()
             reply = json.loads(extract("--json", "extract", "live", "-o", out2,
                                        env=daemon_env(d)).stdout)
             assert len(reply["files"]) == 2, reply
