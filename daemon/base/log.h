@@ -51,6 +51,7 @@ int log_ratelimited(int level, int error, const char *format, ...) _printf_(3, 4
 #define log_error_errno(r, ...)   log_internal(LOG_ERR, (r), __VA_ARGS__)
 
 #define log_ratelimit_debug_errno(r, ...) log_ratelimited(LOG_DEBUG, (r), __VA_ARGS__)
+#define log_ratelimit_info(...) log_ratelimited(LOG_INFO, 0, __VA_ARGS__)
 #define log_ratelimit_warning_errno(r, ...) log_ratelimited(LOG_WARNING, (r), __VA_ARGS__)
 
 const char *log_escape(const char *in, char *buf, size_t n);

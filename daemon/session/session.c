@@ -428,7 +428,8 @@ int session_rotate_request(struct session *s, void *waiter, char *error, size_t 
 		return -EBUSY;
 	}
 	s->rotations[s->n_rotations++] = (struct rotation_waiter){ .waiter = waiter };
-	log_info("Session '%s': rotation requested", s->name);
+	/* Any client in the group can ask, as often as it likes: said, not flooded. */
+	log_ratelimit_info("Session '%s': rotation requested", s->name);
 	session_rotate(s); /* or, if one is under way, once it completes */
 	return 0;
 }
