@@ -136,6 +136,41 @@ def test_rotate_on_request():
         d.ctl("destroy", "bg")
 
 
+def test_rotations_at_once():
+    """Eight clients rotate one session at the same moment, with markers going on: each
+    is answered with a segment complete on disk (one asked during a rotation gets the
+    next one), then a rotate races a stop: it gets the last segment, or is told the
+    session is not running. Every marker is in the segments once."""
+    with daemon() as d:
+        d.ctl("create", "bg", "-e", "ftrace:print", "--segment-size", "64M")
+        d.ctl("start", "bg")
+        instance = d.ctl_json("status", "bg")["instance"]
+        finish = markers_for(instance, 2.0, 2000)
+        cmd = [FTRACECTL, "rotate", "bg"]
+        procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=d.env()) for _ in range(8)]
+        paths = set()
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0 and os.path.isfile(out.strip()), (p.returncode, err)
+            paths.add(out.strip())
+        assert paths <= set(segments(d, "bg")) and len(paths) >= 1, paths
+        for path in paths:
+            check_events(path)
+        written = finish()
+        racer = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env=d.env())
+        d.ctl("stop", "bg")
+        out, err = racer.communicate(timeout=120)
+        if racer.returncode == 0:
+            assert out.strip() in segments(d, "bg"), (out, segments(d, "bg"))
+        else:
+            assert racer.returncode == 1 and "not running" in err, (racer.returncode, err)
+        files = segments(d, "bg")
+        check_segments(files, written)
+        d.ctl("destroy", "bg")
+
+
 def test_rotate_refusals():
     """rotate says why it cannot: no such session, not running (created, stopped), not
     continuous (a flight recorder, a record), another user's session; a group member
