@@ -42,8 +42,9 @@ def markers_for(instance, seconds, rate_per_cpu, tag="t"):
     return start_markers(instance, CPUS, int(seconds * rate_per_cpu), rate_per_cpu, tag)
 
 
-def check_segments(files, written):
-    """Each segment readable alone; all together: every marker once, in order."""
+def check_segments(files, written, tag="t", rounds=None):
+    """Each segment readable alone; all together: every marker (of TAG, or of each
+    (tag, written) of ROUNDS) once, in order."""
     total = 0
     for f in files:
         check_events(f)
@@ -51,14 +52,15 @@ def check_segments(files, written):
         n = len(event_lines(lines))
         assert n == count_markers([f])["events"], "%s: report and our reader disagree" % f
         total += n
-    together = count_markers(files)
-    for cpu, n in written.items():
-        g = together["generators"][str(cpu)]
-        assert (g["distinct"], g["duplicates"], g["max"] + 1, g["in_order"]) == \
-            (n, 0, n, True), "CPU %d across segments: %s (written %d)" % (cpu, g, n)
     # trace-cmd merges the segments back into one stream just as well.
     merged = report(files[0], *sum((["-i", f] for f in files[1:]), []))
-    assert_complete_sequences(parse_markers(merged), written)
+    for tag, written in rounds or [(tag, written)]:
+        together = count_markers(files, tag)
+        for cpu, n in written.items():
+            g = together["generators"][str(cpu)]
+            assert (g["distinct"], g["duplicates"], g["max"] + 1, g["in_order"]) == \
+                (n, 0, n, True), "CPU %d across segments: %s (written %d)" % (cpu, g, n)
+        assert_complete_sequences(parse_markers(merged, tag), written)
     assert total == together["events"]
 
 
@@ -223,11 +225,16 @@ def in_place_segments(d, name, limit=("--segment-size", "64K")):
     d.ctl("create", name, "-e", "ftrace:print", *limit)
     d.ctl("start", name)
     instance = d.ctl_json("status", name)["instance"]
-    written = markers_for(instance, 2.0, 40000)()
+    # Markers until four segments are closed, a round (a tag) at a time: how much data
+    # a segment takes depends on how often a busy machine lets the workers wake.
+    rounds = []
+    while len(segments(d, name)) < 4 and len(rounds) < 40:
+        tag = "t%d" % len(rounds)
+        rounds.append((tag, markers_for(instance, 0.5, 40000, tag=tag)()))
     d.ctl("stop", name)
     files = segments(d, name)
-    assert len(files) >= 4, "only %d segments" % len(files)
-    check_segments(files, written)
+    assert len(files) >= 4, "only %d segments after %d rounds" % (len(files), len(rounds))
+    check_segments(files, None, rounds=rounds)
     assert os.listdir(os.path.join(d.state, "spool")) == [], d.log()
     for f in files:
         st = os.stat(f)
