@@ -54,7 +54,7 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 			print_error(command, "filter is longer than %u bytes", FTRACED_FILTER_MAX);
 			return -EINVAL;
 		}
-		ctl_put_string(b, FTRACED_ATTR_EVENT_FILTER, arg);
+		ctl_put_event(b, FTRACED_ATTR_EVENT_FILTER, arg);
 		st->event_filtered = true;
 		return 1;
 	case 'p':
@@ -98,7 +98,14 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 			print_error(command, "event '%s' is too long", arg);
 			return -EINVAL;
 		}
-		ctl_put_string(b, FTRACED_ATTR_EVENT, arg);
+		/* No small cap (a session may name every event): only the protocol's limit. */
+		if (st->n_events >= FTRACED_EVENTS_PER_REQUEST_MAX) {
+			print_error(command, "too many events: at most %u -e options",
+				    FTRACED_EVENTS_PER_REQUEST_MAX);
+			return -E2BIG;
+		}
+		ctl_put_event(b, FTRACED_ATTR_EVENT, arg);
+		st->n_events++;
 		st->has_event = true;
 		st->has_source = true;
 		st->event_filtered = false;
@@ -136,7 +143,13 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 			    "--duration TIME");
 		return -EINVAL;
 	case 'a':
-		ctl_put_string(b, FTRACED_ATTR_EVENT, "all");
+		if (st->n_events >= FTRACED_EVENTS_PER_REQUEST_MAX) {
+			print_error(command, "too many events: at most %u -e options",
+				    FTRACED_EVENTS_PER_REQUEST_MAX);
+			return -E2BIG;
+		}
+		ctl_put_event(b, FTRACED_ATTR_EVENT, "all");
+		st->n_events++;
 		st->has_event = true;
 		st->has_source = true;
 		st->event_filtered = false;

@@ -90,6 +90,7 @@ struct capture_state {
 	bool has_event;        /* -e given */
 	bool has_source;       /* something to record: -e, -p or --probe */
 	bool event_filtered;   /* the last -e already has its -f */
+	unsigned n_events;     /* -e and -a given */
 };
 
 int capture_option(const char *command, int c, const char *arg, struct ctl_builder *b,

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -18,6 +19,7 @@
 
 #include "client/ctl.h"
 #include "ftraced/macro.h"
+#include "lib/io-util.h"
 
 #define REPLY_TIMEOUT_MS 30000
 
@@ -175,10 +177,12 @@ int ctl_send(int fd, struct ctl_builder *b, int pass_fd)
 {
 	union {
 		struct cmsghdr align;
-		uint8_t buf[CMSG_SPACE(sizeof(int))];
+		uint8_t buf[CMSG_SPACE(sizeof(int) * 2)];
 	} control = {};
 	struct iovec iov;
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	_cleanup_close_ int list_fd = -EBADF;
+	int fds[2], n_fds = 0;
 	size_t n;
 	int r;
 
@@ -186,16 +190,25 @@ int ctl_send(int fd, struct ctl_builder *b, int pass_fd)
 	if (r < 0)
 		return r;
 	iov = (struct iovec){ .iov_base = b->buf, .iov_len = n };
-	if (pass_fd >= 0) {
+	if (pass_fd >= 0)
+		fds[n_fds++] = pass_fd;
+	/* Events too many for the packet: in a sealed memfd, passed last (ATTR_EVENT_LIST). */
+	if (b->n_list > 0) {
+		r = memfd_sealed("ftracectl-events", b->list, b->n_list, &list_fd);
+		if (r < 0)
+			return r;
+		fds[n_fds++] = list_fd;
+	}
+	if (n_fds > 0) {
 		struct cmsghdr *cm;
 
 		mh.msg_control = &control;
-		mh.msg_controllen = sizeof(control);
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n_fds);
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &pass_fd, sizeof(int));
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n_fds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)n_fds);
 	}
 	if (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0)
 		return negative_errno();
@@ -256,6 +269,23 @@ int ctl_receive_sigmask(int fd, int timeout_ms, const sigset_t *wait_mask, struc
 	if ((size_t)n > sizeof(buf) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 		return -EBADMSG;
 	r = ctl_reply_decode(buf, (size_t)n, ret);
+	/* Session records whose events did not fit: they are in the memfd that came along. */
+	if (r >= 0 && ctl_reply_has_event_lists(ret)) {
+		void *list = NULL;
+		size_t n_list = 0;
+
+		r = passed < 0 ? -EBADMSG :
+		    memfd_map_sealed(passed, FTRACED_EVENT_LIST_SIZE_MAX, &list, &n_list);
+		if (r >= 0)
+			r = ctl_reply_decode_event_lists(ret, list, n_list);
+		if (list)
+			munmap(list, n_list);
+		passed = safe_close(passed);
+		if (r < 0) {
+			ctl_reply_done(ret);
+			return r == -ENOMEM ? r : -EBADMSG;
+		}
+	}
 	if (r >= 0 && passed >= 0) {
 		ret->fd = TAKE_FD(passed);
 		ret->has_fd = true;

@@ -2,8 +2,11 @@
 /*
  * The control protocol codec: bytes <-> messages, attributes and requests;
  * building messages is ctl-builder.c.
- * Pure: no I/O, no allocation, no logging, so it is unit-tested and fuzzed
- * on its own. Both the daemon and ftracectl link it, so the two sides of
+ * Pure: no I/O, no logging, so it is unit-tested and fuzzed on its own.
+ * Its one allocation is a request's events, which have no small cap (a
+ * session may name every event of a kernel: tens of thousands): they take
+ * what they use (ctl-request.c), and ctl_request_done() frees them. Both
+ * the daemon and ftracectl link it, so the two sides of
  * the wire are the same code.
  *
  * The parser is the daemon's first line against hostile clients: lengths
@@ -14,6 +17,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ftraced/macro.h"
@@ -268,7 +272,8 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 			  M(FTRACED_ATTR_MAX_GRAPH_DEPTH) | M(FTRACED_ATTR_FUNC_STACK) | \
 			  M(FTRACED_ATTR_PROBE) | M(FTRACED_ATTR_RT_PRIORITY) | \
 			  M(FTRACED_ATTR_TRACE_OPTION) | M(FTRACED_ATTR_CPUMASK) | \
-			  M(FTRACED_ATTR_NO_FILTER) | M(FTRACED_ATTR_TOP_LEVEL))
+			  M(FTRACED_ATTR_NO_FILTER) | M(FTRACED_ATTR_TOP_LEVEL) | \
+			  M(FTRACED_ATTR_EVENT_LIST))
 /* Attributes a request may carry more than once. */
 #define REPEATABLE_ATTRS(M) (M(FTRACED_ATTR_EVENT) | M(FTRACED_ATTR_TRIGGER) | \
 			     M(FTRACED_ATTR_PID) | M(FTRACED_ATTR_EVENT_FILTER) | \
@@ -333,7 +338,7 @@ static bool is_request(uint16_t type)
 	}
 }
 
-static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uint16_t *bad);
+static int request_take(const void *buf, size_t n, struct ctl_request *ret, uint16_t *bad);
 
 /*
  * A string attribute copied to the end of the request's text; its offset
@@ -355,35 +360,101 @@ static int text_string(struct ctl_request *req, const struct ctl_attr *a, size_t
 	return 0;
 }
 
+/* An EVENT: checked as any string, then stored (ctl-request.c). */
+static int add_event(struct ctl_request *req, const struct ctl_attr *a)
+{
+	char spec[FTRACED_EVENT_SPEC_MAX + 1];
+	int r = ctl_attr_string(a, FTRACED_EVENT_SPEC_MAX, spec);
+
+	return r < 0 ? r : ctl_request_store_event(req, spec, a->len);
+}
+
+/* An EVENT_FILTER: checked as any string, then stored with its event. */
+static int add_event_filter(struct ctl_request *req, const struct ctl_attr *a)
+{
+	char filter[FTRACED_FILTER_MAX + 1];
+	int r = ctl_attr_string(a, FTRACED_FILTER_MAX, filter);
+
+	return r < 0 ? r : ctl_request_store_event_filter(req, filter, a->len);
+}
+
+/**
+ * ctl_request_parse_event_list() - add the events of an ATTR_EVENT_LIST.
+ * @req: a request whose message had ATTR_EVENT_LIST (so no events inline)
+ * @list: the range of the memfd it names
+ * @n: its length
+ * @ret_bad_attr: on failure over one attribute, its type; else 0. May be NULL.
+ *
+ * The list holds EVENT and EVENT_FILTER attributes, as the message would.
+ *
+ * Return: 0; -EBADMSG for anything else or ill-formed; -E2BIG beyond
+ * FTRACED_EVENTS_PER_REQUEST_MAX events; -ENOMEM. On failure @req keeps
+ * what it had, to be freed as ever.
+ */
+int ctl_request_parse_event_list(struct ctl_request *req, const void *list, size_t n,
+				 uint16_t *ret_bad_attr)
+{
+	struct ctl_attr_iter it = { .p = list, .n = n };
+	struct ctl_attr a;
+	int r;
+
+	if (n > FTRACED_EVENT_LIST_SIZE_MAX)
+		return -EBADMSG;
+	while ((r = ctl_attr_next(&it, &a)) > 0) {
+		if (ret_bad_attr)
+			*ret_bad_attr = a.type;
+		if (a.type == FTRACED_ATTR_EVENT)
+			r = add_event(req, &a);
+		else if (a.type == FTRACED_ATTR_EVENT_FILTER)
+			r = add_event_filter(req, &a);
+		else
+			r = -EBADMSG;
+		if (r < 0)
+			return r;
+	}
+	if (r < 0)
+		return r;
+	if (ret_bad_attr)
+		*ret_bad_attr = 0;
+	if (req->n_events == 0)
+		return -EBADMSG; /* a list is sent only for events that do not fit inline */
+	return 0;
+}
+
 /**
  * ctl_request_parse() - parse and validate a whole request packet.
  * @buf: the packet
  * @n: its length
- * @ret: the request; written only on success
+ * @ret: the request, zeroed or parsed before (its events are freed); written
+ *       only on success; free with ctl_request_done()
  * @ret_bad_attr: on failure over one attribute (malformed, duplicate, not
  *                allowed here, or required and missing), its type; else 0.
  *                May be NULL.
  *
+ * A request with ATTR_EVENT_LIST has its events added from the memfd by
+ * ctl_request_parse_event_list().
+ *
  * Return: 0; -EOPNOTSUPP for a type that is not a request; -EBADMSG for
- * malformed, unknown, duplicate or missing attributes; or what
- * ctl_msg_parse() returns.
+ * malformed, unknown, duplicate or missing attributes; -E2BIG beyond
+ * FTRACED_EVENTS_PER_REQUEST_MAX events; -ENOMEM; or what ctl_msg_parse()
+ * returns.
  */
 int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret, uint16_t *ret_bad_attr)
 {
 	uint16_t bad = 0;
-	int r = request_parse(buf, n, ret, &bad);
+	int r = request_take(buf, n, ret, &bad);
 
 	if (r < 0 && ret_bad_attr)
 		*ret_bad_attr = bad;
 	return r;
 }
 
-static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uint16_t *bad)
+static int request_parse(const struct ctl_msg *m, struct ctl_request *req, uint16_t *bad);
+
+/* The request's events are freed unless it is handed over whole. */
+static int request_take(const void *buf, size_t n, struct ctl_request *ret, uint16_t *bad)
 {
-	const struct ctl_attr_set *allowed, *required;
-	struct ctl_request req = {};
-	struct ctl_attr_iter it;
-	struct ctl_attr a;
+	struct ctl_request req;
 	struct ctl_msg m;
 	int r;
 
@@ -392,210 +463,218 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 		return r;
 	if (!is_request(m.type))
 		return -EOPNOTSUPP;
-	req.type = m.type;
-	allowed = &request_attrs[m.type].allowed;
-	required = &request_attrs[m.type].required;
+	req = (struct ctl_request){ .type = m.type };
+	r = request_parse(&m, &req, bad);
+	if (r < 0) {
+		ctl_request_done(&req);
+		return r;
+	}
+	ctl_request_done(ret);
+	memcpy(ret, &req, sizeof(req));
+	return 0;
+}
 
-	ctl_attr_iter_init(&it, &m);
+static int request_parse(const struct ctl_msg *m, struct ctl_request *req, uint16_t *bad)
+{
+	const struct ctl_attr_set *allowed, *required;
+	struct ctl_attr_iter it;
+	struct ctl_attr a;
+	int r;
+
+	allowed = &request_attrs[m->type].allowed;
+	required = &request_attrs[m->type].required;
+
+	ctl_attr_iter_init(&it, m);
 	while ((r = ctl_attr_next(&it, &a)) > 0) {
 		*bad = a.type;
 		if (!ctl_attr_set_has(allowed, a.type))
 			return -EBADMSG;
-		if (ctl_attr_set_has(&req.present, a.type) &&
+		if (ctl_attr_set_has(&req->present, a.type) &&
 		    !ctl_attr_set_has(&repeatable_attrs, a.type))
 			return -EBADMSG;
-		ctl_attr_set_add(&req.present, a.type);
+		ctl_attr_set_add(&req->present, a.type);
 
 		switch (a.type) {
 		case FTRACED_ATTR_EVENT:
-			if (req.n_events >= FTRACED_EVENTS_PER_REQUEST_MAX)
-				return -EBADMSG;
-			r = ctl_attr_string(&a, FTRACED_EVENT_SPEC_MAX, req.events[req.n_events]);
-			if (r >= 0)
-				req.n_events++;
+			r = add_event(req, &a);
+			break;
+		case FTRACED_ATTR_EVENT_LIST:
+			r = ctl_attr_event_list(&a, &req->event_list);
 			break;
 		case FTRACED_ATTR_FILTER:
-			r = ctl_attr_string(&a, FTRACED_FILTER_MAX, req.filter);
+			r = ctl_attr_string(&a, FTRACED_FILTER_MAX, req->filter);
 			break;
 		case FTRACED_ATTR_CLOCK:
-			r = ctl_attr_string(&a, FTRACED_NAME_MAX, req.clock);
+			r = ctl_attr_string(&a, FTRACED_NAME_MAX, req->clock);
 			break;
 		case FTRACED_ATTR_SESSION:
-			r = ctl_attr_string(&a, FTRACED_NAME_MAX, req.session);
+			r = ctl_attr_string(&a, FTRACED_NAME_MAX, req->session);
 			break;
 		case FTRACED_ATTR_BUFFER_KB:
-			r = ctl_attr_u32(&a, &req.buffer_kb);
+			r = ctl_attr_u32(&a, &req->buffer_kb);
 			break;
 		case FTRACED_ATTR_SUBBUF_KB:
-			r = ctl_attr_u32(&a, &req.subbuf_kb);
+			r = ctl_attr_u32(&a, &req->subbuf_kb);
 			break;
 		case FTRACED_ATTR_COMPRESSION:
-			r = ctl_attr_u32(&a, &req.compression);
-			if (r >= 0 && req.compression >= _FTRACED_COMPRESSION_MAX)
+			r = ctl_attr_u32(&a, &req->compression);
+			if (r >= 0 && req->compression >= _FTRACED_COMPRESSION_MAX)
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_LEVEL: {
 			uint32_t v;
 
 			r = ctl_attr_u32(&a, &v);
-			req.level = (int32_t)v;
+			req->level = (int32_t)v;
 			break;
 		}
 		case FTRACED_ATTR_DURATION_MS:
-			r = ctl_attr_u64(&a, &req.duration_ms);
+			r = ctl_attr_u64(&a, &req->duration_ms);
 			break;
 		case FTRACED_ATTR_MODE:
-			r = ctl_attr_u32(&a, &req.mode);
-			if (r >= 0 && req.mode >= _FTRACED_MODE_MAX)
+			r = ctl_attr_u32(&a, &req->mode);
+			if (r >= 0 && req->mode >= _FTRACED_MODE_MAX)
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_SEGMENT_SIZE:
-			r = ctl_attr_u64(&a, &req.segment_size);
+			r = ctl_attr_u64(&a, &req->segment_size);
 			break;
 		case FTRACED_ATTR_SEGMENT_TIME_MS:
-			r = ctl_attr_u64(&a, &req.segment_time_ms);
+			r = ctl_attr_u64(&a, &req->segment_time_ms);
 			break;
 		case FTRACED_ATTR_MAX_TOTAL:
-			r = ctl_attr_u64(&a, &req.max_total);
+			r = ctl_attr_u64(&a, &req->max_total);
 			break;
 		case FTRACED_ATTR_MAX_FILES:
-			r = ctl_attr_u32(&a, &req.max_files);
+			r = ctl_attr_u32(&a, &req->max_files);
 			break;
 		case FTRACED_ATTR_MAX_AGE_MS:
-			r = ctl_attr_u64(&a, &req.max_age_ms);
+			r = ctl_attr_u64(&a, &req->max_age_ms);
 			break;
 		case FTRACED_ATTR_KEEP_FREE:
-			r = ctl_attr_u64(&a, &req.keep_free);
+			r = ctl_attr_u64(&a, &req->keep_free);
 			break;
 		case FTRACED_ATTR_KEEP_FREE_PERCENT:
-			r = ctl_attr_u32(&a, &req.keep_free_percent);
+			r = ctl_attr_u32(&a, &req->keep_free_percent);
 			break;
 		case FTRACED_ATTR_ON_SEGMENT:
-			r = ctl_attr_string(&a, FTRACED_COMMAND_MAX, req.on_segment);
+			r = ctl_attr_string(&a, FTRACED_COMMAND_MAX, req->on_segment);
 			break;
 		case FTRACED_ATTR_FLIGHT_BACKEND:
-			r = ctl_attr_u32(&a, &req.flight_backend);
-			if (r >= 0 && req.flight_backend >= _FTRACED_FLIGHT_BACKEND_MAX)
+			r = ctl_attr_u32(&a, &req->flight_backend);
+			if (r >= 0 && req->flight_backend >= _FTRACED_FLIGHT_BACKEND_MAX)
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_FLIGHT_SIZE:
-			r = ctl_attr_u64(&a, &req.flight_size);
+			r = ctl_attr_u64(&a, &req->flight_size);
 			break;
 		case FTRACED_ATTR_INSTANCE:
 			/* A request's instance: the boot-mapped one a persistent backend adopts. */
-			r = ctl_attr_string(&a, FTRACED_NAME_MAX, req.boot_instance);
+			r = ctl_attr_string(&a, FTRACED_NAME_MAX, req->boot_instance);
 			break;
 		case FTRACED_ATTR_TRIGGER:
-			if (req.n_triggers >= FTRACED_TRIGGERS_PER_REQUEST_MAX)
+			if (req->n_triggers >= FTRACED_TRIGGERS_PER_REQUEST_MAX)
 				return -EBADMSG;
-			r = ctl_attr_string(&a, FTRACED_TRIGGER_MAX, req.triggers[req.n_triggers]);
+			r = ctl_attr_string(&a, FTRACED_TRIGGER_MAX, req->triggers[req->n_triggers]);
 			if (r >= 0)
-				req.n_triggers++;
+				req->n_triggers++;
 			break;
 		case FTRACED_ATTR_TRIM:
-			r = ctl_attr_u32(&a, &req.trim);
-			if (r >= 0 && req.trim > 1)
+			r = ctl_attr_u32(&a, &req->trim);
+			if (r >= 0 && req->trim > 1)
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_SINCE_US:
-			r = ctl_attr_u64(&a, &req.since_us);
+			r = ctl_attr_u64(&a, &req->since_us);
 			break;
 		case FTRACED_ATTR_RT_PRIORITY:
-			r = ctl_attr_u32(&a, &req.rt_priority);
-			if (r >= 0 && (req.rt_priority < 1 ||
-				       req.rt_priority > FTRACED_RT_PRIORITY_MAX))
+			r = ctl_attr_u32(&a, &req->rt_priority);
+			if (r >= 0 && (req->rt_priority < 1 ||
+				       req->rt_priority > FTRACED_RT_PRIORITY_MAX))
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_STACKTRACE:
-			r = ctl_attr_u32(&a, &req.stacktrace);
-			if (r >= 0 && req.stacktrace > 1)
+			r = ctl_attr_u32(&a, &req->stacktrace);
+			if (r >= 0 && req->stacktrace > 1)
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_IGNORE_MISSING:
-			r = ctl_attr_u32(&a, &req.ignore_missing);
-			if (r >= 0 && req.ignore_missing > 1)
+			r = ctl_attr_u32(&a, &req->ignore_missing);
+			if (r >= 0 && req->ignore_missing > 1)
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_PID:
-			if (req.n_pids >= FTRACED_PIDS_PER_REQUEST_MAX)
+			if (req->n_pids >= FTRACED_PIDS_PER_REQUEST_MAX)
 				return -EBADMSG;
-			r = ctl_attr_u32(&a, &req.pids[req.n_pids]);
-			if (r >= 0 && (req.pids[req.n_pids] == 0 || req.pids[req.n_pids] > INT32_MAX))
+			r = ctl_attr_u32(&a, &req->pids[req->n_pids]);
+			if (r >= 0 && (req->pids[req->n_pids] == 0 || req->pids[req->n_pids] > INT32_MAX))
 				r = -EBADMSG;
 			if (r >= 0)
-				req.n_pids++;
+				req->n_pids++;
 			break;
 		case FTRACED_ATTR_FOLLOW_FORK:
-			r = ctl_attr_u32(&a, &req.follow_fork);
-			if (r >= 0 && req.follow_fork > 1)
+			r = ctl_attr_u32(&a, &req->follow_fork);
+			if (r >= 0 && req->follow_fork > 1)
 				r = -EBADMSG;
 			break;
-		case FTRACED_ATTR_EVENT_FILTER: {
-			uint32_t *slot = req.n_events ? &req.event_filter[req.n_events - 1] : NULL;
-
-			/* Like trace-cmd's -f: for the event just before, once. */
-			if (!slot || *slot)
-				return -EBADMSG;
-			r = text_string(&req, &a, FTRACED_FILTER_MAX, slot);
-			if (r >= 0)
-				(*slot)++;
+		case FTRACED_ATTR_EVENT_FILTER:
+			r = add_event_filter(req, &a);
 			break;
-		}
 		case FTRACED_ATTR_TRACER:
-			r = ctl_attr_string(&a, FTRACED_TRACER_MAX, req.tracer);
+			r = ctl_attr_string(&a, FTRACED_TRACER_MAX, req->tracer);
 			break;
 		case FTRACED_ATTR_FTRACE_FILTER:
 		case FTRACED_ATTR_FTRACE_NOTRACE:
 		case FTRACED_ATTR_GRAPH_FUNCTION:
-			if (req.n_functions >= FTRACED_FUNCTIONS_PER_REQUEST_MAX)
+			if (req->n_functions >= FTRACED_FUNCTIONS_PER_REQUEST_MAX)
 				return -EBADMSG;
-			r = text_string(&req, &a, FTRACED_FUNCTION_MAX,
-					&req.functions[req.n_functions].offset);
+			r = text_string(req, &a, FTRACED_FUNCTION_MAX,
+					&req->functions[req->n_functions].offset);
 			if (r >= 0)
-				req.functions[req.n_functions++].attr = a.type;
+				req->functions[req->n_functions++].attr = a.type;
 			break;
 		case FTRACED_ATTR_MAX_GRAPH_DEPTH:
-			r = ctl_attr_u32(&a, &req.max_graph_depth);
-			if (r >= 0 && req.max_graph_depth == 0)
+			r = ctl_attr_u32(&a, &req->max_graph_depth);
+			if (r >= 0 && req->max_graph_depth == 0)
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_FUNC_STACK:
-			r = ctl_attr_u32(&a, &req.func_stack);
-			if (r >= 0 && req.func_stack > 1)
+			r = ctl_attr_u32(&a, &req->func_stack);
+			if (r >= 0 && req->func_stack > 1)
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_PROBE:
-			if (req.n_probes >= FTRACED_PROBES_PER_REQUEST_MAX)
+			if (req->n_probes >= FTRACED_PROBES_PER_REQUEST_MAX)
 				return -EBADMSG;
-			r = text_string(&req, &a, FTRACED_PROBE_MAX, &req.probes[req.n_probes]);
+			r = text_string(req, &a, FTRACED_PROBE_MAX, &req->probes[req->n_probes]);
 			if (r >= 0)
-				req.n_probes++;
+				req->n_probes++;
 			break;
 		case FTRACED_ATTR_TRACE_OPTION:
-			if (req.n_options >= FTRACED_OPTIONS_PER_REQUEST_MAX)
+			if (req->n_options >= FTRACED_OPTIONS_PER_REQUEST_MAX)
 				return -EBADMSG;
-			r = text_string(&req, &a, FTRACED_OPTION_MAX, &req.options[req.n_options]);
+			r = text_string(req, &a, FTRACED_OPTION_MAX, &req->options[req->n_options]);
 			if (r >= 0)
-				req.n_options++;
+				req->n_options++;
 			break;
 		case FTRACED_ATTR_CPUMASK:
-			r = text_string(&req, &a, FTRACED_CPUMASK_MAX, &req.cpumask);
+			r = text_string(req, &a, FTRACED_CPUMASK_MAX, &req->cpumask);
 			if (r >= 0)
-				req.cpumask++;
+				req->cpumask++;
 			break;
 		case FTRACED_ATTR_NO_FILTER:
-			r = ctl_attr_u32(&a, &req.no_filter);
-			if (r >= 0 && req.no_filter > 1)
+			r = ctl_attr_u32(&a, &req->no_filter);
+			if (r >= 0 && req->no_filter > 1)
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_TOP_LEVEL:
-			r = ctl_attr_u32(&a, &req.top_level);
-			if (r >= 0 && req.top_level > 1)
+			r = ctl_attr_u32(&a, &req->top_level);
+			if (r >= 0 && req->top_level > 1)
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_OFFER:
-			r = ctl_attr_u32(&a, &req.offer);
-			if (r >= 0 && req.offer >= _FTRACED_OFFER_MAX)
+			r = ctl_attr_u32(&a, &req->offer);
+			if (r >= 0 && req->offer >= _FTRACED_OFFER_MAX)
 				r = -EBADMSG;
 			break;
 		default:
@@ -606,15 +685,18 @@ static int request_parse(const void *buf, size_t n, struct ctl_request *ret, uin
 	}
 	if (r < 0)
 		return r; /* the attribute framing itself */
+	*bad = FTRACED_ATTR_EVENT_LIST;
+	/* Events come inline or in the memfd, not both (a filter's event would be ambiguous). */
+	if (ctl_request_has(req, FTRACED_ATTR_EVENT_LIST) && req->n_events > 0)
+		return -EBADMSG;
 	*bad = 0;
 
 	for (unsigned k = 0; k < FTRACED_ATTR_SET_MAX; k++)
-		if (ctl_attr_set_has(required, k) && !ctl_attr_set_has(&req.present, k)) {
+		if (ctl_attr_set_has(required, k) && !ctl_attr_set_has(&req->present, k)) {
 			*bad = (uint16_t)k;
 			return -EBADMSG;
 		}
 
-	memcpy(ret, &req, sizeof(req));
 	return 0;
 }
 
@@ -657,87 +739,4 @@ bool ctl_name_valid(const char *s)
 		if (!char_ok(FTRACED_ATTR_SESSION, (uint8_t)s[i]))
 			return false;
 	return true;
-}
-
-/**
- * ctl_attr_rule() - what a request attribute must look like, for an error reply.
- * @type: the attribute a request was refused over
- * @buf: receives its name and rule, e.g. "filter (printable ASCII on one line, ...)"
- * @n: its size
- */
-void ctl_attr_rule(uint16_t type, char *buf, size_t n)
-{
-	switch (type) {
-	case FTRACED_ATTR_EVENT:
-		snprintf(buf, n, "event (all, SYSTEM, SYSTEM:EVENT or EVENT of letters, digits, "
-			 "_ - . and the globs * ? [ ]; at most %u characters and %u events)",
-			 FTRACED_EVENT_SPEC_MAX,
-			 FTRACED_EVENTS_PER_REQUEST_MAX);
-		break;
-	case FTRACED_ATTR_FILTER:
-		snprintf(buf, n, "filter (printable ASCII on one line, at most %u bytes)",
-			 FTRACED_FILTER_MAX);
-		break;
-	case FTRACED_ATTR_CLOCK:
-	case FTRACED_ATTR_SESSION:
-		snprintf(buf, n, "%s (1 to %u letters, digits, _ and -)",
-			 type == FTRACED_ATTR_CLOCK ? "clock" : "session name", FTRACED_NAME_MAX);
-		break;
-	case FTRACED_ATTR_INSTANCE:
-		snprintf(buf, n, "boot-mapped instance name (1 to %u letters, digits, _ and -)",
-			 FTRACED_NAME_MAX);
-		break;
-	case FTRACED_ATTR_ON_SEGMENT:
-		snprintf(buf, n, "on-segment command (printable ASCII on one line, at most %u bytes)",
-			 FTRACED_COMMAND_MAX);
-		break;
-	case FTRACED_ATTR_TRIGGER:
-		snprintf(buf, n, "trigger (printable ASCII on one line, at most %u bytes and %u "
-			 "triggers)", FTRACED_TRIGGER_MAX, FTRACED_TRIGGERS_PER_REQUEST_MAX);
-		break;
-	case FTRACED_ATTR_COMPRESSION:
-		snprintf(buf, n, "compression (zstd or none)");
-		break;
-	case FTRACED_ATTR_MODE:
-		snprintf(buf, n, "mode (record, continuous or flight)");
-		break;
-	case FTRACED_ATTR_FLIGHT_BACKEND:
-		snprintf(buf, n, "flight backend (memory, kernel or persistent)");
-		break;
-	case FTRACED_ATTR_PID:
-		snprintf(buf, n, "pid (1 to %d, at most %u)", INT32_MAX, FTRACED_PIDS_PER_REQUEST_MAX);
-		break;
-	case FTRACED_ATTR_EVENT_FILTER:
-		snprintf(buf, n, "event filter (printable ASCII on one line, at most %u bytes, one "
-			 "for each event and after it)", FTRACED_FILTER_MAX);
-		break;
-	case FTRACED_ATTR_TRACER:
-		snprintf(buf, n, "tracer (1 to %u letters, digits and _)", FTRACED_TRACER_MAX);
-		break;
-	case FTRACED_ATTR_FTRACE_FILTER:
-	case FTRACED_ATTR_FTRACE_NOTRACE:
-	case FTRACED_ATTR_GRAPH_FUNCTION:
-		snprintf(buf, n, "function (a glob of letters, digits and _ . * ? [ ] : - $, at most "
-			 "%u characters and %u functions)", FTRACED_FUNCTION_MAX,
-			 FTRACED_FUNCTIONS_PER_REQUEST_MAX);
-		break;
-	case FTRACED_ATTR_MAX_GRAPH_DEPTH:
-		snprintf(buf, n, "max graph depth (at least 1)");
-		break;
-	case FTRACED_ATTR_PROBE:
-		snprintf(buf, n, "probe (printable ASCII on one line, at most %u bytes and %u probes)",
-			 FTRACED_PROBE_MAX, FTRACED_PROBES_PER_REQUEST_MAX);
-		break;
-	case FTRACED_ATTR_TRACE_OPTION:
-		snprintf(buf, n, "trace option (letters, digits, _ and -, at most %u characters and "
-			 "%u options)", FTRACED_OPTION_MAX, FTRACED_OPTIONS_PER_REQUEST_MAX);
-		break;
-	case FTRACED_ATTR_CPUMASK:
-		snprintf(buf, n, "CPU mask (hex digits and commas, at most %u characters)",
-			 FTRACED_CPUMASK_MAX);
-		break;
-	default:
-		snprintf(buf, n, "attribute %u (unknown to this request, repeated, of the wrong "
-			 "size, or missing)", type);
-	}
 }

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "ftraced/proto.h"
 
@@ -47,12 +48,27 @@ static inline void ctl_attr_set_remove(struct ctl_attr_set *s, unsigned a)
 		s->bits[a / 64] &= ~(UINT64_C(1) << (a % 64));
 }
 
-/* A request, fully validated for syntax; strings are NUL-terminated copies. */
+/* One event spec of a request: offsets into its event_text. */
+struct ctl_event {
+	uint32_t spec;
+	uint32_t filter; /* offset + 1; 0: none */
+};
+
+/*
+ * A request, fully validated for syntax; strings are NUL-terminated copies.
+ * Its events are allocated, as many as it has (a kernel may have tens of
+ * thousands): ctl_request_done() frees them.
+ */
 struct ctl_request {
 	uint16_t type;
 	struct ctl_attr_set present; /* each attribute seen */
 	unsigned n_events;
-	char events[FTRACED_EVENTS_PER_REQUEST_MAX][FTRACED_EVENT_SPEC_MAX + 1];
+	struct ctl_event *events;
+	size_t n_events_allocated;
+	char *event_text;
+	size_t n_event_text;
+	size_t n_event_text_allocated;
+	struct ftraced_event_list event_list; /* ATTR_EVENT_LIST: where the events are */
 	char filter[FTRACED_FILTER_MAX + 1];
 	char clock[FTRACED_NAME_MAX + 1];
 	char session[FTRACED_NAME_MAX + 1];
@@ -84,7 +100,6 @@ struct ctl_request {
 	uint32_t pids[FTRACED_PIDS_PER_REQUEST_MAX];
 	uint32_t follow_fork;
 	/* Long repeated strings: offsets into text, which holds them NUL-terminated. */
-	uint32_t event_filter[FTRACED_EVENTS_PER_REQUEST_MAX]; /* offset + 1; 0: none */
 	char tracer[FTRACED_TRACER_MAX + 1];
 	unsigned n_functions;
 	struct {
@@ -105,10 +120,16 @@ struct ctl_request {
 	char text[FTRACED_MSG_SIZE_MAX]; /* each string came with a 4-byte header: they fit */
 };
 
+/* Request event @k as given: SYSTEM[:EVENT], globs allowed. */
+static inline const char *ctl_request_event(const struct ctl_request *r, unsigned k)
+{
+	return r->event_text + r->events[k].spec;
+}
+
 /* The per-event filter of request event @k, or NULL. */
 static inline const char *ctl_request_event_filter(const struct ctl_request *r, unsigned k)
 {
-	return r->event_filter[k] ? r->text + r->event_filter[k] - 1 : NULL;
+	return r->events[k].filter ? r->event_text + r->events[k].filter - 1 : NULL;
 }
 
 static inline bool ctl_request_has(const struct ctl_request *r, enum ftraced_attr a)
@@ -131,17 +152,41 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret);
 int ctl_attr_cpu_stats(const struct ctl_attr *a, struct ftraced_cpu_stats *ret);
 int ctl_attr_session_counters(const struct ctl_attr *a, struct ftraced_session_counters *ret);
 int ctl_attr_daemon_counters(const struct ctl_attr *a, struct ftraced_daemon_counters *ret);
+int ctl_attr_event_list(const struct ctl_attr *a, struct ftraced_event_list *ret);
 int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret, uint16_t *ret_bad_attr);
+int ctl_request_store_event(struct ctl_request *req, const char *spec, size_t len);
+int ctl_request_store_event_filter(struct ctl_request *req, const char *filter, size_t len);
+int ctl_request_parse_event_list(struct ctl_request *req, const void *list, size_t n,
+				 uint16_t *ret_bad_attr);
+void ctl_request_done(struct ctl_request *req);
+
+/* For _cleanup_: a heap request and its events. */
+static inline void ctl_request_freep(struct ctl_request **p)
+{
+	if (*p) {
+		ctl_request_done(*p);
+		free(*p);
+	}
+}
 void ctl_attr_rule(uint16_t type, char *buf, size_t n);
 
 bool ctl_name_valid(const char *s);
 bool ctl_string_valid(enum ftraced_attr type, const char *s, size_t max);
 
-/* Building a message into a fixed buffer; the first overflow sticks. */
+/*
+ * Building a message into a fixed buffer; the first overflow sticks. Event
+ * attributes (ctl_put_event()) gather in a list that grows as needed;
+ * ctl_put_events_end() moves a short list inline and leaves a long one for
+ * the memfd (ATTR_EVENT_LIST). ctl_builder_done() frees the list.
+ */
 struct ctl_builder {
 	uint8_t buf[FTRACED_MSG_SIZE_MAX];
 	size_t n;
 	int error;
+	uint8_t *list;        /* the events' attributes: pending, then those for the memfd */
+	size_t n_list;
+	size_t n_list_allocated;
+	size_t list_pending;  /* where the events not yet ended begin */
 };
 
 void ctl_builder_init(struct ctl_builder *b, enum ftraced_msg_type type);
@@ -153,4 +198,8 @@ void ctl_put_cpu_stats(struct ctl_builder *b, enum ftraced_attr type,
 		       const struct ftraced_cpu_stats *s);
 void ctl_put_session_counters(struct ctl_builder *b, const struct ftraced_session_counters *c);
 void ctl_put_daemon_counters(struct ctl_builder *b, const struct ftraced_daemon_counters *c);
+void ctl_put_event(struct ctl_builder *b, enum ftraced_attr type, const char *s);
+void ctl_put_events_end(struct ctl_builder *b);
 int ctl_builder_finish(struct ctl_builder *b, size_t *ret_size);
+void ctl_builder_done(struct ctl_builder *b);
+int ctl_builder_parse(struct ctl_builder *b, struct ctl_request *ret, uint16_t *ret_bad_attr);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ftraced/macro.h"
 #include "lib/ctl-proto.h"
 #include "lib/ctl-reply.h"
 
@@ -28,7 +29,42 @@ static int add_cpu(struct ftraced_cpu_stats **cpus, unsigned *n, const struct ct
 	return 0;
 }
 
-/* A SKIPPED_EVENT names one of the session's EVENTs (sent before it). */
+/* One EVENT of a session record: as many as the daemon sends, up to the protocol's limit. */
+static int add_event(struct session_info *s, const struct ctl_attr *a)
+{
+	char spec[FTRACED_EVENT_SPEC_MAX + 1];
+	int r = ctl_attr_string(a, FTRACED_EVENT_SPEC_MAX, spec);
+
+	if (r < 0)
+		return r;
+	if (s->n_events >= FTRACED_EVENTS_PER_REQUEST_MAX)
+		return -EBADMSG;
+	if (s->n_events == s->n_events_allocated) {
+		unsigned want = MAX(s->n_events_allocated * 2, 16u);
+		char **events = reallocarray(s->events, want, sizeof(*events));
+		bool *skipped;
+
+		if (!events)
+			return -ENOMEM;
+		s->events = events;
+		skipped = reallocarray(s->skipped, want, sizeof(*skipped));
+		if (!skipped)
+			return -ENOMEM;
+		s->skipped = skipped;
+		s->n_events_allocated = want;
+	}
+	s->events[s->n_events] = strdup(spec);
+	if (!s->events[s->n_events])
+		return -ENOMEM;
+	s->skipped[s->n_events++] = false;
+	return 0;
+}
+
+/*
+ * A SKIPPED_EVENT names one of the session's EVENTs (sent before it). The
+ * daemon sends them in the events' order, so the search starts after the
+ * last one found: thousands of skipped events cost no more than their list.
+ */
 static int mark_skipped(struct session_info *s, const struct ctl_attr *a)
 {
 	char spec[FTRACED_EVENT_SPEC_MAX + 1];
@@ -36,12 +72,16 @@ static int mark_skipped(struct session_info *s, const struct ctl_attr *a)
 
 	if (r < 0)
 		return r;
-	for (unsigned k = 0; k < s->n_events; k++)
+	for (unsigned i = 0; i < s->n_events; i++) {
+		unsigned k = (s->skipped_next + i) % s->n_events;
+
 		if (!s->skipped[k] && strcmp(s->events[k], spec) == 0) {
 			s->skipped[k] = true;
 			s->n_skipped++;
+			s->skipped_next = k + 1;
 			return 0;
 		}
+	}
 	return -EBADMSG;
 }
 
@@ -117,11 +157,11 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 			r = ctl_attr_u32(&a, &s->rt_priority);
 			break;
 		case FTRACED_ATTR_EVENT:
-			if (s->n_events >= FTRACED_EVENTS_PER_REQUEST_MAX)
-				return -EBADMSG;
-			r = ctl_attr_string(&a, FTRACED_EVENT_SPEC_MAX, s->events[s->n_events]);
-			if (r >= 0)
-				s->n_events++;
+			r = add_event(s, &a);
+			break;
+		case FTRACED_ATTR_EVENT_LIST:
+			r = ctl_attr_event_list(&a, &s->event_list);
+			s->has_event_list = r >= 0;
 			break;
 		case FTRACED_ATTR_SKIPPED_EVENT:
 			r = mark_skipped(s, &a);
@@ -355,11 +395,72 @@ int ctl_reply_decode(const void *buf, size_t n, struct reply *ret)
 	return 0;
 }
 
+/**
+ * ctl_reply_has_event_lists() - do session records keep their events in the memfd?
+ * @r: a decoded reply
+ *
+ * Return: true if one has ATTR_EVENT_LIST: ctl_reply_decode_event_lists() is due.
+ */
+bool ctl_reply_has_event_lists(const struct reply *r)
+{
+	for (size_t i = 0; i < r->sessions.n; i++)
+		if (r->sessions.items[i].has_event_list)
+			return true;
+	return false;
+}
+
+/**
+ * ctl_reply_decode_event_lists() - add the events the records left in the memfd.
+ * @r: a decoded reply
+ * @list: the memfd's content
+ * @n: its length
+ *
+ * Each record's range holds EVENT and SKIPPED_EVENT attributes.
+ *
+ * Return: 0, -EBADMSG for a range beyond @n or a malformed list, -ENOMEM.
+ */
+int ctl_reply_decode_event_lists(struct reply *r, const void *list, size_t n)
+{
+	for (size_t i = 0; i < r->sessions.n; i++) {
+		struct session_info *s = &r->sessions.items[i];
+		const struct ftraced_event_list *l = &s->event_list;
+		struct ctl_attr_iter it;
+		struct ctl_attr a;
+		int k;
+
+		if (!s->has_event_list)
+			continue;
+		if (l->offset > n || l->size > n - l->offset)
+			return -EBADMSG;
+		it = (struct ctl_attr_iter){ .p = (const uint8_t *)list + l->offset, .n = l->size };
+		while ((k = ctl_attr_next(&it, &a)) > 0) {
+			if (a.type == FTRACED_ATTR_EVENT)
+				k = add_event(s, &a);
+			else if (a.type == FTRACED_ATTR_SKIPPED_EVENT)
+				k = mark_skipped(s, &a);
+			else
+				k = -EBADMSG;
+			if (k < 0)
+				return k == -ENOMEM ? k : -EBADMSG;
+		}
+		if (k < 0)
+			return -EBADMSG;
+		s->has_event_list = false;
+	}
+	return 0;
+}
+
 void ctl_reply_done(struct reply *r)
 {
 	for (size_t i = 0; i < r->sessions.n; i++) {
-		free(r->sessions.items[i].cpus);
-		free(r->sessions.items[i].cpus_segment);
+		struct session_info *s = &r->sessions.items[i];
+
+		for (unsigned k = 0; k < s->n_events; k++)
+			free(s->events[k]);
+		free(s->events);
+		free(s->skipped);
+		free(s->cpus);
+		free(s->cpus_segment);
 	}
 	free(r->sessions.items);
 	r->sessions = (struct sessions){};

@@ -20,9 +20,13 @@ struct session_info {
 	uint32_t buffer_kb;      /* per CPU ring */
 	uint32_t rt_priority;    /* -r: SCHED_FIFO priority of its capture workers; 0: none */
 	unsigned n_events;
-	char events[FTRACED_EVENTS_PER_REQUEST_MAX][FTRACED_EVENT_SPEC_MAX + 1];
-	bool skipped[FTRACED_EVENTS_PER_REQUEST_MAX]; /* -i: this kernel lacks events[k] */
+	char **events;           /* the specs as given, allocated: as many as there are */
+	bool *skipped;           /* -i: this kernel lacks events[k] */
+	unsigned n_events_allocated;
 	unsigned n_skipped;
+	unsigned skipped_next;   /* where the next SKIPPED_EVENT is looked for first */
+	bool has_event_list;     /* its events are in the reply's memfd, here: */
+	struct ftraced_event_list event_list;
 	uint64_t elapsed_ms;
 	uint64_t started_us;      /* wall clock, 0: never started */
 	uint64_t last_snapshot_us; /* wall clock, 0: none yet */
@@ -96,6 +100,8 @@ struct reply {
 };
 
 int ctl_reply_decode(const void *buf, size_t n, struct reply *ret);
+bool ctl_reply_has_event_lists(const struct reply *r);
+int ctl_reply_decode_event_lists(struct reply *r, const void *list, size_t n);
 void ctl_reply_done(struct reply *r);
 const char *ctl_mode_name(uint32_t mode);
 const char *ctl_flight_backend_name(uint32_t backend);

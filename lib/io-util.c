@@ -277,6 +277,46 @@ int memfd_sealed(const char *name, const void *data, size_t n, int *ret_fd)
 }
 
 /**
+ * memfd_map_sealed() - map a sealed memfd another process passed, read-only.
+ * @fd: the descriptor
+ * @max: largest size accepted
+ * @ret: receives the mapping (munmap() it with *ret_n), NULL when empty
+ * @ret_n: receives its size
+ *
+ * Only a memfd sealed against writing, growing and shrinking is taken:
+ * its sender cannot change it under the reader, or cut it to SIGBUS us.
+ *
+ * Return: 0; -EPERM if it is not such a memfd; -EFBIG beyond @max; -errno.
+ */
+int memfd_map_sealed(int fd, size_t max, void **ret, size_t *ret_n)
+{
+	const int need = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK;
+	struct stat st;
+	void *p = NULL;
+	int seals;
+
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0)
+		return errno == EINVAL ? -EPERM : -errno;
+	if ((seals & need) != need)
+		return -EPERM;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EPERM;
+	if ((uint64_t)st.st_size > max)
+		return -EFBIG;
+	if (st.st_size > 0) {
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+	}
+	*ret = p;
+	*ret_n = (size_t)st.st_size;
+	return 0;
+}
+
+/**
  * read_file_at() - a small regular file of @dir_fd, whole, NUL-terminated.
  * @dir_fd: the directory
  * @name: the file, never followed if a link

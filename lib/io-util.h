@@ -23,5 +23,6 @@ int loop_read_exact(int fd, void *buf, size_t n);
 int loop_pread_exact(int fd, void *buf, size_t n, uint64_t offset);
 int loop_pwrite(int fd, const void *buf, size_t n, uint64_t offset);
 int memfd_sealed(const char *name, const void *data, size_t n, int *ret_fd);
+int memfd_map_sealed(int fd, size_t max, void **ret, size_t *ret_n);
 int read_file_at(int dir_fd, const char *name, size_t max, char **ret, size_t *ret_n);
 int replace_file_at(int dir_fd, const char *name, const void *data, size_t n, mode_t mode);

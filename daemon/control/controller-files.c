@@ -75,9 +75,8 @@ bool controller_create_from_file(const char *file, const struct ctl_request *req
 
 	if (!slot)
 		return false;
-	slot->conf = malloc(SESSION_FILE_MAX);
-	if (slot->conf && session_file_format(req, slot->conf, SESSION_FILE_MAX) < 0)
-		slot->conf = mfree(slot->conf);
+	if (session_file_format_new(req, &slot->conf) < 0)
+		slot->conf = NULL;
 	snprintf(slot->file, sizeof(slot->file), "%s", file);
 	slot->file_hash = hash;
 	slot->file_generation = c->file_generation;
@@ -184,12 +183,11 @@ static void restore_saved(const struct saved_session *s, const char *conf, size_
 			  void *userdata)
 {
 	static struct ctl_builder b;
-	_cleanup_free_ struct ctl_request *req = malloc(sizeof(*req));
+	_cleanup_(ctl_request_freep) struct ctl_request *req = calloc(1, sizeof(*req));
 	struct controller *c = userdata;
 	char origin[FTRACED_NAME_MAX + 32], error[256] = "";
 	struct slot *slot;
 	unsigned line;
-	size_t n;
 	int r;
 
 	snprintf(origin, sizeof(origin), "saved session '%s'", s->name);
@@ -198,9 +196,9 @@ static void restore_saved(const struct saved_session *s, const char *conf, size_
 		return;
 	}
 	r = session_file_parse(conf, n_conf, s->name, &b, error, sizeof(error), &line);
-	if (r >= 0 && ((r = ctl_builder_finish(&b, &n)) < 0 ||
-		       (r = ctl_request_parse(b.buf, n, req, NULL)) < 0))
+	if (r >= 0 && (r = ctl_builder_parse(&b, req, NULL)) < 0)
 		snprintf(error, sizeof(error), "too large or malformed");
+	ctl_builder_done(&b);
 	if (r >= 0 && strcmp(req->session, s->name) != 0) {
 		snprintf(error, sizeof(error), "it names the session '%s'", req->session);
 		r = -EINVAL;

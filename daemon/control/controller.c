@@ -271,11 +271,14 @@ static void handle_new(struct controller *c, struct ctl_conn *conn, const struct
 			return;
 		}
 		/* What is saved, so the session outlives the daemon. */
-		conf = malloc(SESSION_FILE_MAX);
-		if (!conf || session_file_format(req, conf, SESSION_FILE_MAX) < 0) {
-			ctl_conn_send_error(conn, -E2BIG, "the session cannot be saved: its options "
-					    "take more than %u bytes as a session file",
-					    SESSION_FILE_MAX);
+		r = session_file_format_new(req, &conf);
+		if (r < 0) {
+			if (r == -ENOMEM)
+				ctl_conn_send_error(conn, r, "out of memory for its session file");
+			else
+				ctl_conn_send_error(conn, -E2BIG, "the session cannot be saved: its "
+						    "options take more than %u bytes as a session "
+						    "file", SESSION_FILE_MAX);
 			return;
 		}
 	}

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -39,6 +40,7 @@
 #include "daemon/base/event-timer.h"
 #include "daemon/base/log.h"
 #include "lib/ctl-proto.h"
+#include "lib/io-util.h"
 
 #define PEER_GROUPS_MAX 256
 
@@ -147,6 +149,9 @@ int ctl_conn_send(struct ctl_conn *c, struct ctl_builder *b)
  * @b: message
  * @fd: passed with SCM_RIGHTS (the caller keeps and closes its own), or -EBADF for none
  *
+ * Events the builder keeps for a memfd go in one, passed instead of @fd
+ * (a reply with session records carries no other); the list is freed.
+ *
  * Return: as ctl_conn_send().
  */
 int ctl_conn_send_fd(struct ctl_conn *c, struct ctl_builder *b, int fd)
@@ -155,6 +160,7 @@ int ctl_conn_send_fd(struct ctl_conn *c, struct ctl_builder *b, int fd)
 		struct cmsghdr align;
 		uint8_t buf[CMSG_SPACE(sizeof(int))];
 	} control = {};
+	_cleanup_close_ int list_fd = -EBADF;
 	struct iovec iov;
 	struct msghdr mh = {
 		.msg_iov = &iov,
@@ -167,9 +173,20 @@ int ctl_conn_send_fd(struct ctl_conn *c, struct ctl_builder *b, int fd)
 	int r;
 
 	r = ctl_builder_finish(b, &n);
-	if (r < 0)
+	if (r < 0) {
+		ctl_builder_done(b);
 		return log_error_errno(r, "Reply does not fit in one message: %m");
+	}
 	iov = (struct iovec){ .iov_base = b->buf, .iov_len = n };
+	/* Session records' events too many for the packet: in a sealed memfd, the reply's one fd. */
+	if (b->n_list > 0) {
+		r = fd >= 0 ? -EMSGSIZE :
+		    memfd_sealed("ftraced-events", b->list, b->n_list, &list_fd);
+		ctl_builder_done(b);
+		if (r < 0)
+			return log_error_errno(r, "Cannot pass a reply's event list: %m");
+		fd = list_fd;
+	}
 	if (fd >= 0) {
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
@@ -267,20 +284,64 @@ static void close_fds(struct msghdr *mh)
 	}
 }
 
-static int take_fd(struct msghdr *mh, int *ret)
+/* The descriptors of a request: at most two (RECORD's output and an event list). */
+static int take_fds(struct msghdr *mh, int ret[static 2], unsigned *ret_n)
 {
-	int n_fds = 0, fd = -EBADF;
+	unsigned n_fds = 0;
 
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		size_t n;
+
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			return -EBADMSG;
-		n_fds += (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		if (n_fds == 1)
-			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		if (n > 2 - n_fds)
+			return -ETOOMANYREFS;
+		memcpy(ret + n_fds, CMSG_DATA(cm), n * sizeof(int));
+		n_fds += (unsigned)n;
 	}
-	if (n_fds > 1)
-		return -ETOOMANYREFS;
-	*ret = fd;
+	*ret_n = n_fds;
+	return 0;
+}
+
+/*
+ * The events of a request with ATTR_EVENT_LIST, from the sealed memfd
+ * passed last. Its size is checked against FTRACED_EVENT_LIST_SIZE_MAX
+ * before it is mapped; a bad list is the client's fault, answered here.
+ *
+ * Return: 0, or the error already sent.
+ */
+static int take_event_list(struct ctl_conn *c, int fd)
+{
+	struct ctl_request *req = c->server->req;
+	const struct ftraced_event_list *l = &req->event_list;
+	uint16_t bad_attr = 0;
+	size_t n = 0;
+	void *p = NULL;
+	int r;
+
+	r = memfd_map_sealed(fd, FTRACED_EVENT_LIST_SIZE_MAX, &p, &n);
+	if (r < 0)
+		return ctl_conn_send_error(c, r == -EFBIG ? -E2BIG : -EBADMSG,
+					   r == -EFBIG ? "event list larger than %u bytes" :
+					   "event list is not a sealed memfd",
+					   FTRACED_EVENT_LIST_SIZE_MAX);
+	r = l->offset > n || l->size > n - l->offset ? -EBADMSG :
+	    ctl_request_parse_event_list(req, (const uint8_t *)p + l->offset, l->size,
+					 &bad_attr);
+	if (p)
+		munmap(p, n);
+	if (r == -E2BIG)
+		return ctl_conn_send_error(c, r, "too many events (at most %u)",
+					   FTRACED_EVENTS_PER_REQUEST_MAX);
+	if (r == -ENOMEM)
+		return ctl_conn_send_error(c, r, "out of memory for the event list");
+	if (r < 0) {
+		char rule[256];
+
+		ctl_attr_rule(bad_attr ? bad_attr : FTRACED_ATTR_EVENT_LIST, rule, sizeof(rule));
+		return ctl_conn_send_error(c, r, "malformed request: bad %s", rule);
+	}
 	return 0;
 }
 
@@ -290,7 +351,7 @@ static int on_conn(sd_event_source *source, int fd, uint32_t revents, void *user
 	struct ctl_server *s = c->server;
 	union {
 		struct cmsghdr align;
-		uint8_t buf[CMSG_SPACE(sizeof(int))];
+		uint8_t buf[CMSG_SPACE(sizeof(int) * 2)];
 	} control;
 	struct iovec iov = { .iov_base = s->buf, .iov_len = sizeof(s->buf) };
 	struct msghdr mh = {
@@ -300,7 +361,10 @@ static int on_conn(sd_event_source *source, int fd, uint32_t revents, void *user
 		.msg_controllen = sizeof(control),
 	};
 	uint16_t bad_attr = 0;
+	int fds[2] = { -EBADF, -EBADF };
+	_cleanup_close_ int list_fd = -EBADF;
 	int passed_fd = -EBADF;
+	unsigned n_fds = 0;
 	ssize_t n;
 	int r;
 
@@ -324,7 +388,7 @@ static int on_conn(sd_event_source *source, int fd, uint32_t revents, void *user
 		ctl_conn_send_error(c, -EMSGSIZE,
 				    (mh.msg_flags & MSG_TRUNC) ?
 				    "message too large (max %u bytes)" :
-				    "too many file descriptors (max 1)", CTL_MSG_SIZE_MAX);
+				    "too many file descriptors (max 2)", CTL_MSG_SIZE_MAX);
 		log_ratelimit_debug_errno(-EMSGSIZE, "Truncated message from pid %d, dropping",
 					  (int)c->pid);
 		conn_free(c);
@@ -333,15 +397,41 @@ static int on_conn(sd_event_source *source, int fd, uint32_t revents, void *user
 	c->requested = true;
 	s->counters.requests++;
 	sd_event_now(s->event, CLOCK_MONOTONIC, &c->last_request);
-	r = take_fd(&mh, &passed_fd);
+	r = take_fds(&mh, fds, &n_fds);
 	if (r < 0) {
 		close_fds(&mh);
-		ctl_conn_send_error(c, r, r == -ETOOMANYREFS ? "too many file descriptors (max 1)" :
+		ctl_conn_send_error(c, r, r == -ETOOMANYREFS ? "too many file descriptors (max 2)" :
 				    "malformed control data");
 		return 0;
 	}
+	passed_fd = fds[0];
 	r = ctl_request_parse(s->buf, (size_t)n, s->req, &bad_attr);
+	/* An event list is the last descriptor; only it may come with another. */
+	if (r >= 0 && ctl_request_has(s->req, FTRACED_ATTR_EVENT_LIST)) {
+		if (n_fds == 0) {
+			bad_attr = FTRACED_ATTR_EVENT_LIST;
+			r = -EBADMSG;
+		} else {
+			list_fd = TAKE_FD(fds[n_fds - 1]);
+			passed_fd = fds[0];
+		}
+	} else if (r >= 0 && n_fds > 1) {
+		safe_close(fds[1]);
+		r = -ETOOMANYREFS;
+	}
+	if (r == -ETOOMANYREFS) {
+		safe_close(passed_fd);
+		ctl_conn_send_error(c, r, "too many file descriptors (max 1 without an event list)");
+		return 0;
+	}
+	if (r == -E2BIG) {
+		safe_close(passed_fd);
+		ctl_conn_send_error(c, r, "too many events (at most %u)",
+				    FTRACED_EVENTS_PER_REQUEST_MAX);
+		return 0;
+	}
 	if (r < 0) {
+		safe_close(fds[1]);
 		safe_close(passed_fd);
 		log_ratelimit_debug_errno(r, "Bad request from pid %d, rejecting: %m", (int)c->pid);
 		if (r == -EPROTONOSUPPORT)
@@ -357,6 +447,10 @@ static int on_conn(sd_event_source *source, int fd, uint32_t revents, void *user
 		} else {
 			ctl_conn_send_error(c, r, "malformed request");
 		}
+		return 0;
+	}
+	if (list_fd >= 0 && take_event_list(c, list_fd) < 0) {
+		safe_close(passed_fd);
 		return 0;
 	}
 	if (passed_fd >= 0 && s->req->type != FTRACED_MSG_RECORD &&
@@ -644,7 +738,7 @@ int ctl_server_new(sd_event *e, const char *path, gid_t group,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->req = malloc(sizeof(*s->req));
+	s->req = calloc(1, sizeof(*s->req));
 	if (!s->req) {
 		free(s);
 		return -ENOMEM;
@@ -692,6 +786,8 @@ struct ctl_server *ctl_server_free(struct ctl_server *s)
 		unlink(s->bound_path);
 	free(s->bound_path);
 	sd_event_unref(s->event);
+	if (s->req)
+		ctl_request_done(s->req);
 	free(s->req);
 	free(s);
 	return NULL;

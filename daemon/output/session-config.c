@@ -332,6 +332,28 @@ static int tracer_options(const struct ctl_request *req, struct tracer_config *t
 	return 0;
 }
 
+static int event_filters(const struct ctl_request *req, char ***ret);
+
+/*
+ * The event specs and their filters, as many as given: pointers into one copy of the
+ * request's event text (a session may name every event of a kernel, so
+ * each takes what it uses, not a fixed slot).
+ */
+static int event_specs(const struct ctl_request *req, struct session_config *c)
+{
+	c->n_events = req->n_events;
+	if (req->n_events == 0)
+		return 0;
+	c->events = calloc(req->n_events, sizeof(*c->events));
+	c->event_text = malloc(req->n_event_text);
+	if (!c->events || !c->event_text)
+		return -ENOMEM;
+	memcpy(c->event_text, req->event_text, req->n_event_text);
+	for (unsigned k = 0; k < req->n_events; k++)
+		c->events[k] = c->event_text + req->events[k].spec;
+	return event_filters(req, &c->event_filters);
+}
+
 /* The per-event filters (-f), one slot per event spec; NULL when there is none at all. */
 static int event_filters(const struct ctl_request *req, char ***ret)
 {
@@ -532,10 +554,6 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 			 "tracer with -p, or a --probe");
 		return -EINVAL;
 	}
-	if (event_filters(req, &c.event_filters) < 0) {
-		snprintf(error, n_error, "out of memory");
-		return -ENOMEM;
-	}
 	if (req->n_probes > 0) {
 		c.probes = copy_text_strings(req->text, req->probes, req->n_probes);
 		if (!c.probes) {
@@ -563,14 +581,16 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 	r = top_level_option(req, owner, &c, error, n_error);
 	if (r < 0)
 		return r;
-	c.n_events = req->n_events;
-	c.events = copy_strings(req->events, req->n_events, sizeof(*c.events));
+	if (event_specs(req, &c) < 0) {
+		snprintf(error, n_error, "out of memory");
+		return -ENOMEM;
+	}
 	c.triggers = copy_strings(req->triggers, req->n_triggers, sizeof(*c.triggers));
 	if (ctl_request_has(req, FTRACED_ATTR_FILTER))
 		c.filter = strdup(req->filter);
 	if (ctl_request_has(req, FTRACED_ATTR_CLOCK))
 		c.clock = strdup(req->clock);
-	if ((c.n_events > 0 && !c.events) || (c.n_triggers > 0 && !c.triggers) ||
+	if ((c.n_triggers > 0 && !c.triggers) ||
 	    (ctl_request_has(req, FTRACED_ATTR_FILTER) && !c.filter) ||
 	    (ctl_request_has(req, FTRACED_ATTR_CLOCK) && !c.clock)) {
 		snprintf(error, n_error, "out of memory");
@@ -588,6 +608,7 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 void session_config_done(struct session_config *c)
 {
 	free(c->events);
+	free(c->event_text);
 	if (c->event_filters)
 		for (unsigned k = 0; k < c->n_events; k++)
 			free(c->event_filters[k]);

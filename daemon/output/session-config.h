@@ -20,7 +20,8 @@ struct ctl_request;
 struct session_config {
 	enum ftraced_mode mode;
 	unsigned n_events;
-	char (*events)[FTRACED_EVENT_SPEC_MAX + 1]; /* the specs as given: SYSTEM[:EVENT|:*] */
+	char **events;         /* the specs as given: SYSTEM[:EVENT|:*], into event_text */
+	char *event_text;      /* what they point into: as long as they are, no longer */
 	char **event_filters;  /* n_events entries: the filter of each spec (-f); NULL: none */
 	char *filter;          /* for every event; NULL: none */
 	char *clock;           /* NULL: the instance's default */

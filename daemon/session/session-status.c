@@ -132,11 +132,13 @@ void session_describe(struct session *s, struct ctl_builder *b)
 		ctl_put_u32(b, FTRACED_ATTR_RT_PRIORITY, s->config.rt_priority);
 	if (s->instance)
 		ctl_put_string(b, FTRACED_ATTR_INSTANCE, instance_name(s->instance));
+	/* Inline if short, else in the reply's memfd: a session may name every event. */
 	for (unsigned k = 0; k < s->config.n_events; k++)
-		ctl_put_string(b, FTRACED_ATTR_EVENT, s->config.events[k]);
+		ctl_put_event(b, FTRACED_ATTR_EVENT, s->config.events[k]);
 	for (unsigned k = 0; s->skipped && k < s->config.n_events; k++)
 		if (s->skipped[k])
-			ctl_put_string(b, FTRACED_ATTR_SKIPPED_EVENT, s->config.events[k]);
+			ctl_put_event(b, FTRACED_ATTR_SKIPPED_EVENT, s->config.events[k]);
+	ctl_put_events_end(b);
 	ctl_put_u64(b, FTRACED_ATTR_ELAPSED_MS, s->start_usec ? (end - s->start_usec) / 1000 : 0);
 	/* The start in wall-clock time, for people: now less how long ago it was. */
 	if (s->start_usec)

@@ -3,8 +3,10 @@
  * Session files (sessions.d/NAME.conf): "key = value" lines with the same
  * keys as `ftracectl create`'s options, '#' comments, blank lines. A file
  * becomes exactly the CREATE request a client would send, so the daemon
- * checks it on the same path. Pure: no I/O, no allocation, no logging;
- * the first problem is reported with its line.
+ * checks it on the same path. Pure: no I/O, no logging; the first problem
+ * is reported with its line. The only allocations are the request's event
+ * list (ctl_put_event()) and session_file_format_new()'s text: a file may
+ * name every event of a kernel.
  *
  *   # /etc/ftraced/sessions.d/background.conf
  *   events = sched:sched_switch, irq:*
@@ -23,10 +25,12 @@
  * globs, probes); event-filter, like -f, filters the event listed just
  * before it.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/base/keyfile.h"
@@ -54,10 +58,11 @@ static int add_events(struct ctl_builder *b, char *list, unsigned *total, char *
 			return -EINVAL;
 		}
 		if (++*total > FTRACED_EVENTS_PER_REQUEST_MAX) {
-			snprintf(error, n_error, "more than %u events", FTRACED_EVENTS_PER_REQUEST_MAX);
+			snprintf(error, n_error, "more than %u events (the protocol's limit)",
+				 FTRACED_EVENTS_PER_REQUEST_MAX);
 			return -EINVAL;
 		}
-		ctl_put_string(b, FTRACED_ATTR_EVENT, e);
+		ctl_put_event(b, FTRACED_ATTR_EVENT, e);
 		n++;
 	}
 	if (n == 0) {
@@ -221,7 +226,7 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 				 "printable ASCII", FTRACED_FILTER_MAX);
 			return -EINVAL;
 		}
-		ctl_put_string(b, FTRACED_ATTR_EVENT_FILTER, v);
+		ctl_put_event(b, FTRACED_ATTR_EVENT_FILTER, v);
 		st->event_filtered = true;
 		return 0;
 	}
@@ -421,13 +426,19 @@ int session_file_parse(const char *text, size_t n, const char *default_name,
 	ctl_put_string(b, FTRACED_ATTR_SESSION, st.name);
 	ctl_put_u32(b, FTRACED_ATTR_MODE, st.mode);
 	if (b->error) {
-		snprintf(error, n_error, "too many events or options");
+		snprintf(error, n_error, b->error == -E2BIG ? "events and their filters take more "
+			 "than %u bytes" : b->error == -ENOMEM ? "out of memory" :
+			 "too many options (at most %u bytes besides the events)",
+			 b->error == -E2BIG ? FTRACED_EVENT_LIST_SIZE_MAX : FTRACED_MSG_SIZE_MAX);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-/* Appends to a text being formatted; the first overflow sticks. */
+/*
+ * Appends to a text being formatted. Past the buffer's end it goes on
+ * counting, so a first pass with no buffer measures what a second needs.
+ */
 struct text {
 	char *buf;
 	size_t n;
@@ -438,18 +449,20 @@ struct text {
 _printf_(2, 3)
 static void add(struct text *t, const char *fmt, ...)
 {
+	bool fits = !t->overflow && t->used < t->n;
 	va_list ap;
 	int k;
 
-	if (t->overflow)
-		return;
 	va_start(ap, fmt);
-	k = vsnprintf(t->buf + t->used, t->n - t->used, fmt, ap);
+	k = vsnprintf(fits ? t->buf + t->used : NULL, fits ? t->n - t->used : 0, fmt, ap);
 	va_end(ap);
-	if (k < 0 || (size_t)k >= t->n - t->used)
+	if (k < 0) {
 		t->overflow = true;
-	else
-		t->used += (size_t)k;
+		return;
+	}
+	if (!fits || (size_t)k >= t->n - t->used)
+		t->overflow = true;
+	t->used += (size_t)k;
 }
 
 static const char *key_of(enum ftraced_attr a)
@@ -495,6 +508,8 @@ static void add_duration(struct text *t, const char *key, uint64_t ms)
 	add(t, "%s = %" PRIu64 "ms\n", key, ms);
 }
 
+static void format_text(const struct ctl_request *req, struct text *t);
+
 /**
  * session_file_format() - the session file that stands for a CREATE request.
  * @req: a parsed CREATE request
@@ -506,7 +521,8 @@ static void add_duration(struct text *t, const char *key, uint64_t ms)
  * unit that says them exactly. A session's saved
  * copy and `ftracectl save` are made with it.
  *
- * Return: the text's length, or -ENOBUFS if it does not fit in @n.
+ * Return: the text's length; -ENOBUFS if it does not fit in @n; -E2BIG if
+ * it would be longer than SESSION_FILE_MAX.
  */
 int session_file_format(const struct ctl_request *req, char *buf, size_t n)
 {
@@ -514,30 +530,38 @@ int session_file_format(const struct ctl_request *req, char *buf, size_t n)
 
 	if (n > 0)
 		buf[0] = '\0';
-	add(&t, "name = %s\n", req->session);
-	add(&t, "mode = %s\n", req->mode == FTRACED_MODE_FLIGHT ? "flight" : "continuous");
+	format_text(req, &t);
+	if (t.used > SESSION_FILE_MAX)
+		return -E2BIG;
+	return t.overflow ? -ENOBUFS : (int)t.used;
+}
+
+static void format_text(const struct ctl_request *req, struct text *t)
+{
+	add(t, "name = %s\n", req->session);
+	add(t, "mode = %s\n", req->mode == FTRACED_MODE_FLIGHT ? "flight" : "continuous");
 	for (unsigned k = 0; k < req->n_events; k++) {
 		const char *f = ctl_request_event_filter(req, k);
 
-		add(&t, "event = %s\n", req->events[k]);
+		add(t, "event = %s\n", ctl_request_event(req, k));
 		if (f)
-			add(&t, "event-filter = %s\n", f);
+			add(t, "event-filter = %s\n", f);
 	}
 	if (ctl_request_has(req, FTRACED_ATTR_FILTER))
-		add(&t, "filter = %s\n", req->filter);
+		add(t, "filter = %s\n", req->filter);
 	if (ctl_request_has(req, FTRACED_ATTR_CLOCK))
-		add(&t, "clock = %s\n", req->clock);
+		add(t, "clock = %s\n", req->clock);
 	if (ctl_request_has(req, FTRACED_ATTR_COMPRESSION))
-		add(&t, "compression = %s\n",
+		add(t, "compression = %s\n",
 		    req->compression == FTRACED_COMPRESSION_NONE ? "none" : "zstd");
 	if (ctl_request_has(req, FTRACED_ATTR_LEVEL))
-		add(&t, "level = %d\n", req->level);
+		add(t, "level = %d\n", req->level);
 	if (ctl_request_has(req, FTRACED_ATTR_BUFFER_KB))
-		add(&t, "buffer-kb = %" PRIu32 "\n", req->buffer_kb);
+		add(t, "buffer-kb = %" PRIu32 "\n", req->buffer_kb);
 	if (ctl_request_has(req, FTRACED_ATTR_SUBBUF_KB))
-		add(&t, "subbuf-kb = %" PRIu32 "\n", req->subbuf_kb);
+		add(t, "subbuf-kb = %" PRIu32 "\n", req->subbuf_kb);
 	if (ctl_request_has(req, FTRACED_ATTR_RT_PRIORITY))
-		add(&t, "rt-priority = %" PRIu32 "\n", req->rt_priority);
+		add(t, "rt-priority = %" PRIu32 "\n", req->rt_priority);
 	for (size_t k = 0; k < ELEMENTSOF(flag_keys); k++) {
 		uint32_t v = flag_keys[k].attr == FTRACED_ATTR_STACKTRACE ? req->stacktrace :
 			     flag_keys[k].attr == FTRACED_ATTR_IGNORE_MISSING ? req->ignore_missing :
@@ -547,46 +571,70 @@ int session_file_format(const struct ctl_request *req, char *buf, size_t n)
 			     req->follow_fork;
 
 		if (v)
-			add(&t, "%s = yes\n", flag_keys[k].key);
+			add(t, "%s = yes\n", flag_keys[k].key);
 	}
 	for (unsigned k = 0; k < req->n_pids; k++)
-		add(&t, "pid = %" PRIu32 "\n", req->pids[k]);
+		add(t, "pid = %" PRIu32 "\n", req->pids[k]);
 	if (ctl_request_has(req, FTRACED_ATTR_TRACER))
-		add(&t, "tracer = %s\n", req->tracer);
+		add(t, "tracer = %s\n", req->tracer);
 	for (unsigned k = 0; k < req->n_functions; k++)
-		add(&t, "%s = %s\n", key_of(req->functions[k].attr),
+		add(t, "%s = %s\n", key_of(req->functions[k].attr),
 		    req->text + req->functions[k].offset);
 	if (ctl_request_has(req, FTRACED_ATTR_MAX_GRAPH_DEPTH))
-		add(&t, "max-graph-depth = %" PRIu32 "\n", req->max_graph_depth);
+		add(t, "max-graph-depth = %" PRIu32 "\n", req->max_graph_depth);
 	for (unsigned k = 0; k < req->n_probes; k++)
-		add(&t, "probe = %s\n", req->text + req->probes[k]);
+		add(t, "probe = %s\n", req->text + req->probes[k]);
 	for (unsigned k = 0; k < req->n_options; k++)
-		add(&t, "option = %s\n", req->text + req->options[k]);
+		add(t, "option = %s\n", req->text + req->options[k]);
 	if (ctl_request_cpumask(req))
-		add(&t, "cpumask = %s\n", ctl_request_cpumask(req));
+		add(t, "cpumask = %s\n", ctl_request_cpumask(req));
 	if (ctl_request_has(req, FTRACED_ATTR_SEGMENT_SIZE))
-		add_size(&t, "segment-size", req->segment_size);
+		add_size(t, "segment-size", req->segment_size);
 	if (ctl_request_has(req, FTRACED_ATTR_SEGMENT_TIME_MS))
-		add_duration(&t, "segment-time", req->segment_time_ms);
+		add_duration(t, "segment-time", req->segment_time_ms);
 	if (ctl_request_has(req, FTRACED_ATTR_MAX_TOTAL))
-		add_size(&t, "max-total", req->max_total);
+		add_size(t, "max-total", req->max_total);
 	if (ctl_request_has(req, FTRACED_ATTR_MAX_FILES))
-		add(&t, "max-files = %" PRIu32 "\n", req->max_files);
+		add(t, "max-files = %" PRIu32 "\n", req->max_files);
 	if (ctl_request_has(req, FTRACED_ATTR_MAX_AGE_MS))
-		add_duration(&t, "max-age", req->max_age_ms);
+		add_duration(t, "max-age", req->max_age_ms);
 	if (ctl_request_has(req, FTRACED_ATTR_KEEP_FREE))
-		add_size(&t, "keep-free", req->keep_free);
+		add_size(t, "keep-free", req->keep_free);
 	if (ctl_request_has(req, FTRACED_ATTR_KEEP_FREE_PERCENT))
-		add(&t, "keep-free = %" PRIu32 "%%\n", req->keep_free_percent);
+		add(t, "keep-free = %" PRIu32 "%%\n", req->keep_free_percent);
 	if (ctl_request_has(req, FTRACED_ATTR_ON_SEGMENT))
-		add(&t, "on-segment = %s\n", req->on_segment);
+		add(t, "on-segment = %s\n", req->on_segment);
 	if (ctl_request_has(req, FTRACED_ATTR_FLIGHT_BACKEND))
-		add(&t, "flight-backend = %s\n", ctl_flight_backend_name(req->flight_backend));
+		add(t, "flight-backend = %s\n", ctl_flight_backend_name(req->flight_backend));
 	if (ctl_request_has(req, FTRACED_ATTR_INSTANCE))
-		add(&t, "boot-instance = %s\n", req->boot_instance);
+		add(t, "boot-instance = %s\n", req->boot_instance);
 	if (ctl_request_has(req, FTRACED_ATTR_FLIGHT_SIZE))
-		add_size(&t, "flight-size", req->flight_size);
+		add_size(t, "flight-size", req->flight_size);
 	for (unsigned k = 0; k < req->n_triggers; k++)
-		add(&t, "trigger = %s\n", req->triggers[k]);
-	return t.overflow ? -ENOBUFS : (int)t.used;
+		add(t, "trigger = %s\n", req->triggers[k]);
+}
+
+/**
+ * session_file_format_new() - session_file_format() into memory of its size.
+ * @req: a parsed CREATE request
+ * @ret: receives the text (free())
+ *
+ * Return: its length; -E2BIG beyond SESSION_FILE_MAX; -ENOMEM.
+ */
+int session_file_format_new(const struct ctl_request *req, char **ret)
+{
+	struct text t = {};
+	char *text;
+
+	format_text(req, &t); /* measures */
+	if (t.used > SESSION_FILE_MAX)
+		return -E2BIG;
+	text = malloc(t.used + 1);
+	if (!text)
+		return -ENOMEM;
+	t = (struct text){ .buf = text, .n = t.used + 1 };
+	format_text(req, &t);
+	assert(!t.overflow);
+	*ret = text;
+	return (int)t.used;
 }

@@ -165,14 +165,16 @@ static int open_store(int state_dir_fd, bool create)
  */
 int session_store_write(int state_dir_fd, const struct saved_session *s, const char *conf)
 {
-	_cleanup_free_ char *text = malloc(SAVED_SESSION_MAX + 1);
+	/* The header takes at most SAVED_SESSION_MAX - SESSION_FILE_MAX bytes. */
+	size_t size = strlen(conf) + (SAVED_SESSION_MAX - SESSION_FILE_MAX) + 1;
+	_cleanup_free_ char *text = malloc(size);
 	_cleanup_close_ int dir_fd = -EBADF;
 	char name[FTRACED_NAME_MAX + sizeof(SUFFIX)];
 	int n;
 
 	if (!text)
 		return -ENOMEM;
-	n = saved_session_format(s, conf, text, SAVED_SESSION_MAX + 1);
+	n = saved_session_format(s, conf, text, size);
 	if (n < 0)
 		return n;
 	dir_fd = open_store(state_dir_fd, true);
@@ -207,29 +209,21 @@ int session_store_remove(int state_dir_fd, const char *name)
 /* One saved session read and handed on; problems logged with its name. */
 static void load_one(int dir_fd, const char *file, saved_session_fn fn, void *userdata)
 {
-	_cleanup_free_ char *text = malloc(SAVED_SESSION_MAX + 1);
+	_cleanup_free_ char *text = NULL;
 	char error[256] = "";
 	struct saved_session s;
-	size_t len = strlen(file) - strlen(SUFFIX), off;
-	ssize_t n;
-	int fd, r;
+	size_t len = strlen(file) - strlen(SUFFIX), off, n;
+	int r;
 
-	if (!text || len == 0 || len > FTRACED_NAME_MAX) {
-		log_error("Saved session '%s': %s, skipping it", file,
-			  text ? "not a session's name" : "out of memory");
+	if (len == 0 || len > FTRACED_NAME_MAX) {
+		log_error("Saved session '%s': not a session's name, skipping it", file);
 		return;
 	}
-	fd = openat(dir_fd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		log_error_errno(negative_errno(), "Saved session '%s': cannot open, skipping it: %m",
-				file);
-		return;
-	}
-	/* One byte more than allowed: the parser then says it is too large. */
-	n = loop_read(fd, text, SAVED_SESSION_MAX + 1);
-	close(fd);
-	if (n < 0) {
-		log_error_errno((int)n, "Saved session '%s': cannot read, skipping it: %m", file);
+	/* As large as it is, up to SAVED_SESSION_MAX (a session may list thousands of events). */
+	r = read_file_at(dir_fd, file, SAVED_SESSION_MAX, &text, &n);
+	if (r < 0) {
+		log_error_errno(r, "Saved session '%s': cannot read%s, skipping it: %m", file,
+				r == -EFBIG ? " (too large or not a file)" : "");
 		return;
 	}
 	r = saved_session_parse(text, (size_t)n, &s, &off, error, sizeof(error));

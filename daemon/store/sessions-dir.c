@@ -19,6 +19,7 @@
 #include "daemon/store/sessions-dir.h"
 #include "ftraced/macro.h"
 #include "lib/ctl-proto.h"
+#include "lib/io-util.h"
 
 /* FNV-1a: which version of a file a session came from. */
 static uint64_t text_hash(const char *text, size_t n)
@@ -51,46 +52,36 @@ static int read_file(int dir_fd, struct session_file *f)
 {
 	static struct ctl_builder b;
 	_cleanup_free_ char *text = NULL, *default_name = NULL;
-	_cleanup_free_ struct ctl_request *req = NULL;
+	_cleanup_(ctl_request_freep) struct ctl_request *req = NULL;
 	char error[FTRACED_MESSAGE_MAX] = "";
 	unsigned line = 0;
 	size_t n = 0;
-	ssize_t k;
-	int fd, r;
+	int r;
 
-	fd = openat(dir_fd, f->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0) {
-		snprintf(error, sizeof(error), "cannot open: %s", strerror(errno));
+	/* As large as it is, up to SESSION_FILE_MAX: a file may list thousands of events. */
+	r = read_file_at(dir_fd, f->name, SESSION_FILE_MAX, &text, &n);
+	if (r == -ENOMEM)
+		return r;
+	if (r == -EFBIG) {
+		snprintf(error, sizeof(error), "larger than %u bytes or not a file",
+			 SESSION_FILE_MAX);
 		return set_error(f, 0, error);
 	}
-	text = malloc(SESSION_FILE_MAX + 1);
-	if (!text) {
-		close(fd);
-		return -ENOMEM;
-	}
-	/* One byte more than allowed: the parser then says the file is too large. */
-	while ((k = read(fd, text + n, SESSION_FILE_MAX + 1 - n)) > 0)
-		n += (size_t)k;
-	r = k < 0 ? -errno : 0;
-	close(fd);
 	if (r < 0) {
 		snprintf(error, sizeof(error), "cannot read: %s", strerror(-r));
 		return set_error(f, 0, error);
 	}
 	default_name = strndup(f->name, strlen(f->name) - strlen(".conf"));
-	req = malloc(sizeof(*req));
+	req = calloc(1, sizeof(*req));
 	if (!default_name || !req)
 		return -ENOMEM;
 	r = session_file_parse(text, n, default_name, &b, error, sizeof(error), &line);
 	if (r >= 0) {
-		size_t len;
-
-		r = ctl_builder_finish(&b, &len);
-		if (r >= 0)
-			r = ctl_request_parse(b.buf, len, req, NULL);
+		r = ctl_builder_parse(&b, req, NULL);
 		if (r < 0)
 			snprintf(error, sizeof(error), "too large or malformed");
 	}
+	ctl_builder_done(&b);
 	if (r < 0)
 		return set_error(f, line, error);
 	f->req = TAKE_PTR(req);
@@ -161,7 +152,7 @@ int sessions_dir_read(const char *dir, size_t max_files, struct session_files *r
 void session_files_done(struct session_files *f)
 {
 	for (size_t i = 0; i < f->n; i++) {
-		free(f->files[i].req);
+		ctl_request_freep(&f->files[i].req);
 		free(f->files[i].error);
 	}
 	free(f->files);

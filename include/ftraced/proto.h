@@ -5,8 +5,16 @@
  * Transport: an AF_UNIX SOCK_SEQPACKET socket, one message per packet. A
  * message is a fixed 16-byte little-endian header followed by exactly
  * n_payload bytes of attributes. An attribute is `u16 type, u16 length,
- * length bytes`, unaligned, little-endian. Requests carry at most one file
- * descriptor (SCM_RIGHTS): RECORD carries one, SNAPSHOT may carry one.
+ * length bytes`, unaligned, little-endian. Requests carry file descriptors
+ * (SCM_RIGHTS): RECORD carries one, SNAPSHOT may carry one, and a request
+ * with ATTR_EVENT_LIST carries its event list as the last one.
+ *
+ * Event lists have no small cap: a session may name every event a kernel
+ * has (tens of thousands with many modules). A message's events whose
+ * attributes take more than FTRACED_EVENTS_INLINE_SIZE_MAX bytes travel in a
+ * sealed memfd instead of the packet, which cannot grow past the socket
+ * buffer: the message then holds ATTR_EVENT_LIST, where in that memfd they
+ * are. Replies do the same for a session record's events.
  *
  * Every request gets exactly one reply (OK, ERROR, STARTED or SESSIONS). A
  * RECORD connection later also receives one FINISHED message when the file
@@ -25,7 +33,19 @@
 #define FTRACED_MSG_SIZE_MAX           (64u * 1024u)
 #define FTRACED_NAME_MAX               64u   /* session and clock names */
 #define FTRACED_EVENT_SPEC_MAX         128u  /* "system:event" as typed */
-#define FTRACED_EVENTS_PER_REQUEST_MAX 256u
+/*
+ * Event specs (and globs) of one request or session: far above any kernel's
+ * event count (about 2,000 here, 10-20 k with many modules), so that only a
+ * runaway list meets it.
+ */
+#define FTRACED_EVENTS_PER_REQUEST_MAX 100000u
+/* A message's events inline up to this many bytes of attributes, else in a memfd. */
+#define FTRACED_EVENTS_INLINE_SIZE_MAX (16u * 1024u)
+/*
+ * An event list in a memfd: the limit's events with filters of average
+ * length. Each event takes at least 5 bytes, so this bounds the count too.
+ */
+#define FTRACED_EVENT_LIST_SIZE_MAX    (64u * 1024u * 1024u)
 #define FTRACED_FILTER_MAX             4096u /* the kernel refuses ~51 KB; we cap far lower */
 #define FTRACED_MESSAGE_MAX            4096u /* error text in replies */
 #define FTRACED_COMMAND_MAX            1024u /* --on-segment command line */
@@ -183,6 +203,13 @@ enum ftraced_attr {
 	FTRACED_ATTR_LAST_SNAPSHOT,     /* string: that snapshot's file (absent: a client's) */
 	/* capture option of RECORD and CREATE */
 	FTRACED_ATTR_TOP_LEVEL,         /* u32, 0 or 1: lease the top-level buffer (--top-level) */
+
+	/*
+	 * Requests and session records: struct ftraced_event_list, where the
+	 * EVENT, EVENT_FILTER and SKIPPED_EVENT attributes of this request or
+	 * record are in the memfd passed with the message (its last fd).
+	 */
+	FTRACED_ATTR_EVENT_LIST = 90,
 	_FTRACED_ATTR_MAX,
 };
 /* Requests' attribute sets are two u64 bitmaps (lib/ctl-proto.h). */
@@ -224,6 +251,13 @@ enum ftraced_compression {
 	FTRACED_COMPRESSION_NONE = 1,
 	_FTRACED_COMPRESSION_MAX,
 };
+
+/* ATTR_EVENT_LIST (little-endian): a range of the message's memfd. */
+struct ftraced_event_list {
+	uint64_t offset;
+	uint64_t size; /* 1..FTRACED_EVENT_LIST_SIZE_MAX, and offset + size within it */
+};
+static_assert(sizeof(struct ftraced_event_list) == 16, "event list reference is 16 bytes");
 
 /*
  * Per-CPU counters of one session, as sent in ATTR_CPU (all little-endian).

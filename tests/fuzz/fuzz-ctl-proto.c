@@ -18,9 +18,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ctl_request_parse(data, size, &req, NULL) == 0) {
 		/* Whatever parsed must be bounded strings. */
 		for (unsigned i = 0; i < req.n_events; i++)
-			if (strlen(req.events[i]) > FTRACED_EVENT_SPEC_MAX)
+			if (strlen(ctl_request_event(&req, i)) > FTRACED_EVENT_SPEC_MAX)
 				abort();
 	}
+	/* The same bytes as a memfd's event list (what ATTR_EVENT_LIST points at). */
+	if (ctl_request_parse_event_list(&req, data, size, NULL) == 0)
+		for (unsigned i = 0; i < req.n_events; i++) {
+			const char *f = ctl_request_event_filter(&req, i);
+
+			if (strlen(ctl_request_event(&req, i)) > FTRACED_EVENT_SPEC_MAX ||
+			    (f && strlen(f) > FTRACED_FILTER_MAX))
+				abort();
+		}
+	ctl_request_done(&req);
 	/* The reply side (ftracectl) walks attributes generically. */
 	if (ctl_msg_parse(data, size, &m) == 0) {
 		ctl_attr_iter_init(&it, &m);

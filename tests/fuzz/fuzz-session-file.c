@@ -14,12 +14,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct ctl_request req;
 	char error[256];
 	unsigned line;
-	size_t n;
 
 	if (session_file_parse((const char *)data, size, "fuzz", &b, error, sizeof(error),
-			       &line) < 0)
+			       &line) < 0) {
+		ctl_builder_done(&b);
 		return 0;
-	if (ctl_builder_finish(&b, &n) < 0 || ctl_request_parse(b.buf, n, &req, NULL) < 0)
+	}
+	if (ctl_builder_parse(&b, &req, NULL) < 0)
 		abort(); /* the daemon would reject what the file parser accepted */
+	ctl_builder_done(&b);
+	ctl_request_done(&req);
 	return 0;
 }

@@ -15,8 +15,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (daemon, Daemon, LOADGEN, TRACING, event_lines, loadgen,  # noqa: E402
-                     loadgen_result, our_instances, report, run, wall_seconds)
+from harness import (daemon, Daemon, LOADGEN, TRACING, check_events,  # noqa: E402
+                     event_lines, loadgen, loadgen_result, our_instances, report, run,
+                     wall_seconds)
 
 
 def by_pid(path, event):
@@ -461,6 +462,107 @@ def test_session_file_keys_for_capture_breadth():
         assert "bad.conf:1: event-filter applies to the event listed just before it" in d.log()
         d.ctl("destroy", "pf")
         assert our_probes() == [], our_probes()
+        d.stop()
+    finally:
+        d.cleanup()
+
+
+def kernel_events(n, system=None):
+    """@n events of this kernel as SYSTEM:EVENT (of @system, or of any but ftrace's,
+    which cannot be enabled), syscalls:sys_enter_getppid first: the one counted."""
+    root = os.path.join(TRACING, "events")
+    names = []
+    for sys_name in sorted(os.listdir(root)):
+        if sys_name == "ftrace" or (system and sys_name != system) or \
+                not os.path.isdir(os.path.join(root, sys_name)):
+            continue
+        for ev in sorted(os.listdir(os.path.join(root, sys_name))):
+            if os.path.isdir(os.path.join(root, sys_name, ev)):
+                names.append(sys_name + ":" + ev)
+    names.remove("syscalls:sys_enter_getppid")
+    names = ["syscalls:sys_enter_getppid"] + names[:n - 1]
+    assert len(names) == n, "this kernel has only %d events" % len(names)
+    return names
+
+
+def file_event_formats(path):
+    """The names of the event formats a file carries, as trace-cmd reads them."""
+    r = subprocess.run(["trace-cmd", "dump", "--events", "-i", path], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    return sorted(line[len("name: "):] for line in r.stdout.splitlines()
+                  if line.startswith("name: "))
+
+
+def check_many_events_file(path, events, pid, n):
+    """Every event's format in the file, and each getppid call of @pid once."""
+    check_events(path)
+    assert file_event_formats(path) == sorted(e.split(":")[1] for e in events)
+    counts = by_pid(path, "sys_enter_getppid")
+    assert counts == {pid: n}, counts
+
+
+def getppid_loadgen():
+    gen = loadgen("--syscall", "--cpu", "0", "--count", "3000", wait=True)
+    return gen, int(gen.stdout.readline().split("=")[1])
+
+
+def test_record_hundreds_and_thousands_of_events():
+    """No small cap on events: 300 and 2,000 separate -e options are recorded,
+    the long list travelling in a memfd, and status lists them all."""
+    with daemon() as d:
+        for n, system in ((300, "syscalls"), (2000, None)):
+            events = kernel_events(n, system)
+            gen, pid = getppid_loadgen()
+            out = os.path.join(d.dir, "many-%d.dat" % n)
+            args = [a for e in events for a in ("-e", e)]
+            # One filter for all: only the load's calls, however many events are on.
+            rec = d.record_background(*args, "--filter", "common_pid == %d" % pid, "-o", out)
+            session = d.wait_running()
+            assert session["events"] == events, len(session["events"])
+            st = d.ctl_json("status", session["name"])
+            assert st["events"] == events and not st.get("skipped_events"), len(st["events"])
+            gen.stdin.write("go\n")
+            gen.stdin.flush()
+            loadgen_result(gen)
+            d.ctl("stop", session["name"])
+            _, stderr = rec.communicate(timeout=120)
+            assert rec.returncode == 0, stderr
+            check_many_events_file(out, events, pid, 3000)
+
+
+def test_too_many_events_is_a_usage_error():
+    with daemon() as d:
+        r = d.ctl("record", *["-esched"] * 100001, "-o", os.path.join(d.dir, "x.dat"),
+                  check=False)
+        assert r.returncode == 2, (r.returncode, r.stderr)
+        assert "too many events: at most 100000 -e options" in r.stderr, r.stderr
+        assert d.ctl_json("list") == []
+
+
+def test_session_file_with_thousands_of_events():
+    """A sessions.d file naming 2,000 events, one per line: started with the
+    daemon, listed whole, and its segment carries every event's format."""
+    events = kernel_events(2000)
+    gen, pid = getppid_loadgen()
+    text = "".join("event = %s\n" % e for e in events) + "filter = common_pid == %d\n" % pid
+    assert len(text) > 64 * 1024
+    d = Daemon().with_session_files({"many.conf": text})
+    try:
+        d.start()
+        st = d.wait_state("many")
+        assert st["events"] == events, len(st["events"])
+        gen.stdin.write("go\n")
+        gen.stdin.flush()
+        loadgen_result(gen)
+        d.ctl("stop", "many")
+        directory = os.path.join(d.state, "sessions", "many")
+        files = [os.path.join(directory, f) for f in sorted(os.listdir(directory))
+                 if f.endswith(".dat") and not f.startswith(".")]
+        assert len(files) == 1, files
+        check_many_events_file(files[0], events, pid, 3000)
+        saved = d.ctl("save", "many").stdout
+        assert saved.count("event = ") == 2000, saved[:200]
         d.stop()
     finally:
         d.cleanup()

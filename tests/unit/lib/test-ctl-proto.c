@@ -44,13 +44,12 @@ static void test_record_roundtrip(void)
 	ctl_put_u32(&b, FTRACED_ATTR_RT_PRIORITY, 50);
 	n = finish();
 
-	memset(&req, 0xaa, sizeof(req));
 	assert(ctl_request_parse(b.buf, n, &req, NULL) == 0);
 	assert(req.type == FTRACED_MSG_RECORD);
 	assert(req.n_events == 3);
-	assert(strcmp(req.events[0], "sched:sched_switch") == 0);
-	assert(strcmp(req.events[1], "irq:*") == 0);
-	assert(strcmp(req.events[2], "block") == 0);
+	assert(strcmp(ctl_request_event(&req, 0), "sched:sched_switch") == 0);
+	assert(strcmp(ctl_request_event(&req, 1), "irq:*") == 0);
+	assert(strcmp(ctl_request_event(&req, 2), "block") == 0);
 	assert(strcmp(req.filter, "common_pid == 42 && prev_prio < 100") == 0);
 	assert(req.buffer_kb == 8192 && req.subbuf_kb == 16);
 	assert(strcmp(req.clock, "mono") == 0);
@@ -123,12 +122,15 @@ static size_t valid_record(void)
 
 static void expect_reject(const void *buf, size_t n, int error)
 {
-	struct ctl_request untouched;
+	static struct ctl_request untouched, saved;
 
+	/* Poisoned, then put back: its events are still the last parse's, to be freed. */
+	memcpy(&saved, &req, sizeof(req));
 	memset(&req, 0x5a, sizeof(req));
 	memcpy(&untouched, &req, sizeof(req));
 	assert(ctl_request_parse(buf, n, &req, NULL) == error);
 	assert(memcmp(&req, &untouched, sizeof(req)) == 0); /* *ret only written on success */
+	memcpy(&req, &saved, sizeof(req));
 }
 
 static void test_malformed_header(void)
@@ -317,15 +319,118 @@ static void test_capture_breadth_attributes(void)
 	assert(ctl_request_parse(b.buf, finish(), &req, NULL) == 0);
 }
 
-static void test_event_limit(void)
+/* "sys_N:ev_N", as a kernel's thousands of events are named. */
+static const char *event_name(unsigned k)
 {
+	static char name[32];
+
+	snprintf(name, sizeof(name), "sys_%u:ev_%u", k % 97, k);
+	return name;
+}
+
+/* Short lists travel inline; long ones in the memfd, in order, filters with their events. */
+static void test_event_list(void)
+{
+	struct ctl_request *big = calloc(1, sizeof(*big));
+	size_t n;
+
+	assert(big);
 	ctl_builder_init(&b, FTRACED_MSG_RECORD);
-	for (unsigned i = 0; i < FTRACED_EVENTS_PER_REQUEST_MAX; i++)
-		ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched:sched_switch");
-	assert(ctl_request_parse(b.buf, finish(), &req, NULL) == 0);
-	assert(req.n_events == FTRACED_EVENTS_PER_REQUEST_MAX);
-	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched:sched_switch");
+	for (unsigned k = 0; k < 300; k++)
+		ctl_put_event(&b, FTRACED_ATTR_EVENT, event_name(k));
+	ctl_put_u32(&b, FTRACED_ATTR_BUFFER_KB, 1024);
+	n = finish();
+	assert(b.n_list == 0); /* 300 events: about 6 KiB, inline */
+	assert(ctl_request_parse(b.buf, n, &req, NULL) == 0);
+	assert(req.n_events == 300 && !ctl_request_has(&req, FTRACED_ATTR_EVENT_LIST));
+	assert(strcmp(ctl_request_event(&req, 299), event_name(299)) == 0);
+	ctl_builder_done(&b);
+
+	ctl_builder_init(&b, FTRACED_MSG_CREATE);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, "many");
+	ctl_put_u32(&b, FTRACED_ATTR_MODE, FTRACED_MODE_CONTINUOUS);
+	for (unsigned k = 0; k < 20000; k++) {
+		ctl_put_event(&b, FTRACED_ATTR_EVENT, event_name(k));
+		if (k % 1000 == 7)
+			ctl_put_event(&b, FTRACED_ATTR_EVENT_FILTER, "common_pid != 0");
+	}
+	n = finish();
+	assert(n < 128 && b.n_list > FTRACED_EVENTS_INLINE_SIZE_MAX);
+	/* The message alone names the list; the events are the memfd's. */
+	assert(ctl_request_parse(b.buf, n, big, NULL) == 0);
+	assert(ctl_request_has(big, FTRACED_ATTR_EVENT_LIST) && big->n_events == 0);
+	assert(big->event_list.offset == 0 && big->event_list.size == b.n_list);
+	assert(ctl_request_parse_event_list(big, b.list, b.n_list, NULL) == 0);
+	assert(big->n_events == 20000);
+	for (unsigned k = 0; k < 20000; k++) {
+		assert(strcmp(ctl_request_event(big, k), event_name(k)) == 0);
+		assert(!ctl_request_event_filter(big, k) == (k % 1000 != 7));
+	}
+	ctl_request_done(big);
+	assert(ctl_builder_parse(&b, big, NULL) == 0 && big->n_events == 20000);
+	ctl_request_done(big);
+	ctl_builder_done(&b);
+
+	/* Beyond the protocol's limit: a named refusal, not a malformed request. */
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	for (unsigned k = 0; k <= FTRACED_EVENTS_PER_REQUEST_MAX; k++)
+		ctl_put_event(&b, FTRACED_ATTR_EVENT, "sched");
+	assert(ctl_builder_parse(&b, big, NULL) == -E2BIG);
+	ctl_builder_done(&b);
+	free(big);
+}
+
+static void test_event_list_malformed(void)
+{
+	uint8_t list[64], ref[16];
+	struct ctl_attr_iter it = { .p = list };
+	size_t n;
+
+	/* Inline events and a list together: which list would a filter belong to? */
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	put_le64(ref, 0);
+	put_le64(ref + 8, 9);
+	ctl_put(&b, FTRACED_ATTR_EVENT_LIST, ref, sizeof(ref));
 	expect_reject(b.buf, finish(), -EBADMSG);
+	/* Empty, beyond the limit, wrapping, of the wrong size. */
+	const uint64_t bad[][2] = {
+		{ 0, 0 }, { 0, FTRACED_EVENT_LIST_SIZE_MAX + 1ull },
+		{ FTRACED_EVENT_LIST_SIZE_MAX, 1 }, { UINT64_MAX, 2 },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		ctl_builder_init(&b, FTRACED_MSG_RECORD);
+		put_le64(ref, bad[i][0]);
+		put_le64(ref + 8, bad[i][1]);
+		ctl_put(&b, FTRACED_ATTR_EVENT_LIST, ref, sizeof(ref));
+		expect_reject(b.buf, finish(), -EBADMSG);
+	}
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	ctl_put(&b, FTRACED_ATTR_EVENT_LIST, ref, 8);
+	expect_reject(b.buf, finish(), -EBADMSG);
+
+	/* A list holds events and their filters only, well framed, and is not empty. */
+	ctl_builder_init(&b, FTRACED_MSG_RECORD);
+	put_le64(ref, 0);
+	put_le64(ref + 8, 9);
+	ctl_put(&b, FTRACED_ATTR_EVENT_LIST, ref, sizeof(ref));
+	n = finish();
+	assert(ctl_request_parse(b.buf, n, &req, NULL) == 0);
+	put_le16(list, FTRACED_ATTR_SESSION);
+	put_le16(list + 2, 5);
+	memcpy(list + 4, "sched", 5);
+	assert(ctl_request_parse_event_list(&req, list, 9, NULL) == -EBADMSG);
+	put_le16(list, FTRACED_ATTR_EVENT_FILTER); /* no event before it */
+	assert(ctl_request_parse_event_list(&req, list, 9, NULL) == -EBADMSG);
+	put_le16(list, FTRACED_ATTR_EVENT);
+	assert(ctl_request_parse_event_list(&req, list, 8, NULL) == -EBADMSG); /* cut */
+	assert(ctl_request_parse_event_list(&req, list, 0, NULL) == -EBADMSG);
+	list[4] = '/';
+	assert(ctl_request_parse_event_list(&req, list, 9, NULL) == -EBADMSG);
+	list[4] = 's';
+	assert(ctl_request_parse_event_list(&req, list, 9, NULL) == 0 && req.n_events == 1);
+	(void)it;
+	ctl_request_done(&req);
 }
 
 static void test_builder_overflow(void)
@@ -422,6 +527,49 @@ static void test_names(void)
 	assert(!ctl_name_valid("a b"));
 }
 
+/* Two session records: one with a few events inline, one with thousands in the memfd. */
+static void test_reply_event_lists(void)
+{
+	struct reply r;
+	size_t n;
+
+	ctl_builder_init(&b, FTRACED_MSG_SESSIONS);
+	ctl_put(&b, FTRACED_ATTR_SESSION_BEGIN, NULL, 0);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, "few");
+	ctl_put_event(&b, FTRACED_ATTR_EVENT, "sched");
+	ctl_put_event(&b, FTRACED_ATTR_EVENT, "nosuch:event");
+	ctl_put_event(&b, FTRACED_ATTR_SKIPPED_EVENT, "nosuch:event");
+	ctl_put_events_end(&b);
+	ctl_put(&b, FTRACED_ATTR_SESSION_BEGIN, NULL, 0);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, "many");
+	for (unsigned k = 0; k < 5000; k++)
+		ctl_put_event(&b, FTRACED_ATTR_EVENT, event_name(k));
+	for (unsigned k = 0; k < 5000; k += 2)
+		ctl_put_event(&b, FTRACED_ATTR_SKIPPED_EVENT, event_name(k));
+	ctl_put_events_end(&b);
+	n = finish();
+	assert(b.n_list > 0);
+
+	assert(ctl_reply_decode(b.buf, n, &r) == 0 && r.sessions.n == 2);
+	assert(r.sessions.items[0].n_events == 2 && r.sessions.items[0].n_skipped == 1);
+	assert(r.sessions.items[0].skipped[1] && !r.sessions.items[0].skipped[0]);
+	assert(ctl_reply_has_event_lists(&r) && r.sessions.items[1].n_events == 0);
+	/* A list that does not reach as far as the record says: the reply is refused. */
+	assert(ctl_reply_decode_event_lists(&r, b.list, b.n_list - 1) == -EBADMSG);
+	ctl_reply_done(&r);
+
+	assert(ctl_reply_decode(b.buf, n, &r) == 0);
+	assert(ctl_reply_decode_event_lists(&r, b.list, b.n_list) == 0);
+	assert(!ctl_reply_has_event_lists(&r));
+	assert(r.sessions.items[1].n_events == 5000 && r.sessions.items[1].n_skipped == 2500);
+	for (unsigned k = 0; k < 5000; k++) {
+		assert(strcmp(r.sessions.items[1].events[k], event_name(k)) == 0);
+		assert(r.sessions.items[1].skipped[k] == (k % 2 == 0));
+	}
+	ctl_reply_done(&r);
+	ctl_builder_done(&b);
+}
+
 int main(void)
 {
 	test_record_roundtrip();
@@ -429,9 +577,11 @@ int main(void)
 	test_malformed_header();
 	test_malformed_attrs();
 	test_capture_breadth_attributes();
-	test_event_limit();
+	test_event_list();
+	test_event_list_malformed();
 	test_builder_overflow();
 	test_reply_decode();
+	test_reply_event_lists();
 	test_counters_decode();
 	test_names();
 	printf("ctl-proto: all tests passed\n");

@@ -22,10 +22,11 @@ static char error[256];
 
 static struct ctl_request request(uint16_t type, enum ftraced_mode mode)
 {
-	struct ctl_request req = { .type = type, .mode = mode, .n_events = 2 };
+	static char text[] = "sched:sched_switch\0irq";
+	static struct ctl_event events[] = { { .spec = 0 }, { .spec = 19 } };
+	struct ctl_request req = { .type = type, .mode = mode, .n_events = 2, .events = events,
+				   .event_text = text, .n_event_text = sizeof(text) };
 
-	snprintf(req.events[0], sizeof(req.events[0]), "sched:sched_switch");
-	snprintf(req.events[1], sizeof(req.events[1]), "irq");
 	return req;
 }
 
@@ -263,10 +264,9 @@ static void test_memory_limit(void)
 static struct ctl_request *wire(struct ctl_builder *b)
 {
 	static struct ctl_request req;
-	size_t n;
 
-	assert(ctl_builder_finish(b, &n) == 0);
-	assert(ctl_request_parse(b->buf, n, &req, NULL) == 0);
+	assert(ctl_builder_parse(b, &req, NULL) == 0);
+	ctl_builder_done(b);
 	return &req;
 }
 

@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/store/session-file.h"
@@ -16,15 +17,13 @@ static unsigned line;
 
 static int parse(const char *text, const char *name)
 {
-	size_t n;
 	int r;
 
 	r = session_file_parse(text, strlen(text), name, &b, error, sizeof(error), &line);
-	if (r < 0)
-		return r;
-	assert(ctl_builder_finish(&b, &n) == 0);
-	assert(ctl_request_parse(b.buf, n, &req, NULL) == 0);
-	return 0;
+	if (r >= 0)
+		assert(ctl_builder_parse(&b, &req, NULL) == 0);
+	ctl_builder_done(&b);
+	return r;
 }
 
 /*
@@ -35,7 +34,7 @@ static int parse(const char *text, const char *name)
 static void test_format_round_trip(void)
 {
 	static struct ctl_request first;
-	static char text[SESSION_FILE_MAX], again[SESSION_FILE_MAX];
+	static char text[64 * 1024], again[64 * 1024];
 	int n;
 
 	assert(parse("mode = flight\n"
@@ -75,6 +74,7 @@ static void test_format_round_trip(void)
 		     "rt-priority = 10\n"
 		     "on-segment = /usr/bin/ship 'a b'\n", "fr") == 0);
 	first = req;
+	req = (struct ctl_request){}; /* first owns the events now */
 	n = session_file_format(&first, text, sizeof(text));
 	assert(n > 0 && (size_t)n == strlen(text));
 	assert(parse(text, "ignored") == 0);
@@ -95,11 +95,47 @@ static void test_format_round_trip(void)
 	assert(memcmp(&req.present, &first.present, sizeof(req.present)) == 0);
 	/* A buffer too small says so instead of cutting a line. */
 	assert(session_file_format(&first, again, 40) == -ENOBUFS);
+	ctl_request_done(&first);
+}
+
+/* A file may list every event of a big kernel, one per line or many to a line. */
+static void test_many_events(void)
+{
+	size_t size = 20000 * 48 + 64, used = 0;
+	char *text = malloc(size), *again = NULL;
+	int n;
+
+	assert(text);
+	used += (size_t)snprintf(text + used, size - used, "mode = flight\n");
+	for (unsigned k = 0; k < 20000; k++) {
+		if (k % 2)
+			used += (size_t)snprintf(text + used, size - used, "event = s%u:e_%u\n",
+						 k % 50, k);
+		else
+			used += (size_t)snprintf(text + used, size - used, "events = s%u:e_%u\n",
+						 k % 50, k);
+		if (k == 12345)
+			used += (size_t)snprintf(text + used, size - used,
+						 "event-filter = common_pid != 0\n");
+	}
+	assert(used < size && used > 64 * 1024);
+	assert(parse(text, "big") == 0);
+	assert(req.n_events == 20000);
+	assert(strcmp(ctl_request_event(&req, 19999), "s49:e_19999") == 0);
+	assert(strcmp(ctl_request_event_filter(&req, 12345), "common_pid != 0") == 0);
+	n = session_file_format_new(&req, &again);
+	assert(n > 64 * 1024 && (size_t)n == strlen(again));
+	assert(strstr(again, "event = s49:e_19999\n"));
+	assert(parse(again, "big") == 0 && req.n_events == 20000);
+	free(again);
+	ctl_request_done(&req);
+	free(text);
 }
 
 int main(void)
 {
 	test_format_round_trip();
+	test_many_events();
 
 	assert(parse("# background tracing\n"
 		     "events = sched:sched_switch, irq:*\n"
@@ -118,7 +154,8 @@ int main(void)
 		     "on-segment = /usr/bin/ship 'a b'\n", "bg") == 0);
 	assert(req.type == FTRACED_MSG_CREATE && req.mode == FTRACED_MODE_CONTINUOUS);
 	assert(strcmp(req.session, "bg") == 0 && req.n_events == 3);
-	assert(strcmp(req.events[1], "irq:*") == 0 && strcmp(req.events[2], "block") == 0);
+	assert(strcmp(ctl_request_event(&req, 1), "irq:*") == 0);
+	assert(strcmp(ctl_request_event(&req, 2), "block") == 0);
 	assert(strcmp(req.filter, "prev_pid != 0 && next_pid != 0") == 0);
 	assert(req.buffer_kb == 8192 && req.compression == FTRACED_COMPRESSION_NONE);
 	assert(req.level == -1 && req.segment_size == 64u << 20);
