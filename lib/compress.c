@@ -244,27 +244,31 @@ int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, siz
  *              so the context takes about 5 << @window_log bytes instead of the
  *              level's megabytes (its size is unknown, so zstd cannot size them)
  * @in_fd: the file (/proc/kallsyms: its size is unknown until read)
- * @max: most raw bytes accepted
+ * @drop: lines of it left out, or NULL (struct line_reader)
+ * @max: most raw bytes accepted (of those kept)
  * @out_fd: where the frame goes, from @out_offset on (its file position is not used)
  * @out_offset: where in @out_fd
  * @ret_size: the frame's size
- * @ret_raw: bytes read
+ * @ret_raw: bytes kept
  *
  * Return: 0, -EFBIG past @max, -EINVAL, -ENOMEM, -EIO, or a read's or write's -errno.
  */
-int compress_fd(struct compressor *c, int level, unsigned window_log, int in_fd, size_t max,
-		int out_fd, uint64_t out_offset, size_t *ret_size, size_t *ret_raw)
+int compress_fd(struct compressor *c, int level, unsigned window_log, int in_fd,
+		line_drop_fn drop, size_t max, int out_fd, uint64_t out_offset, size_t *ret_size,
+		size_t *ret_raw)
 {
 	uint8_t in_buf[64 * 1024];
 	_cleanup_free_ uint8_t *out_buf = malloc(COMPRESS_FD_OUT_BYTES);
+	_cleanup_free_ struct line_reader *lr = malloc(sizeof(*lr));
 	size_t raw = 0, written = 0, z = 0;
 	bool eof = false;
 	int r;
 
-	if (!out_buf)
+	if (!out_buf || !lr)
 		return -ENOMEM;
 	if (lseek(in_fd, 0, SEEK_SET) < 0)
 		return negative_errno();
+	line_reader_init(lr, in_fd, drop);
 	c->level = level;
 	ZSTD_CCtx_reset(c->cctx, ZSTD_reset_session_only);
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_compressionLevel, level)) ||
@@ -274,13 +278,11 @@ int compress_fd(struct compressor *c, int level, unsigned window_log, int in_fd,
 	      ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_chainLog, (int)window_log - 1)))))
 		return -EINVAL;
 	while (!eof) {
-		ssize_t n = read(in_fd, in_buf, sizeof(in_buf));
+		ssize_t n = line_reader_read(lr, in_buf, sizeof(in_buf));
 		ZSTD_inBuffer in = { .src = in_buf, .size = n > 0 ? (size_t)n : 0 };
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0)
-			return negative_errno();
+			return (int)n;
 		if ((raw += in.size) > max)
 			return -EFBIG;
 		eof = n == 0;
@@ -310,6 +312,7 @@ DEFINE_CLEANUP(ZSTD_DCtx *, ZSTD_freeDCtx)
  * @size: their total size
  * @skip: decompressed bytes at the start that are not compared (at most one buffer)
  * @in_fd: read from its start to its end (/proc/kallsyms)
+ * @drop: lines of it left out (as compress_fd() left them out), or NULL
  *
  * Both are streamed COMPRESS_FD_OUT_BYTES at a time, neither is held
  * whole: telling that a text is what was compressed before costs its read
@@ -318,10 +321,29 @@ DEFINE_CLEANUP(ZSTD_DCtx *, ZSTD_freeDCtx)
  * Return: 1 if equal, 0 if not, -EBADMSG for damaged or truncated frames,
  * -EINVAL, -ENOMEM, or a read's -errno.
  */
-int frames_equal_fd(int frames_fd, uint64_t offset, uint64_t size, size_t skip, int in_fd)
+/* Up to @n bytes through the filter: fewer only at the end. */
+static ssize_t line_reader_read_full(struct line_reader *lr, uint8_t *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = line_reader_read(lr, buf + got, n - got);
+
+		if (k < 0)
+			return k;
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	return (ssize_t)got;
+}
+
+int frames_equal_fd(int frames_fd, uint64_t offset, uint64_t size, size_t skip, int in_fd,
+		    line_drop_fn drop)
 {
 	_cleanup_(ZSTD_freeDCtxp) ZSTD_DCtx *dctx = ZSTD_createDCtx();
 	_cleanup_free_ uint8_t *buf = malloc(3 * COMPRESS_FD_OUT_BYTES);
+	_cleanup_free_ struct line_reader *lr = malloc(sizeof(*lr));
 	uint8_t *zin = buf, *zout = buf + COMPRESS_FD_OUT_BYTES;
 	uint8_t *text = buf + 2 * COMPRESS_FD_OUT_BYTES;
 	ZSTD_inBuffer in = { .src = zin };
@@ -330,12 +352,13 @@ int frames_equal_fd(int frames_fd, uint64_t offset, uint64_t size, size_t skip, 
 	bool out_full = false;
 	ssize_t k;
 
-	if (!dctx || !buf)
+	if (!dctx || !buf || !lr)
 		return -ENOMEM;
 	if (skip > COMPRESS_FD_OUT_BYTES)
 		return -EINVAL;
 	if (lseek(in_fd, 0, SEEK_SET) < 0)
 		return negative_errno();
+	line_reader_init(lr, in_fd, drop);
 	for (;;) {
 		ZSTD_outBuffer out = { .dst = zout, .size = COMPRESS_FD_OUT_BYTES };
 
@@ -358,7 +381,7 @@ int frames_equal_fd(int frames_fd, uint64_t offset, uint64_t size, size_t skip, 
 		skip -= from;
 		if (out.pos == from)
 			continue;
-		k = loop_read(in_fd, text, out.pos - from);
+		k = line_reader_read_full(lr, text, out.pos - from);
 		if (k < 0)
 			return (int)k;
 		if ((size_t)k != out.pos - from || memcmp(text, zout + from, out.pos - from) != 0)
@@ -366,7 +389,7 @@ int frames_equal_fd(int frames_fd, uint64_t offset, uint64_t size, size_t skip, 
 	}
 	if (hint != 0)
 		return -EBADMSG; /* the last frame ends early */
-	k = loop_read(in_fd, text, 1);
+	k = line_reader_read_full(lr, text, 1);
 	return k < 0 ? (int)k : k == 0;
 }
 

@@ -12,12 +12,89 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "ftraced/macro.h"
 #include "lib/io-util.h"
+
+/**
+ * line_reader_init() - read @fd from where it is, leaving out what @drop says.
+ * @r: the reader (large: keep it off small stacks)
+ * @fd: the text
+ * @drop: which lines to leave out, or NULL
+ */
+void line_reader_init(struct line_reader *r, int fd, line_drop_fn drop)
+{
+	r->fd = fd;
+	r->drop = drop;
+	r->eof = false;
+	r->raw_pos = r->raw_len = r->out_pos = r->out_len = 0;
+}
+
+/* Whole lines of raw, the kept ones, into out; a last line without a newline at the end. */
+static void line_reader_cook(struct line_reader *r)
+{
+	r->out_pos = r->out_len = 0;
+	while (r->raw_pos < r->raw_len) {
+		const char *line = r->raw + r->raw_pos;
+		const char *nl = memchr(line, '\n', r->raw_len - r->raw_pos);
+		size_t n;
+
+		if (!nl && !r->eof)
+			break;
+		n = nl ? (size_t)(nl - line) + 1 : r->raw_len - r->raw_pos;
+		if (n > sizeof(r->out) - r->out_len)
+			break;
+		if (!r->drop || !r->drop(line, n)) {
+			memcpy(r->out + r->out_len, line, n);
+			r->out_len += n;
+		}
+		r->raw_pos += n;
+	}
+}
+
+/**
+ * line_reader_read() - read() through the filter, retrying EINTR.
+ * @r: the reader
+ * @buf: where the kept bytes go
+ * @n: at most this many
+ *
+ * Return: bytes given (0 at the end), -EFBIG for a line longer than
+ * LINE_READER_BYTES, or a read's -errno.
+ */
+ssize_t line_reader_read(struct line_reader *r, void *buf, size_t n)
+{
+	while (r->out_pos == r->out_len) {
+		ssize_t k;
+
+		line_reader_cook(r);
+		if (r->out_len > 0)
+			break;
+		if (r->eof && r->raw_pos == r->raw_len)
+			return 0;
+		/* A partial line is kept for the next read; a line that fills raw is too long. */
+		memmove(r->raw, r->raw + r->raw_pos, r->raw_len - r->raw_pos);
+		r->raw_len -= r->raw_pos;
+		r->raw_pos = 0;
+		if (r->raw_len == sizeof(r->raw))
+			return -EFBIG;
+		k = read(r->fd, r->raw + r->raw_len, sizeof(r->raw) - r->raw_len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		r->eof = k == 0;
+		r->raw_len += (size_t)k;
+	}
+	n = MIN(n, r->out_len - r->out_pos);
+	memcpy(buf, r->out + r->out_pos, n);
+	r->out_pos += n;
+	return (ssize_t)n;
+}
 
 /**
  * wait_writable() - wait until a non-blocking fd (a FIFO's reader) takes more.

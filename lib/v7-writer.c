@@ -402,6 +402,7 @@ static int write_in_place(struct v7_out *o, const struct v7_file *f, const struc
  * @level: zstd level for the text
  * @window_log: see compress_fd()
  * @text_fd: the text (/proc/kallsyms), read from its start; its size is unknown until read
+ * @drop: its lines left out of the section (symbols no address can name), or NULL
  * @max: most text bytes accepted
  * @out_fd: a file of its own for the body, written from offset 0
  * @ret: where in @out_fd the body is, for v7_file.kallsyms_sealed
@@ -417,15 +418,16 @@ static int write_in_place(struct v7_out *o, const struct v7_file *f, const struc
  * Return: 0, -EFBIG, -EINVAL, -ENOMEM, -EIO, or a read's or write's -errno.
  */
 int v7_seal_kallsyms(struct compressor *c, int level, unsigned window_log, int text_fd,
-		     size_t max, int out_fd, struct v7_region *ret, size_t *ret_n_text)
+		     line_drop_fn drop, size_t max, int out_fd, struct v7_region *ret,
+		     size_t *ret_n_text)
 {
 	const uint64_t text_off = V7_BLOCK_HDR_SIZE + SEAL_HEAD_MAX;
 	uint8_t size_le[4], head[V7_BLOCK_HDR_SIZE + SEAL_HEAD_MAX];
 	size_t n_text_frame, n_text, n_head;
 	int r;
 
-	r = compress_fd(c, level, window_log, text_fd, MIN(max, (size_t)UINT32_MAX - 4), out_fd,
-			text_off, &n_text_frame, &n_text);
+	r = compress_fd(c, level, window_log, text_fd, drop, MIN(max, (size_t)UINT32_MAX - 4),
+			out_fd, text_off, &n_text_frame, &n_text);
 	if (r < 0)
 		return r;
 	if (n_text_frame > UINT32_MAX - SEAL_HEAD_MAX)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include "lib/io-util.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,4 +88,5 @@ struct v7_file {
 
 int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size);
 int v7_seal_kallsyms(struct compressor *c, int level, unsigned window_log, int text_fd,
-		     size_t max, int out_fd, struct v7_region *ret, size_t *ret_n_text);
+		     line_drop_fn drop, size_t max, int out_fd, struct v7_region *ret,
+		     size_t *ret_n_text);

@@ -19,6 +19,13 @@
  * copied into each file by the kernel, and otherwise the page cache's to
  * keep or drop; it costs the daemon no resident memory between files.
  *
+ * Not every symbol goes in: on x86 since 6.2 half of them are __pfx_X, the
+ * padding before each function X (and __cfi_X with kCFI). No address an
+ * event holds names them: a function pointer, a traced function's ip and
+ * a return address all point into a function, never into the padding
+ * before it (see symbol_unneeded()). Leaving them out takes the section
+ * from 5.4 MB of text to 2.9 and a third off its compressed size.
+ *
  * One object, owned by the manager (or by offline recovery); nothing is
  * process-wide.
  */
@@ -46,6 +53,28 @@
 #include "lib/time-util.h"
 #include "lib/v7-format.h"
 #include "lib/v7-writer.h"
+
+/*
+ * Is this /proc/kallsyms line ("ADDRESS TYPE NAME[\t[MODULE]]") a symbol
+ * no address in a file can name? __pfx_X is the padding the compiler puts
+ * before function X (-fpatchable-function-entry, CONFIG_FUNCTION_PADDING_*),
+ * __cfi_X its kCFI type hash: callers, function pointers and return
+ * addresses point at X itself or inside it, and ftrace's ip is X's own
+ * call site. (With call-depth tracking the padding runs a thunk: an
+ * interrupt there would show as the previous function plus an offset.)
+ */
+static bool symbol_unneeded(const char *line, size_t n)
+{
+	const char *name = memchr(line, ' ', n);
+
+	/* Past the address and the one-letter type. */
+	if (!name || (size_t)(name - line) + 3 > n || name[2] != ' ')
+		return false;
+	name += 3;
+	n -= (size_t)(name - line);
+	return (n >= 6 && memcmp(name, "__pfx_", 6) == 0) ||
+	       (n >= 6 && memcmp(name, "__cfi_", 6) == 0);
+}
 
 struct kallsyms {
 	int fd;                /* /proc/kallsyms, or -EBADF: no symbols */
@@ -354,7 +383,8 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec, bool ahead)
 	 */
 	if (same_modules) {
 		r = frames_equal_fd(k->sealed->body.fd, k->sealed->body.offset + V7_BLOCK_HDR_SIZE,
-				    k->sealed->body.size - V7_BLOCK_HDR_SIZE, sizeof(uint32_t), k->fd);
+				    k->sealed->body.size - V7_BLOCK_HDR_SIZE, sizeof(uint32_t), k->fd,
+				    symbol_unneeded);
 		if (r > 0) {
 			uint64_t valid = MIN(k->valid_usec * 2, k->lifetime * k->growth_max);
 
@@ -376,7 +406,7 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec, bool ahead)
 		if (fd < 0)
 			return fd;
 		r = v7_seal_kallsyms(c, KALLSYMS_ZSTD_LEVEL, KALLSYMS_ZSTD_WINDOW_LOG, k->fd,
-				     METADATA_FILE_MAX, fd, &body, &n_text);
+				     symbol_unneeded, METADATA_FILE_MAX, fd, &body, &n_text);
 		/* The disk filled up meanwhile: memory, rather than files without symbols. */
 		if (r >= 0 || in_memory || (r != -ENOSPC && r != -EDQUOT))
 			break;

@@ -1387,5 +1387,44 @@ def test_recover_by_hand():
         d.cleanup()
 
 
+STACK_LINE = re.compile(r"^=> (\S+) \(([0-9a-f]+)\)$")
+
+
+def test_symbols_leave_out_padding_and_still_resolve():
+    """A file's kallsyms leave out the padding before each function (__pfx_*,
+    __cfi_*: half of an x86 kernel's symbols since 6.2), and trace-cmd still
+    names every function the events hold: timer callbacks (a %ps field) and
+    every frame of the kernel stacks (-T), each a symbol of /proc/kallsyms."""
+    with open("/proc/kallsyms") as f:
+        names = {line.split()[2] for line in f}
+    with daemon() as d:
+        out = os.path.join(d.dir, "symbols.dat")
+        rec = d.record_background("-e", "timer:hrtimer_expire_entry", "-T", "-o", out)
+        session = d.wait_running()
+        # Ticks and wake-ups fire on any machine; wait for a few hundred (with their stacks).
+        wait_until("timer events", lambda: sum(
+            c["entries"] + c["read"] for c in d.ctl_json("status", session["name"])["cpus"])
+            > 400)
+        d.ctl("stop", session["name"])
+        _, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 0, stderr
+        in_file = subprocess.run(["trace-cmd", "dump", "--kallsyms", out], capture_output=True,
+                                 text=True).stdout
+        assert_real_kallsyms(out)
+        padding = [n for n in names if n.startswith(("__pfx_", "__cfi_"))]
+        assert not re.search(r" (__pfx_|__cfi_)", in_file), "padding symbols in the file"
+        if padding:
+            assert len(in_file.splitlines()) < len(names) - len(padding) // 2, \
+                "the file's symbols are not fewer than the kernel's"
+        lines = report(out)
+        functions = [m.group(1) for m in re.finditer(r"function=(\S+?)/0x0", "\n".join(lines))]
+        frames = [STACK_LINE.match(line) for line in lines if line.startswith("=> ")]
+        assert len(functions) > 100 and len(frames) > 100, (len(functions), len(frames))
+        unknown = [f for f in functions if f not in names]
+        assert not unknown, "callbacks not resolved: %s" % unknown[:5]
+        unresolved = [m for m in frames if not m or m.group(1) not in names]
+        assert not unresolved, "stack frames not resolved: %s" % unresolved[:5]
+
+
 if __name__ == "__main__":
     sys.exit(run())
