@@ -245,6 +245,8 @@ int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, siz
  *              level's megabytes (its size is unknown, so zstd cannot size them)
  * @in_fd: the file (/proc/kallsyms: its size is unknown until read)
  * @drop: lines of it left out, or NULL (struct line_reader)
+ * @skip: kept bytes passed over before the frame's first
+ * @take: most kept bytes the frame takes after them (SIZE_MAX: to the end)
  * @max: most raw bytes accepted (of those kept)
  * @out_fd: where the frame goes, from @out_offset on (its file position is not used)
  * @out_offset: where in @out_fd
@@ -254,8 +256,8 @@ int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, siz
  * Return: 0, -EFBIG past @max, -EINVAL, -ENOMEM, -EIO, or a read's or write's -errno.
  */
 int compress_fd(struct compressor *c, int level, unsigned window_log, int in_fd,
-		line_drop_fn drop, size_t max, int out_fd, uint64_t out_offset, size_t *ret_size,
-		size_t *ret_raw)
+		line_drop_fn drop, size_t skip, size_t take, size_t max, int out_fd,
+		uint64_t out_offset, size_t *ret_size, size_t *ret_raw)
 {
 	uint8_t in_buf[64 * 1024];
 	_cleanup_free_ uint8_t *out_buf = malloc(COMPRESS_FD_OUT_BYTES);
@@ -277,8 +279,19 @@ int compress_fd(struct compressor *c, int level, unsigned window_log, int in_fd,
 	      ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_hashLog, (int)window_log - 1)) ||
 	      ZSTD_isError(ZSTD_CCtx_setParameter(c->cctx, ZSTD_c_chainLog, (int)window_log - 1)))))
 		return -EINVAL;
+	/* What comes before the part wanted is read and let go. */
+	while (skip > 0) {
+		ssize_t n = line_reader_read(lr, in_buf, MIN(skip, sizeof(in_buf)));
+
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO; /* shorter than what was skipped: it changed meanwhile */
+		skip -= (size_t)n;
+	}
 	while (!eof) {
-		ssize_t n = line_reader_read(lr, in_buf, sizeof(in_buf));
+		ssize_t n = take > raw ? line_reader_read(lr, in_buf, MIN(take - raw, sizeof(in_buf)))
+				       : 0;
 		ZSTD_inBuffer in = { .src = in_buf, .size = n > 0 ? (size_t)n : 0 };
 
 		if (n < 0)

@@ -28,8 +28,8 @@ int compress_frame2(struct compressor *c, int level, const void *head, size_t n_
 int decompress_frame(const void *src, size_t n_src, void *dst, size_t n_dst, size_t *ret_size);
 
 int compress_fd(struct compressor *c, int level, unsigned window_log, int in_fd,
-		line_drop_fn drop, size_t max,
-		int out_fd, uint64_t out_offset, size_t *ret_size, size_t *ret_raw);
+		line_drop_fn drop, size_t skip, size_t take, size_t max, int out_fd,
+		uint64_t out_offset, size_t *ret_size, size_t *ret_raw);
 int frames_equal_fd(int frames_fd, uint64_t offset, uint64_t size, size_t skip, int in_fd,
 		    line_drop_fn drop);
 const char *compress_version(void);

@@ -87,6 +87,13 @@ struct v7_file {
 #define V7_IN_PLACE_DATA_MIN 128u
 
 int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size);
+/* v7_seal_kallsyms()'s unchanging first part of the text, in a frame of its own. */
+struct v7_seal_head {
+	size_t n_text;           /* its bytes (of those kept) */
+	int level;               /* its zstd level, when it is compressed */
+	struct v7_region reuse;  /* its frame made before (size 0: none); then the new one */
+};
+
 int v7_seal_kallsyms(struct compressor *c, int level, unsigned window_log, int text_fd,
-		     line_drop_fn drop, size_t max, int out_fd, struct v7_region *ret,
-		     size_t *ret_n_text);
+		     line_drop_fn drop, size_t max, struct v7_seal_head *head, int out_fd,
+		     struct v7_region *ret, size_t *ret_n_text);

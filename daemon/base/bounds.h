@@ -208,6 +208,14 @@
  */
 #define KALLSYMS_ZSTD_LEVEL       6
 /*
+ * The kernel's own symbols (all but the modules' and BPF's) do not change
+ * while it runs: compressed once at a high level, their frame is reused by
+ * every later copy. Level 19 in the 128 KiB window: 2.7 MB of text here
+ * (the padding symbols left out) in 496 KB instead of 564 KB at level 6,
+ * for about 2.5 s of CPU once (measured with zstd 1.5; 7 MB of memory).
+ */
+#define KALLSYMS_HEAD_ZSTD_LEVEL  19
+/*
  * Streamed, the text's size is unknown to zstd, which then sizes level 6's
  * window and tables for any input: about 5.5 MB, the daemon's peak memory.
  * A 128 KiB window with tables to match takes under 1 MB and gives 852 KB

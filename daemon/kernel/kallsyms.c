@@ -91,6 +91,9 @@ struct kallsyms {
 				      * that found it unchanged (up to KALLSYMS_CACHE_GROWTH_MAX
 				      * times); the main thread peeks unlocked */
 	unsigned growth_max;   /* KALLSYMS_CACHE_GROWTH_MAX */
+	struct v7_region head; /* the kernel's own symbols' frame in sealed's body (size 0: none) */
+	uint64_t head_hash;    /* of their text, of this many bytes: */
+	size_t n_head;
 	pthread_t prefetch;    /* a refresh ahead of the files that need it */
 	uint64_t prefetch_max_age; /* what it refreshes: a copy older than this */
 	bool prefetching;      /* prefetch is to be joined (main thread only) */
@@ -340,6 +343,98 @@ static int read_modules(char **ret, size_t *ret_size)
 }
 
 /*
+ * The kernel's own symbols come first in /proc/kallsyms, those of modules
+ * (and BPF programs, ftrace trampolines: "NAME\t[MODULE]") after. The
+ * first part does not change while the kernel runs: the kept bytes before
+ * the first module's line, and their hash, tell that it is the same.
+ */
+static int scan_head(int fd, size_t *ret_n, uint64_t *ret_hash)
+{
+	_cleanup_free_ struct line_reader *lr = malloc(sizeof(*lr));
+	uint64_t hash = UINT64_C(14695981039346656037), line_hash = hash;
+	size_t pos = 0, line_start = 0;
+	char buf[16 * 1024], prev = 0;
+
+	if (!lr)
+		return -ENOMEM;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return negative_errno();
+	line_reader_init(lr, fd, symbol_unneeded);
+	for (;;) {
+		ssize_t n = line_reader_read(lr, buf, sizeof(buf));
+
+		if (n < 0)
+			return (int)n;
+		if (n == 0 || pos + (size_t)n > METADATA_FILE_MAX)
+			break;
+		for (ssize_t i = 0; i < n; i++, pos++) {
+			if (prev == '\t' && buf[i] == '[') {
+				*ret_n = line_start;
+				*ret_hash = line_hash;
+				return 0;
+			}
+			hash = (hash ^ (uint8_t)buf[i]) * UINT64_C(1099511628211);
+			if (buf[i] == '\n') {
+				line_start = pos + 1;
+				line_hash = hash;
+			}
+			prev = buf[i];
+		}
+	}
+	*ret_n = line_start; /* no module: the whole text but a last line without its newline */
+	*ret_hash = line_hash;
+	return 0;
+}
+
+/*
+ * A new sealed copy in a store file (memory when the disk is full). The
+ * kernel's own symbols are compressed once, at KALLSYMS_HEAD_ZSTD_LEVEL,
+ * and their frame is copied into every later copy while they read the
+ * same; only the modules' part, small, is compressed again.
+ */
+static int seal(struct kallsyms *k, int *ret_fd, struct v7_region *ret_body, size_t *ret_n_text)
+{
+	_cleanup_(compressor_freep) struct compressor *c = NULL;
+	struct v7_seal_head head = { .level = KALLSYMS_HEAD_ZSTD_LEVEL };
+	struct v7_region before = {};
+	uint64_t hash;
+	int fd, r;
+
+	r = scan_head(k->fd, &head.n_text, &hash);
+	if (r < 0)
+		return r;
+	if (k->sealed && k->head.size > 0 && hash == k->head_hash && head.n_text == k->n_head)
+		before = k->head;
+	else
+		log_debug("The kernel's own symbols are compressed (%zu bytes)", head.n_text);
+	r = compressor_new(&c);
+	if (r < 0)
+		return r;
+	for (bool in_memory = false;; in_memory = true) {
+		fd = store_open(k, in_memory);
+		if (fd < 0)
+			return fd;
+		head.reuse = before;
+		r = v7_seal_kallsyms(c, KALLSYMS_ZSTD_LEVEL, KALLSYMS_ZSTD_WINDOW_LOG, k->fd,
+				     symbol_unneeded, METADATA_FILE_MAX, &head, fd, ret_body,
+				     ret_n_text);
+		/* The disk filled up meanwhile: memory, rather than files without symbols. */
+		if (r >= 0 || in_memory || (r != -ENOSPC && r != -EDQUOT))
+			break;
+		fd = safe_close(fd);
+	}
+	if (r < 0) {
+		safe_close(fd);
+		return r;
+	}
+	k->head = head.reuse;
+	k->head_hash = hash;
+	k->n_head = head.n_text;
+	*ret_fd = fd;
+	return 0;
+}
+
+/*
  * Makes the cached section current: reused while /proc/modules is unchanged
  * and the copy is younger than @max_age_usec; otherwise /proc/kallsyms is
  * read again, compressed as it is read (the text is never held whole).
@@ -347,7 +442,6 @@ static int read_modules(char **ret, size_t *ret_size)
  */
 static int refresh(struct kallsyms *k, uint64_t max_age_usec, bool ahead)
 {
-	_cleanup_(compressor_freep) struct compressor *c = NULL;
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ char *modules = NULL;
 	size_t n_modules = 0, n_text;
@@ -398,20 +492,7 @@ static int refresh(struct kallsyms *k, uint64_t max_age_usec, bool ahead)
 		if (r < 0)
 			log_debug_errno(r, "Cannot compare the kernel's symbols with the copy: %m");
 	}
-	r = compressor_new(&c);
-	if (r < 0)
-		return r;
-	for (bool in_memory = false;; in_memory = true) {
-		fd = store_open(k, in_memory);
-		if (fd < 0)
-			return fd;
-		r = v7_seal_kallsyms(c, KALLSYMS_ZSTD_LEVEL, KALLSYMS_ZSTD_WINDOW_LOG, k->fd,
-				     symbol_unneeded, METADATA_FILE_MAX, fd, &body, &n_text);
-		/* The disk filled up meanwhile: memory, rather than files without symbols. */
-		if (r >= 0 || in_memory || (r != -ENOSPC && r != -EDQUOT))
-			break;
-		fd = safe_close(fd);
-	}
+	r = seal(k, &fd, &body, &n_text);
 	if (r < 0)
 		return r;
 	sec = malloc(sizeof(*sec));

@@ -1279,7 +1279,8 @@ def test_symbols_kept_longer_while_unchanged_fresh_again_after_a_change():
     used (3 s by a test hook, then 6, then 12); a change the daemon cannot see in
     /proc/modules (a BPF program loaded) is found by the next read, which takes the new
     text and brings the lifetime back to 3 s. The file written after it lists the
-    program."""
+    program. The kernel's own symbols, which do not change, are compressed once (at a
+    high level) and their frame reused by the new copy."""
     kept = re.compile(r"The kernel's symbols are unchanged: the copy is kept \(for (\d+) s\)")
     read = "The kernel's symbols are read:"
     d = short_symbols_lifetime_daemon()
@@ -1309,6 +1310,9 @@ def test_symbols_kept_longer_while_unchanged_fresh_again_after_a_change():
                               text=True, check=True).stdout
         assert re.search(r"\bbpf_prog_[0-9a-f]+_ftraced_test\b", dump), \
             "the BPF program is not in the file's symbols"
+        assert re.search(r" T schedule\n", dump), "the kernel's own symbols are missing"
+        assert d.log().count("The kernel's own symbols are compressed") == 1, \
+            "the kernel's own symbols were compressed again after a change elsewhere"
         check_events(out)
 
 

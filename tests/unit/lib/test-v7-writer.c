@@ -244,10 +244,10 @@ static struct v7_region seal_text(const char *text, size_t n)
 
 	assert(src >= 0 && out >= 0 && write(src, text, n) == (ssize_t)n);
 	assert(compressor_new(&c) == 0);
-	assert(v7_seal_kallsyms(c, 6, 17, src, NULL, n, out, &body, &n_text) == 0);
+	assert(v7_seal_kallsyms(c, 6, 17, src, NULL, n, NULL, out, &body, &n_text) == 0);
 	assert(n_text == n && body.fd == out && body.offset > 0);
-	assert(v7_seal_kallsyms(c, 6, 17, src, NULL, n - 1, out, &body, &n_text) == -EFBIG);
-	assert(v7_seal_kallsyms(c, 6, 17, src, NULL, n, out, &body, &n_text) == 0);
+	assert(v7_seal_kallsyms(c, 6, 17, src, NULL, n - 1, NULL, out, &body, &n_text) == -EFBIG);
+	assert(v7_seal_kallsyms(c, 6, 17, src, NULL, n, NULL, out, &body, &n_text) == 0);
 	close(src);
 	return body;
 }
@@ -530,7 +530,7 @@ static void test_sealed_kallsyms(void)
 	out = memfd_create("sealed", MFD_CLOEXEC);
 	assert(src >= 0 && out >= 0 && write(src, text, strlen(text)) == (ssize_t)strlen(text));
 	assert(compressor_new(&c) == 0);
-	assert(compress_fd(c, 6, 17, src, NULL, 10, out, 0, &n_frame, &n_raw) == -EFBIG);
+	assert(compress_fd(c, 6, 17, src, NULL, 0, SIZE_MAX, 10, out, 0, &n_frame, &n_raw) == -EFBIG);
 	fixture_init(&fx, 4096, true, 1);
 	fx.file.kallsyms = (struct v7_blob){};
 	fx.file.kallsyms_sealed = seal_text(text, strlen(text));
@@ -655,7 +655,7 @@ static void test_sealed_filtered(void)
 	used += 23;
 	n_kept += 23;
 	src = text_fd(text, used);
-	assert(v7_seal_kallsyms(c, 6, 17, src, drop_pfx, used, out, &body, &n_text) == 0);
+	assert(v7_seal_kallsyms(c, 6, 17, src, drop_pfx, used, NULL, out, &body, &n_text) == 0);
 	assert(n_text == n_kept);
 	sealed = malloc(body.size);
 	assert(sealed && pread(out, sealed, body.size, (off_t)body.offset) == (ssize_t)body.size);
@@ -670,7 +670,7 @@ static void test_sealed_filtered(void)
 	/* A line longer than the reader's buffer is refused, not cut. */
 	memset(text, 'x', LINE_READER_BYTES + 1);
 	src = text_fd(text, LINE_READER_BYTES + 1);
-	assert(v7_seal_kallsyms(c, 6, 17, src, drop_pfx, n, out, &body, &n_text) == -EFBIG);
+	assert(v7_seal_kallsyms(c, 6, 17, src, drop_pfx, n, NULL, out, &body, &n_text) == -EFBIG);
 	close(src);
 	close(out);
 	free(sealed);
