@@ -52,7 +52,7 @@ int v7_cursor_new(struct v7_reader *r, size_t i, struct v7_cursor **ret)
 	if (!cur)
 		return -ENOMEM;
 	*cur = (struct v7_cursor){ .r = r, .c = c, .off = c->offset, .end = c->offset + c->size };
-	if (v7_reader_compressed(r) && c->size > 0) {
+	if (c->compressed && c->size > 0) {
 		if (c->size < 4)
 			return v7_reader_fail(r, "CPU %u: chunk stream too short", c->cpu);
 		err = loop_pread_exact(v7_reader_fd(r), word, 4, cur->off);
@@ -168,7 +168,7 @@ int v7_cursor_next(struct v7_cursor *cur, const uint8_t **ret_record, size_t *re
 {
 	if (cur->c->size == 0)
 		return 0;
-	if (v7_reader_compressed(cur->r))
+	if (cur->c->compressed)
 		return cursor_next_chunk(cur, ret_record, ret_n_record, ret_pages, ret_n_pages);
 	*ret_record = NULL;
 	*ret_n_record = 0;
@@ -273,6 +273,6 @@ int v7_reader_foreach_page(struct v7_reader *r, size_t i, v7_page_fn fn, void *u
 		return -EINVAL;
 	if (c->size == 0)
 		return 0;
-	return v7_reader_compressed(r) ? foreach_chunk_page(r, i, fn, userdata) :
+	return c->compressed ? foreach_chunk_page(r, i, fn, userdata) :
 			       foreach_raw_page(r, c, fn, userdata);
 }

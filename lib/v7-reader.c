@@ -207,13 +207,28 @@ static int read_header(struct v7_reader *r, uint64_t *ret_options, uint64_t *ret
 static int parse_buffer_option(struct v7_reader *r, const uint8_t *p, uint32_t n)
 {
 	const uint8_t *end = p + n, *name, *s;
+	uint8_t sec[V7_SECTION_HDR_SIZE];
 	struct v7_reader_cpu *cpus;
 	uint32_t count, page_size;
-	bool top;
+	bool top, compressed;
+	int err;
 
 	if (n < 8)
 		return fail(r, "BUFFER option too short");
-	p += 8; /* the flyrecord section's offset: the CPU entries say where the data is */
+	/*
+	 * The flyrecord section's offset: its flag says whether the data is
+	 * compressed, which trace-cmd reads from there, not from the header
+	 * (ftraced's uncompressed files keep their metadata compressed).
+	 */
+	if (!in_file(r, get_le64(p), sizeof(sec)))
+		return fail(r, "BUFFER option: its flyrecord section lies outside the file");
+	err = loop_pread_exact(r->fd, sec, sizeof(sec), get_le64(p));
+	if (err < 0)
+		return err;
+	compressed = get_le16(sec + 2) & V7_FLAG_COMPRESSED;
+	if (compressed && !r->compressed)
+		return fail(r, "BUFFER option: compressed data in a file that says 'none'");
+	p += 8; /* the CPU entries say where the data is */
 	name = p;
 	s = memchr(p, '\0', (size_t)(end - p));
 	if (!s || (size_t)(s - p) >= sizeof(cpus->buffer))
@@ -249,11 +264,12 @@ static int parse_buffer_option(struct v7_reader *r, const uint8_t *p, uint32_t n
 			.offset = get_le64(p + 4),
 			.size = get_le64(p + 12),
 			.page_size = page_size,
+			.compressed = compressed,
 		};
 		strcpy(c->buffer, (const char *)name);
 		if (!in_file(r, c->offset, c->size))
 			return fail(r, "CPU %u data (%" PRIu64 " bytes at %" PRIu64 ") lies outside the file", c->cpu, c->size, c->offset);
-		if (!r->compressed && (c->offset % page_size || c->size % page_size))
+		if (!compressed && (c->offset % page_size || c->size % page_size))
 			return fail(r, "CPU %u uncompressed data is not page aligned", c->cpu);
 		r->n_cpus++;
 	}
@@ -487,6 +503,13 @@ uint32_t v7_reader_page_size(const struct v7_reader *r)
 }
 
 bool v7_reader_compressed(const struct v7_reader *r)
+{
+	/* The data's: every buffer of ours is alike; a file without data, by its header. */
+	return r->n_cpus ? r->cpus[0].compressed : r->compressed;
+}
+
+/* Does the file say zstd (its metadata then is, and its data may be)? */
+bool v7_reader_metadata_compressed(const struct v7_reader *r)
 {
 	return r->compressed;
 }

@@ -16,6 +16,7 @@ struct v7_reader_cpu {
 	uint32_t page_size;
 	uint64_t offset;
 	uint64_t size;
+	bool compressed; /* its flyrecord section's flag: a zstd file may hold raw data */
 };
 
 
@@ -35,6 +36,7 @@ bool v7_reader_in_file(const struct v7_reader *r, uint64_t off, uint64_t n);
 int v7_reader_fail(struct v7_reader *r, const char *fmt, ...) _printf_(2, 3);
 uint32_t v7_reader_page_size(const struct v7_reader *r);
 bool v7_reader_compressed(const struct v7_reader *r);
+bool v7_reader_metadata_compressed(const struct v7_reader *r);
 const char *v7_reader_clock(const struct v7_reader *r);
 size_t v7_reader_n_cpus(const struct v7_reader *r);
 const struct v7_reader_cpu *v7_reader_cpu(const struct v7_reader *r, size_t i);

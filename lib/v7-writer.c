@@ -541,7 +541,7 @@ static int layout_metadata(struct layout *l, const struct v7_file *f)
 		[M_PRINTK] = { V7_SEC_PRINTK, "printk" },
 		[M_CMDLINES] = { V7_SEC_CMDLINES, "command lines" },
 	};
-	bool zstd = f->compression == V7_COMPRESSION_ZSTD;
+	bool zstd = f->compression == V7_COMPRESSION_ZSTD || f->metadata_zstd;
 	struct buf raw = {};
 	int r = 0;
 
@@ -603,7 +603,7 @@ static int layout_metadata(struct layout *l, const struct v7_file *f)
  */
 static uint64_t layout_front(struct layout *l, const struct v7_file *f)
 {
-	bool zstd = f->compression == V7_COMPRESSION_ZSTD;
+	bool zstd = f->compression == V7_COMPRESSION_ZSTD || f->metadata_zstd;
 	struct section *opt1 = &l->opt1;
 	uint64_t pos;
 
@@ -686,7 +686,7 @@ static uint64_t layout_data(struct layout *l, const struct v7_file *f, uint64_t 
  */
 static int layout_back(struct layout *l, const struct v7_file *f)
 {
-	bool zstd = f->compression == V7_COMPRESSION_ZSTD;
+	bool zstd = f->compression == V7_COMPRESSION_ZSTD; /* the data's */
 	struct buf raw = {};
 	int r;
 
@@ -732,7 +732,7 @@ static int layout_build(struct layout *l, const struct v7_file *f)
 	uint64_t pos;
 	int r;
 
-	if (f->compression == V7_COMPRESSION_ZSTD) {
+	if (f->compression == V7_COMPRESSION_ZSTD || f->metadata_zstd) {
 		r = compressor_new(&l->c);
 		if (r < 0)
 			return r;

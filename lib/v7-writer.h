@@ -41,6 +41,12 @@ struct v7_cpu_data {
 struct v7_file {
 	uint32_t page_size; /* the captured instance's sub-buffer size */
 	enum v7_compression compression;
+	/*
+	 * With V7_COMPRESSION_NONE: the file still says zstd and its metadata
+	 * (symbols above all) is compressed; only the flyrecord section is raw,
+	 * as its own flag says, which is how trace-cmd 3.1.6 reads it.
+	 */
+	bool metadata_zstd;
 	int level;
 
 	struct v7_blob header_page;  /* the captured instance's events/header_page */

@@ -153,6 +153,8 @@ static void put_file_json(json_t *json, struct v7_reader *r, const char *clock,
 
 	json_put_u64(json, "version", 7);
 	json_put_text(json, "compression", v7_reader_compressed(r) ? "zstd" : "none");
+	json_put_text(json, "metadata_compression",
+		      v7_reader_metadata_compressed(r) ? "zstd" : "none");
 	json_put_u64(json, "page_size", v7_reader_page_size(r));
 	json_put_text(json, "clock", v7_reader_clock(r));
 	json_put_text(json, "trace_clock", clock);
@@ -303,7 +305,8 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 		print_size(size, sizeof(size), (uint64_t)st.st_size);
 		printf("file:        %s (%s)\n", argv[1], size);
 		printf("format:      trace-cmd v7, %s, %u-byte pages\n",
-		       v7_reader_compressed(r) ? "zstd" : "uncompressed", v7_reader_page_size(r));
+		       v7_reader_compressed(r) ? "zstd" : v7_reader_metadata_compressed(r) ?
+		       "uncompressed data (zstd metadata)" : "uncompressed", v7_reader_page_size(r));
 		printf("clock:       %s\n", v7_reader_clock(r)[0] ? v7_reader_clock(r) : "?");
 		printf("uname:       %s\n", uname_text[0] ? uname_text : "?");
 		printf("written by:  %s\n", version[0] ? version : "?");

@@ -540,6 +540,7 @@ static void *assembler_main(void *userdata)
 	if (r >= 0) {
 		metadata_to_v7(s->env.imeta, &gm, &f);
 		f.compression = s->env.zstd ? V7_COMPRESSION_ZSTD : V7_COMPRESSION_NONE;
+		f.metadata_zstd = true; /* raw data, compressed symbols: trace-cmd reads both */
 		f.level = s->env.level;
 		f.progress = s->env.written;
 		f.version = "ftraced " FTRACED_VERSION;

@@ -178,6 +178,7 @@ int recovered_file_write(int state_dir_fd, const struct parsed_recipe *p, const 
 	if (r >= 0) {
 		f = (struct v7_file){
 			.compression = p->zstd ? V7_COMPRESSION_ZSTD : V7_COMPRESSION_NONE,
+			.metadata_zstd = true, /* raw data, compressed symbols */
 			.level = p->level,
 			.version = version,
 			.n_cpus = p->n_cpus,

@@ -157,8 +157,9 @@ int global_meta_read(struct global_meta *m, const struct event_list *events,
 		k++;
 	}
 
-	r = zstd ? kallsyms_read_sealed(ks, no_events, &m->kallsyms_sealed) :
-		   kallsyms_read(ks, no_events, &m->kallsyms, &m->n_kallsyms);
+	/* Uncompressed files too carry the compressed copy (v7_file.metadata_zstd). */
+	(void)zstd;
+	r = kallsyms_read_sealed(ks, no_events, &m->kallsyms_sealed);
 	if (r < 0)
 		log_warning_errno(r, "Reading /proc/kallsyms failed, writing no symbols: %m");
 	r = read_top("printk_formats", &m->printk, &m->n_printk);

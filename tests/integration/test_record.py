@@ -62,7 +62,19 @@ def test_markers_none_subbuf_8k():
         check_markers_file(path, written)
         with open(path, "rb") as f:
             head = f.read(64)
-        assert head[:10] == b"\x17\x08Dtracing" and b"none\x00" in head
+        assert head[:10] == b"\x17\x08Dtracing" and b"zstd\x00" in head
+        # Raw data (its flyrecord section's flag), compressed metadata (symbols above all).
+        info = json.loads(subprocess.run([FTRACECTL, "--json", "info", path], capture_output=True,
+                                         text=True, check=True).stdout)
+        assert info["compression"] == "none" and info["metadata_compression"] == "zstd", info
+        sizes = {}
+        for line in subprocess.run(["trace-cmd", "dump", "--flyrecord", "--kallsyms", "-i", path],
+                                   capture_output=True, text=True).stdout.splitlines():
+            m = re.search(r'"(buffer flyrecord |kallsyms)", flags (0x\d+), (\d+) bytes', line)
+            if m:
+                sizes[m.group(1)] = (int(m.group(2), 16), int(m.group(3)))
+        assert sizes["buffer flyrecord "][0] == 0 and sizes["kallsyms"][0] == 1, sizes
+        assert sizes["kallsyms"][1] < 2 << 20, "uncompressed symbols in %s" % sizes
         assert int.from_bytes(head[14:18], "little") == 8192, "file page size is not 8 KiB"
 
 
