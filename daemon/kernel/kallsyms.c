@@ -40,11 +40,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "daemon/base/bounds.h"
+#include "daemon/kernel/clock-anchor.h"
 #include "daemon/kernel/kallsyms.h"
 #include "daemon/base/log.h"
 #include "ftraced/macro.h"
@@ -387,6 +389,94 @@ static int scan_head(int fd, size_t *ret_n, uint64_t *ret_hash)
 }
 
 /*
+ * The kernel's own symbols' frame outlives the daemon in the state
+ * directory, for this boot only: a restart (systemd's, an upgrade's) then
+ * does not pay level 19's seconds again. A header of KALLSYMS_HEAD_HDR
+ * bytes says the boot, the text's hash and size and the frame's size; the
+ * frame follows. It is taken only if all of them match and it
+ * decompresses to text of that hash.
+ */
+#define KALLSYMS_HEAD_FILE "kallsyms-head"
+#define KALLSYMS_HEAD_HDR  256u
+
+static void head_header(char hdr[static KALLSYMS_HEAD_HDR], const char *boot, uint64_t hash,
+			size_t n_text, size_t n_frame)
+{
+	memset(hdr, 0, KALLSYMS_HEAD_HDR);
+	snprintf(hdr, KALLSYMS_HEAD_HDR, "ftraced kallsyms head 1\nboot=%s\nhash=%016" PRIx64
+		 "\ntext=%zu\nframe=%zu\n", boot, hash, n_text, n_frame);
+}
+
+/* The saved frame for this boot and text, as an fd and a region of it; -ENOENT: none. */
+static int head_load(const struct kallsyms *k, uint64_t hash, size_t n_text,
+		     struct v7_region *ret)
+{
+	char boot[40], hdr[KALLSYMS_HEAD_HDR], want[KALLSYMS_HEAD_HDR];
+	_cleanup_free_ uint8_t *frame = NULL, *text = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	uint64_t h = UINT64_C(14695981039346656037);
+	size_t n_frame, got;
+	struct stat st;
+	int r;
+
+	if (k->store_dir_fd < 0 || boot_id(boot) < 0)
+		return -ENOENT;
+	fd = openat(k->store_dir_fd, KALLSYMS_HEAD_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+		    O_NONBLOCK);
+	if (fd < 0)
+		return negative_errno();
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= KALLSYMS_HEAD_HDR ||
+	    (uint64_t)st.st_size > KALLSYMS_HEAD_HDR + (uint64_t)METADATA_FILE_MAX)
+		return -EBADMSG;
+	n_frame = (size_t)st.st_size - KALLSYMS_HEAD_HDR;
+	head_header(want, boot, hash, n_text, n_frame);
+	r = loop_pread_exact(fd, hdr, sizeof(hdr), 0);
+	if (r < 0)
+		return r;
+	if (memcmp(hdr, want, sizeof(hdr)) != 0)
+		return -ESTALE; /* another boot, or the text differs */
+	frame = malloc(n_frame);
+	text = malloc(n_text + 1);
+	if (!frame || !text)
+		return -ENOMEM;
+	r = loop_pread_exact(fd, frame, n_frame, KALLSYMS_HEAD_HDR);
+	if (r >= 0)
+		r = decompress_frame(frame, n_frame, text, n_text + 1, &got);
+	if (r < 0 || got != n_text)
+		return -EBADMSG;
+	for (size_t i = 0; i < got; i++)
+		h = (h ^ text[i]) * UINT64_C(1099511628211);
+	if (h != hash)
+		return -EBADMSG;
+	*ret = (struct v7_region){ .fd = TAKE_FD(fd), .offset = KALLSYMS_HEAD_HDR,
+				   .size = n_frame };
+	return 0;
+}
+
+/* The frame just made, saved for the next start in this boot; a failure costs only that. */
+static void head_save(const struct kallsyms *k, const struct v7_region *head, uint64_t hash,
+		      size_t n_text)
+{
+	_cleanup_free_ char *buf = NULL;
+	char boot[40];
+	int r;
+
+	if (k->store_dir_fd < 0 || boot_id(boot) < 0)
+		return;
+	buf = malloc(KALLSYMS_HEAD_HDR + head->size);
+	if (!buf)
+		return;
+	head_header(buf, boot, hash, n_text, head->size);
+	r = loop_pread_exact(head->fd, buf + KALLSYMS_HEAD_HDR, head->size, head->offset);
+	if (r >= 0)
+		r = replace_file_at(k->store_dir_fd, KALLSYMS_HEAD_FILE, buf,
+				    KALLSYMS_HEAD_HDR + head->size, 0600);
+	if (r < 0)
+		log_debug_errno(r, "Cannot keep the kernel's own symbols for a restart, "
+				"ignoring: %m");
+}
+
+/*
  * A new sealed copy in a store file (memory when the disk is full). The
  * kernel's own symbols are compressed once, at KALLSYMS_HEAD_ZSTD_LEVEL,
  * and their frame is copied into every later copy while they read the
@@ -396,7 +486,8 @@ static int seal(struct kallsyms *k, int *ret_fd, struct v7_region *ret_body, siz
 {
 	_cleanup_(compressor_freep) struct compressor *c = NULL;
 	struct v7_seal_head head = { .level = KALLSYMS_HEAD_ZSTD_LEVEL };
-	struct v7_region before = {};
+	struct v7_region before = { .fd = -EBADF };
+	_cleanup_close_ int saved_fd = -EBADF; /* the state directory's copy, while it is used */
 	uint64_t hash;
 	int fd, r;
 
@@ -405,8 +496,13 @@ static int seal(struct kallsyms *k, int *ret_fd, struct v7_region *ret_body, siz
 		return r;
 	if (k->sealed && k->head.size > 0 && hash == k->head_hash && head.n_text == k->n_head)
 		before = k->head;
-	else
+	else if (head_load(k, hash, head.n_text, &before) >= 0) {
+		saved_fd = before.fd;
+		log_debug("The kernel's own symbols are those kept for this boot (%zu bytes)",
+			  head.n_text);
+	} else {
 		log_debug("The kernel's own symbols are compressed (%zu bytes)", head.n_text);
+	}
 	r = compressor_new(&c);
 	if (r < 0)
 		return r;
@@ -427,6 +523,8 @@ static int seal(struct kallsyms *k, int *ret_fd, struct v7_region *ret_body, siz
 		safe_close(fd);
 		return r;
 	}
+	if (before.size == 0)
+		head_save(k, &head.reuse, hash, head.n_text);
 	k->head = head.reuse;
 	k->head_hash = hash;
 	k->n_head = head.n_text;

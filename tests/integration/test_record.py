@@ -1442,5 +1442,54 @@ def test_symbols_leave_out_padding_and_still_resolve():
         assert not unresolved, "stack frames not resolved: %s" % unresolved[:5]
 
 
+def test_kernel_symbols_compressed_once_per_boot():
+    """The kernel's own symbols (all but modules' and BPF's) are compressed once per
+    boot, at a high level: a daemon started again on the same state directory takes
+    the frame its predecessor kept there, and its files still resolve every symbol.
+    A kept frame that does not decompress to the text it claims is not taken."""
+    compressed = "The kernel's own symbols are compressed"
+    kept = "The kernel's own symbols are those kept for this boot"
+    first = Daemon().start()
+    try:
+        out = os.path.join(first.dir, "first.dat")
+        first.ctl("record", "-e", "sched:sched_switch", "--duration", "200ms", "-o", out)
+        assert first.log().count(compressed) == 1 and kept not in first.log()
+        first.stop()
+        head = os.path.join(first.state, "kallsyms-head")
+        assert os.path.getsize(head) > 100000, "the frame was not kept"
+
+        second = Daemon(state=first.state).start()
+        try:
+            out2 = os.path.join(first.dir, "second.dat")
+            second.ctl("record", "-e", "sched:sched_switch", "--duration", "200ms", "-o", out2)
+            assert kept in second.log() and compressed not in second.log(), second.log()
+            check_events(out2)
+            assert_real_kallsyms(out2)
+            dump = subprocess.run(["trace-cmd", "dump", "--kallsyms", out2], capture_output=True,
+                                  text=True, check=True).stdout
+            assert re.search(r" T schedule\n", dump), "the kernel's own symbols are missing"
+            second.stop()
+        finally:
+            second.cleanup()
+
+        # Damaged: the next daemon compresses them again (and keeps a good copy).
+        with open(head, "r+b") as f:
+            f.seek(os.path.getsize(head) // 2)
+            byte = f.read(1)
+            f.seek(os.path.getsize(head) // 2)
+            f.write(bytes([byte[0] ^ 0xff]))
+        third = Daemon(state=first.state).start()
+        try:
+            out3 = os.path.join(first.dir, "third.dat")
+            third.ctl("record", "-e", "sched:sched_switch", "--duration", "200ms", "-o", out3)
+            assert compressed in third.log() and kept not in third.log(), third.log()
+            check_events(out3)
+            third.stop()
+        finally:
+            third.cleanup()
+    finally:
+        first.cleanup()
+
+
 if __name__ == "__main__":
     sys.exit(run())
