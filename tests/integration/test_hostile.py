@@ -355,5 +355,55 @@ def test_fifo_reader_that_stalls():
         d.cleanup()
 
 
+def sealed_memfd(data, seals=None):
+    fd = os.memfd_create("list", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    os.write(fd, data)
+    if seals is None:
+        seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+    if seals:
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+    return fd
+
+
+def test_event_list_descriptor_checked():
+    """A long event list comes as a sealed memfd (ATTR_EVENT_LIST): no descriptor, a
+    pipe, a memfd its sender could still change, a range beyond it or anything but
+    events in it is refused, naming the list; the right one creates the session."""
+    event_list, mode = PROTO["ATTR_EVENT_LIST"], PROTO["ATTR_MODE"]
+    create = PROTO["MSG_CREATE"]
+    events = attr(ATTR_EVENT, "sched:sched_switch") + attr(ATTR_EVENT, "irq")
+
+    def message(offset, size):
+        return packet(create, attr(ATTR_SESSION, "listed") +
+                      attr(mode, struct.pack("<I", PROTO["MODE_CONTINUOUS"])) +
+                      attr(event_list, struct.pack("<QQ", offset, size)))
+
+    d = Daemon().start()
+    try:
+        baseline = fd_count(d)
+        expect_error(d, message(0, len(events)), 74, "malformed request: bad event list")
+        r, w = os.pipe()
+        unsealed = sealed_memfd(events, seals=0)
+        sealed = sealed_memfd(events)
+        other = sealed_memfd(attr(ATTR_SESSION, "x"))
+        try:
+            expect_error(d, message(0, len(events)), 74, "not a sealed memfd", fds=[r])
+            expect_error(d, message(0, len(events)), 74, "not a sealed memfd", fds=[unsealed])
+            expect_error(d, message(1, len(events)), 74, "bad event list", fds=[sealed])
+            expect_error(d, message(0, 9), 74, "malformed request", fds=[other])
+            kind, err, text = request(d, message(0, len(events)), fds=[sealed])
+            assert kind == MSG_OK, (kind, err, text)
+        finally:
+            for fd in (r, w, unsealed, sealed, other):
+                os.close(fd)
+        st = d.ctl_json("status", "listed")
+        assert st["events"] == ["sched:sched_switch", "irq"], st
+        d.ctl("destroy", "listed")
+        wait_fd_count(d, baseline)
+        d.stop()
+    finally:
+        d.cleanup()
+
+
 if __name__ == "__main__":
     sys.exit(run())
