@@ -777,6 +777,31 @@ static int layout_emit(const struct layout *l, const struct v7_file *f, int fd,
 }
 
 /**
+ * v7_size() - the size v7_write() would give the file, nothing written.
+ * @f: what would go in it
+ * @ret_size: receives the size in bytes
+ *
+ * Lays the file out as v7_write() does (zstd sections are compressed), so
+ * the size is exact: how a budget learns what a file's metadata costs.
+ *
+ * Return: 0, or -EINVAL for an inconsistent @f, -ENOMEM.
+ */
+int v7_size(const struct v7_file *f, uint64_t *ret_size)
+{
+	struct layout l = {};
+	int r;
+
+	r = validate(f);
+	if (r >= 0)
+		r = layout_build(&l, f);
+	if (r >= 0)
+		*ret_size = l.opt2_off + 2 * V7_SECTION_HDR_SIZE + section_size(&l.opt2) +
+			    section_size(&l.strs);
+	layout_done(&l);
+	return r;
+}
+
+/**
  * v7_write() - write a complete trace-cmd v7 file.
  * @fd: output, written sequentially from its current position
  * @f: what goes in it

@@ -93,6 +93,7 @@ struct v7_file {
 #define V7_IN_PLACE_DATA_MIN 128u
 
 int v7_write(int fd, const struct v7_file *f, uint64_t *ret_size);
+int v7_size(const struct v7_file *f, uint64_t *ret_size);
 /* v7_seal_kallsyms()'s unchanging first part of the text, in a frame of its own. */
 struct v7_seal_head {
 	size_t n_text;           /* its bytes (of those kept) */

@@ -506,6 +506,48 @@ static int finish_mirror(struct segment *s, struct v7_file *f, struct v7_cpu_dat
 	return v7_write(s->out_fd, f, &s->file_bytes);
 }
 
+/**
+ * segment_overhead() - what a file of this session costs besides its events.
+ * @env: the session's segment environment (its instance configured)
+ * @cpustat: one CPU's statistics text, as the files' CPUSTAT options carry it
+ * @ret_size: receives the bytes
+ *
+ * The metadata is read and laid out as for a real file (formats, symbols,
+ * comms; zstd sections compressed), its size taken without writing it; each
+ * CPU adds its CPUSTAT texts, its count and up to a sub-buffer of alignment.
+ * Symbols make most of it: megabytes uncompressed. Main thread; it reads
+ * tracefs and /proc/kallsyms, so only when a session is created.
+ *
+ * Return: 0 or -errno.
+ */
+int segment_overhead(const struct segment_env *env, const char *cpustat, uint64_t *ret_size)
+{
+	struct global_meta gm = {};
+	struct v7_file f = {};
+	uint64_t size = 0, text = 0;
+	char head[32];
+	int r;
+
+	r = global_meta_read(&gm, env->events, env->kallsyms, env->zstd, /* no_events= */ true);
+	if (r >= 0) {
+		metadata_to_v7(env->imeta, &gm, &f);
+		f.compression = env->zstd ? V7_COMPRESSION_ZSTD : V7_COMPRESSION_NONE;
+		f.level = env->level;
+		f.version = "ftraced " FTRACED_VERSION;
+		f.n_cpus = env->n_cpus;
+		f.date = env->date && env->date[0] ? env->date : NULL;
+		r = v7_size(&f, &size);
+	}
+	global_meta_done(&gm);
+	if (r < 0)
+		return r;
+	/* Three CPUSTAT options a CPU (end, start, flight): option header, "CPU: N\n", text, NUL. */
+	snprintf(head, sizeof(head), "CPU: %u\n", env->n_cpus);
+	text = 3 * (6 + strlen(head) + strlen(cpustat ?: "") + 1);
+	*ret_size = size + env->n_cpus * (text + 4 + (uint64_t)env->imeta->subbuf_size);
+	return 0;
+}
+
 /* What the segment holds, all CPUs together: 0 when no event was captured. */
 static uint64_t segment_bytes(const struct segment *s)
 {

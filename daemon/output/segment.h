@@ -29,6 +29,7 @@ struct segment_env {
 	bool in_place; /* spool in place, so the spool becomes the file (see spool.c); zstd only */
 };
 
+int segment_overhead(const struct segment_env *env, const char *cpustat, uint64_t *ret_size);
 int segment_new(const struct segment_env *env, uint32_t seq, const char *target, const char *gap,
 		struct segment **ret);
 /* What part of the history a snapshot keeps. */

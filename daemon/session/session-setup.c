@@ -462,6 +462,41 @@ static int session_check_disk_room(struct session *s, char *error, size_t n_erro
 }
 
 /*
+ * --max-total against what one closed segment really takes: its events up
+ * to the segment size (cut up to a notification step later), and the
+ * metadata of this kernel, mostly symbols, megabytes without compression.
+ * A smaller budget deletes each segment as it closes and keeps nothing.
+ * max-files needs no such check: at least one file is always kept.
+ */
+static int session_check_budget(struct session *s, char *error, size_t n_error)
+{
+	uint64_t segment = s->config.segment_size ?: SEGMENT_SIZE_MIN, overhead, min;
+	_cleanup_free_ char *cpustat = NULL;
+	struct cpu_counters c;
+	int r;
+
+	if (!s->config.retention.max_total)
+		return 0;
+	(void)instance_read_cpu_stats(s->instance, 0, &c, &cpustat); /* none: no CPUSTAT text */
+	r = segment_overhead(&s->segment_env, cpustat, &overhead);
+	if (r < 0) {
+		snprintf(error, n_error, "cannot read the metadata a segment carries: %s",
+			 strerror(-r));
+		return r;
+	}
+	min = segment + segment / SEGMENT_SIZE_CHECKS + overhead;
+	if (s->config.retention.max_total >= min)
+		return 0;
+	snprintf(error, n_error, "--max-total %" PRIu64 " KiB cannot hold one segment: with "
+		 "compression %s a segment of %" PRIu64 " KiB carries %" PRIu64 " KiB of metadata "
+		 "(symbols, formats) on this kernel, so every segment would be deleted as it "
+		 "closes; --max-total must be at least %" PRIu64 " KiB",
+		 s->config.retention.max_total / 1024, s->config.zstd ? "zstd" : "none",
+		 segment / 1024, overhead / 1024, (min + 1023) / 1024);
+	return -EINVAL;
+}
+
+/*
  * -r PRIO: the workers switch to SCHED_FIFO themselves. What they may take
  * was settled at start (priv_realtime_allowed()): refused here, with the
  * remedy, rather than by a worker that could only log it.
@@ -583,6 +618,9 @@ int session_setup_files(struct session *s, char *error, size_t n_error)
 	if (s->config.mode == FTRACED_MODE_CONTINUOUS) {
 		s->segment_env.in_place = session_spools_in_place(s);
 		r = session_check_disk_room(s, error, n_error);
+		if (r < 0)
+			return r;
+		r = session_check_budget(s, error, n_error);
 		if (r < 0)
 			return r;
 	}

@@ -325,6 +325,29 @@ static void in_memory_done(struct in_memory *m)
 	}
 }
 
+/*
+ * v7_size() says what v7_write() writes, to the byte: for @f, and for @f
+ * without its data (what a budget counts as the metadata's cost).
+ */
+static void check_sized(const struct v7_file *f, uint64_t written)
+{
+	struct v7_cpu_data empty[N_CPUS];
+	struct v7_file bare = *f;
+	uint64_t size = 0, bare_size = 0, bare_written = 0;
+	int fd = memfd_create("sized", MFD_CLOEXEC);
+
+	assert(v7_size(f, &size) == 0);
+	assert(size == written);
+	assert(f->n_data <= N_CPUS);
+	for (size_t i = 0; i < f->n_data; i++)
+		empty[i] = (struct v7_cpu_data){ .cpu = f->data[i].cpu, .fd = -EBADF };
+	bare.data = empty;
+	assert(fd >= 0 && v7_size(&bare, &bare_size) == 0);
+	assert(v7_write(fd, &bare, &bare_written) == 0);
+	assert(bare_size == bare_written && bare_size < written);
+	close(fd);
+}
+
 /* The bytes v7_write() makes of @f (data in spools: buffered), in a new buffer. */
 static uint8_t *written_from_spools(const struct v7_file *f, uint64_t *ret_size)
 {
@@ -367,6 +390,7 @@ static void check_direct(struct fixture *fx, const uint8_t *want, uint64_t n)
 	f.kallsyms = (struct v7_blob){ text, n_text };
 	f.kallsyms_sealed = (struct v7_region){};
 	big = written_from_spools(&f, &n_big);
+	check_sized(&f, n_big);
 	m.file.kallsyms = f.kallsyms;
 	m.file.kallsyms_sealed = f.kallsyms_sealed;
 	check_written_as(&m.file, 0, big, n_big, /* direct= */ true);
@@ -418,6 +442,7 @@ static void run_case(uint32_t page_size, bool zstd, unsigned pages_per_chunk)
 	assert(fd >= 0);
 	assert(v7_write(fd, &f, &size) == 0);
 	assert((uint64_t)lseek(fd, 0, SEEK_END) == size);
+	check_sized(&f, size);
 	check_readback(path, cpus);
 	check_own_reader(fd, cpus, page_size, zstd);
 

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Disk budgets of continuous sessions through the real daemon on the real
+kernel: a --max-total that cannot hold one segment with this kernel's
+metadata is refused with the minimum named; a retention that cannot count
+its files says so in status and in the metrics; files retention deleted
+show in status beside the kernel's loss."""
+
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (Daemon, daemon, check_events, event_lines, our_instances, report, run,  # noqa: E402
+                     wait_until)
+
+
+def segments(d, name):
+    directory = os.path.join(d.state, "sessions", name)
+    return [os.path.join(directory, f) for f in sorted(os.listdir(directory))
+            if f.endswith(".dat") and not f.startswith(".")]
+
+
+def refused_minimum(d, *args):
+    """create with @args is refused for its --max-total: the minimum it names, in KiB."""
+    before = our_instances()
+    r = d.ctl("create", "tight", "-e", "sched:sched_switch", *args, check=False)
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    m = re.search(r"--max-total must be at least (\d+) KiB", r.stderr)
+    assert m and "cannot hold one segment" in r.stderr, r.stderr
+    assert d.ctl_json("list") == [], "a refused session was created"
+    # The session's instance, made before the budget could be weighed, went with it; what may
+    # stay is the daemon's clock anchor (id 0), made once for every session.
+    left = [n for n in set(our_instances()) - set(before) if not n.endswith("-0")]
+    assert not left, "a refused session left its instance: %s" % left
+    return int(m.group(1))
+
+
+def test_max_total_holds_one_segment_with_its_metadata():
+    """--compression none, 1M segments and --max-total 3M: every file would be deleted as it
+    closed (the symbols alone take megabytes). Refused, naming the minimum; that minimum,
+    computed from this kernel's metadata, keeps the files it lets through."""
+    with daemon() as d:
+        plain = refused_minimum(d, "--compression", "none", "--segment-size", "1M",
+                                "--max-total", "3M")
+        assert plain > 3 * 1024, plain
+        packed = refused_minimum(d, "--segment-size", "1M", "--max-total", "1M")
+        assert 1024 < packed < plain, (packed, plain)
+
+        d.ctl("create", "fits", "-e", "sched:sched_switch", "--compression", "none",
+              "--segment-time", "200ms", "--max-total", "%dK" % refused_minimum(
+                  d, "--compression", "none", "--segment-time", "200ms", "--max-total", "1M"))
+        d.ctl("start", "fits")
+        wait_until("three segments closed",
+                   lambda: d.ctl_json("status", "fits")["files_written"] >= 3)
+        d.ctl("stop", "fits")
+        st = d.ctl_json("status", "fits")
+        files = segments(d, "fits")
+        assert st["segments_kept"] >= 1 and len(files) == st["segments_kept"], (st, files)
+        assert sum(os.stat(f).st_blocks * 512 for f in files) <= st["max_total"]
+        for f in files:
+            check_events(f)
+        assert sum(len(event_lines(report(f))) for f in files) > 0, files
+        d.ctl("destroy", "fits")
+
+
+def test_session_file_budget_refused():
+    """A sessions.d file whose max-total cannot hold one uncompressed segment is skipped,
+    and the log says why and names the minimum; its neighbour with room starts."""
+    d = Daemon().with_session_files({
+        "tight.conf": "events = sched:sched_switch\ncompression = none\n"
+                      "segment-size = 1M\nmax-total = 3M\n",
+        "roomy.conf": "events = sched:sched_switch\ncompression = none\n"
+                      "segment-size = 1M\nmax-total = 64M\n"})
+    try:
+        d.start()
+        wait_until("roomy running", lambda: [s["state"] for s in d.ctl_json("list")
+                                             if s["name"] == "roomy"] == ["running"])
+        assert [s["name"] for s in d.ctl_json("list")] == ["roomy"]
+        assert re.search(r"tight\.conf: --max-total 3072 KiB cannot hold one segment.*"
+                         r"must be at least \d+ KiB; skipping this session", d.log()), d.log()
+        d.ctl("destroy", "roomy")
+        d.stop()
+    finally:
+        d.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(run())
