@@ -593,7 +593,9 @@ json_t *session_json(const struct session_info *s)
 	if (s->mode != FTRACED_MODE_RECORD) {
 		json_put_u64(o, "files_written", s->counters.files_written);
 		json_put_u64(o, "files_deleted", s->counters.files_deleted);
+		json_put_u64(o, "bytes_deleted", s->counters.bytes_deleted);
 		json_put_u64(o, "files_failed", s->counters.files_failed);
+		json_put_u64(o, "retention_failures", s->counters.retention_failures);
 	}
 	if (s->warning[0])
 		json_put_text(o, "warning", s->warning);

@@ -179,7 +179,8 @@ void ctl_put_session_counters(struct ctl_builder *b, const struct ftraced_sessio
 {
 	const uint64_t v[8] = {
 		c->files_written, c->files_deleted, c->files_failed,
-		c->triggers_fired, c->triggers_suppressed,
+		c->triggers_fired, c->triggers_suppressed, c->bytes_deleted,
+		c->retention_failures,
 	};
 
 	put_u64s(b, FTRACED_ATTR_SESSION_COUNTERS, v, ELEMENTSOF(v));

@@ -153,6 +153,8 @@ int ctl_attr_session_counters(const struct ctl_attr *a, struct ftraced_session_c
 		.files_failed = v[2],
 		.triggers_fired = v[3],
 		.triggers_suppressed = v[4],
+		.bytes_deleted = v[5],
+		.retention_failures = v[6],
 	};
 	return 0;
 }

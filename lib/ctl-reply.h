@@ -65,7 +65,7 @@ struct session_info {
 	char note[FTRACED_MESSAGE_MAX + 1];
 	int error;
 	char message[FTRACED_MESSAGE_MAX + 1];
-	char warning[FTRACED_MESSAGE_MAX + 1]; /* what another process did to its instance */
+	char warning[FTRACED_MESSAGE_MAX + 1]; /* what another process did to its instance; retention */
 	char gap[FTRACED_MESSAGE_MAX + 1];     /* a time it did not capture: the daemon was away */
 	uint64_t discarded;              /* events the daemon could not store */
 	struct ftraced_session_counters counters;

@@ -61,7 +61,10 @@ enum session_metric {
 	S_BUFFER,
 	S_FILES_WRITTEN,
 	S_FILES_DELETED,
+	S_BYTES_DELETED,
 	S_FILES_FAILED,
+	S_RETENTION_FAILURES,
+	S_WARNING,
 	S_DISK_USED,
 	S_DISK_FILES,
 	S_DISK_LIMIT,
@@ -89,8 +92,16 @@ static const struct family session_families[_SESSION_METRIC_MAX] = {
 			      "Segments or snapshots put in the session's directory." },
 	[S_FILES_DELETED] = { "ftraced_files_deleted_total", "counter",
 			      "Segments or snapshots retention deleted to keep the disk budget." },
+	[S_BYTES_DELETED] = { "ftraced_deleted_bytes_total", "counter",
+			      "Bytes of the files retention deleted, with their events." },
 	[S_FILES_FAILED] = { "ftraced_files_failed_total", "counter",
 			     "Segments or snapshots that could not be written." },
+	[S_RETENTION_FAILURES] = { "ftraced_retention_failures_total", "counter",
+				   "Retention runs that could not count the session's files "
+				   "(nothing deleted: the budget did not hold)." },
+	[S_WARNING] = { "ftraced_session_warning", "gauge",
+			"1: status shows a warning for the session (retention cannot count its "
+			"files, or another process changed its instance)." },
 	[S_DISK_USED] = { "ftraced_disk_used_bytes", "gauge",
 			  "Bytes of closed files kept in the directory." },
 	[S_DISK_FILES] = { "ftraced_disk_files", "gauge", "Closed files kept in the directory." },
@@ -130,18 +141,22 @@ static void session_values(const struct session_info *s, bool has[_SESSION_METRI
 	v[S_ELAPSED] = (double)s->elapsed_ms / 1000;
 	v[S_DISCARDED] = (double)s->discarded;
 	v[S_BUFFER] = (double)s->buffer_kb * 1024;
-	has[S_ELAPSED] = has[S_DISCARDED] = has[S_BUFFER] = true;
+	v[S_WARNING] = s->warning[0] ? 1 : 0;
+	has[S_ELAPSED] = has[S_DISCARDED] = has[S_BUFFER] = has[S_WARNING] = true;
 	v[S_TOP_LEVEL] = 1;
 	has[S_TOP_LEVEL] = strcmp(s->instance, FTRACED_TOP_LEVEL_INSTANCE) == 0;
 
 	v[S_FILES_WRITTEN] = (double)s->counters.files_written;
 	v[S_FILES_DELETED] = (double)s->counters.files_deleted;
+	v[S_BYTES_DELETED] = (double)s->counters.bytes_deleted;
 	v[S_FILES_FAILED] = (double)s->counters.files_failed;
+	v[S_RETENTION_FAILURES] = (double)s->counters.retention_failures;
 	v[S_DISK_USED] = (double)s->disk_bytes;
 	v[S_DISK_FILES] = s->segments_kept;
 	v[S_DISK_LIMIT] = (double)s->max_total;
 	v[S_DISK_FILES_LIMIT] = s->max_files;
 	has[S_FILES_WRITTEN] = has[S_FILES_DELETED] = has[S_FILES_FAILED] = files;
+	has[S_BYTES_DELETED] = has[S_RETENTION_FAILURES] = files;
 	has[S_DISK_USED] = has[S_DISK_FILES] = files;
 	has[S_DISK_LIMIT] = files && s->max_total > 0;
 	has[S_DISK_FILES_LIMIT] = files && s->max_files > 0;

@@ -238,6 +238,12 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 			printf(", %llu in the open segment",
 			       (unsigned long long)session_lost_segment(s));
 		printf("\n");
+		/* The kernel's loss says nothing of what retention took off the disk since. */
+		if (s->counters.files_deleted > 0) {
+			print_size(a, sizeof(a), s->counters.bytes_deleted);
+			printf("  deleted:      %llu files (%s) by retention, with their events\n",
+			       (unsigned long long)s->counters.files_deleted, a);
+		}
 		if (s->mode == FTRACED_MODE_CONTINUOUS)
 			print_continuous(s);
 		if (s->mode == FTRACED_MODE_FLIGHT)

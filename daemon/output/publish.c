@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,10 +206,43 @@ void publisher_retention(struct publisher *p)
 		return;
 	snprintf(prefix, sizeof(prefix), "%s-", p->session);
 	r = retention_apply(p->dir_fd, prefix, p->retention, &p->usage);
-	if (r >= 0)
+	p->retention_error = MIN(r, 0);
+	if (r >= 0) {
 		p->files_deleted += p->usage.n_deleted;
-	if (r < 0)
-		log_warning_errno(r, "Session '%s': retention failed, ignoring: %m", p->session);
+		p->bytes_deleted += p->usage.bytes_deleted;
+		return;
+	}
+	/* Counted for status and the metrics (publisher_warning()), not only logged. */
+	p->retention_failures++;
+	log_warning_errno(r, "Session '%s': retention cannot count the session's files, nothing "
+			  "is deleted: %m", p->session);
+}
+
+/**
+ * publisher_warning() - what the user must know about retention, for status.
+ * @p: publisher
+ * @buf: receives the text ("" when retention counts every file)
+ * @n: its size
+ *
+ * Return: the length of the text.
+ */
+int publisher_warning(const struct publisher *p, char *buf, size_t n)
+{
+	const char *why = p->retention_error == -EMLINK ?
+		RETENTION_MANIFEST " is not the daemon's own file (another name is linked to "
+		"it, or another user owns it)" : strerror(-p->retention_error);
+	int k = 0;
+
+	if (n > 0)
+		buf[0] = '\0';
+	if (p->retention_error < 0)
+		k = snprintf(buf, n, "retention cannot count its files (%s): nothing is deleted "
+			     "and the budget does not hold", why);
+	if (p->files_uncounted > 0 && (size_t)k < n)
+		k += snprintf(buf + k, n - k, "%s%" PRIu64 " files written are not in "
+			      RETENTION_MANIFEST ": retention never counts or deletes them",
+			      k ? "; " : "", p->files_uncounted);
+	return k;
 }
 
 /* An assembly is done: put the file in place (or clean up), then tell the owner. */
@@ -249,6 +283,8 @@ static void finish(struct publisher *p, struct publish_item *it, int result, uin
 	if (result >= 0 && it->in_dir) {
 		int r = retention_record(p->dir_fd, it->final_name);
 
+		if (r < 0)
+			p->files_uncounted++;
 		if (r < 0)
 			log_warning_errno(r, "Session '%s': cannot add '%s' to the directory's "
 					  "manifest; retention will leave it alone: %m", p->session,

@@ -57,7 +57,12 @@ struct publisher {
 	struct retention_usage usage;
 	uint64_t files_written;                    /* put in the directory */
 	uint64_t files_deleted;                    /* by retention */
+	uint64_t bytes_deleted;                    /* their allocated bytes */
 	uint64_t files_failed;                     /* could not be written, here or to a client */
+	/* Retention that could not count the files (a linked or unreadable manifest). */
+	uint64_t retention_failures;               /* runs that gave up */
+	uint64_t files_uncounted;                  /* put in place but not in the manifest */
+	int retention_error;                       /* the last run's -errno; 0: it counted */
 };
 
 void publisher_done(struct publisher *p);
@@ -66,6 +71,7 @@ int publisher_add(struct publisher *p, struct segment *seg, int out_fd,
 		  const struct publish_ticket *ticket);
 void publisher_poll(struct publisher *p);
 void publisher_retention(struct publisher *p);
+int publisher_warning(const struct publisher *p, char *buf, size_t n);
 void publisher_forget_waiter(struct publisher *p, const void *waiter);
 bool publisher_has_waiter(const struct publisher *p, const void *waiter);
 int publish_path(int dir_fd, const char *name, char *buf, size_t n);

@@ -98,7 +98,9 @@ static void describe_counters(const struct session *s, struct ctl_builder *b)
 	struct ftraced_session_counters c = {
 		.files_written = s->publisher.files_written,
 		.files_deleted = s->publisher.files_deleted,
+		.bytes_deleted = s->publisher.bytes_deleted,
 		.files_failed = s->publisher.files_failed,
+		.retention_failures = s->publisher.retention_failures,
 	};
 
 	if (s->flight)
@@ -163,8 +165,15 @@ void session_describe(struct session *s, struct ctl_builder *b)
 	}
 	if (discarded > 0)
 		ctl_put_u64(b, FTRACED_ATTR_EVENTS_DISCARDED, discarded);
-	if (s->warning[0])
-		ctl_put_string(b, FTRACED_ATTR_WARNING, s->warning);
+	{
+		char retention[512], warning[sizeof(s->warning) + sizeof(retention) + 2];
+
+		publisher_warning(&s->publisher, retention, sizeof(retention));
+		snprintf(warning, sizeof(warning), "%s%s%s", s->warning,
+			 s->warning[0] && retention[0] ? "; " : "", retention);
+		if (warning[0])
+			ctl_put_string(b, FTRACED_ATTR_WARNING, warning);
+	}
 	{
 		const char *f = s->flight ? flight_note(s->flight) : "";
 		char note[sizeof(s->note) + 512];

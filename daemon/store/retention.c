@@ -263,6 +263,7 @@ int retention_apply(int dir_fd, const char *prefix, const struct retention_limit
 			if (unlinkat(dir_fd, files[i].name, 0) == 0) {
 				log_info("Retention: deleted '%s'", files[i].name);
 				ret->n_deleted++;
+				ret->bytes_deleted += files[i].size;
 				continue;
 			}
 			log_warning_errno(negative_errno(), "Retention: cannot delete '%s': %m",

@@ -24,6 +24,7 @@ struct retention_usage {
 	unsigned n_files;
 	uint64_t bytes;
 	unsigned n_deleted;
+	uint64_t bytes_deleted;
 };
 
 size_t retention_plan(const struct retention_limits *l, const struct retention_file *files,

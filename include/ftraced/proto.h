@@ -157,7 +157,8 @@ enum ftraced_attr {
 	/* LIST and STATUS replies, before the session records */
 	FTRACED_ATTR_PENDING_INSTANCE,  /* string, repeated: an instance waiting to be removed */
 	/* a session's STATUS record, added after the attributes above */
-	FTRACED_ATTR_WARNING,           /* string: what another process did to the session's instance */
+	FTRACED_ATTR_WARNING,           /* string: what another process did to the session's instance;
+					   retention that cannot count the session's files */
 	FTRACED_ATTR_EVENTS_DISCARDED,  /* u64: events ftraced read or left unread and could not store */
 	/* capture options of RECORD and CREATE (trace-cmd record's -T and -i) */
 	FTRACED_ATTR_STACKTRACE,        /* u32, 0 or 1: a kernel stack with each event */
@@ -283,7 +284,9 @@ struct ftraced_session_counters {
 	uint64_t files_failed;        /* segments or snapshots that could not be written */
 	uint64_t triggers_fired;
 	uint64_t triggers_suppressed; /* by a trigger's min-interval or max */
-	uint64_t reserved[3];         /* 0 */
+	uint64_t bytes_deleted;       /* by retention: the files' allocated bytes */
+	uint64_t retention_failures;  /* retention runs that could not count the files */
+	uint64_t reserved;            /* 0 */
 };
 static_assert(sizeof(struct ftraced_session_counters) == 64, "session counters are 64 bytes");
 

@@ -85,5 +85,94 @@ def test_session_file_budget_refused():
         d.cleanup()
 
 
+def metrics_daemon():
+    """A daemon writing its metrics file into d.textfile every second while a session runs."""
+    d = Daemon()
+    d.textfile = os.path.join(d.dir, "textfile")
+    os.mkdir(d.textfile)
+    conf = os.path.join(d.dir, "ftraced.conf")
+    with open(conf, "w") as f:
+        f.write("saved-cmdlines = 0\nmetrics-directory = %s\nmetrics-interval = 1s\n"
+                % d.textfile)
+    d.extra_args = ["--group", "", "--config", conf]
+    return d
+
+
+def metric(d, name, session):
+    """A session's sample in the metrics file the daemon wrote, or None."""
+    try:
+        with open(os.path.join(d.textfile, "ftraced.prom")) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return None
+    m = re.search(r'^%s\{session="%s"\} (\S+)$' % (name, session), text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def test_linked_manifest_is_a_warning():
+    """Another name hard-linked to the session's .ftraced-files turns retention off (it must
+    not delete what another file lists): status says so, human and --json, and so do the
+    metrics the daemon writes; the files stay, every one of them readable."""
+    d = metrics_daemon()
+    try:
+        d.start()
+        d.ctl("create", "linked", "-e", "sched:sched_switch", "--segment-time", "150ms",
+              "--max-files", "2")
+        directory = os.path.join(d.state, "sessions", "linked")
+        manifest = os.path.join(directory, ".ftraced-files")
+        open(manifest, "w").close()
+        os.link(manifest, os.path.join(d.dir, "elsewhere"))
+        d.ctl("start", "linked")
+        wait_until("four segments closed",
+                   lambda: d.ctl_json("status", "linked")["files_written"] >= 4)
+        st = d.ctl_json("status", "linked")
+        assert "retention cannot count its files" in st.get("warning", ""), st
+        assert ".ftraced-files is not the daemon's own file" in st["warning"], st
+        assert st["retention_failures"] >= 1 and st["files_deleted"] == 0, st
+        text = d.ctl("status", "linked").stdout
+        assert re.search(r"^  warning: .*retention cannot count its files", text, re.M), text
+        wait_until("the metrics file says so",
+                   lambda: metric(d, "ftraced_session_warning", "linked") == 1 and
+                   (metric(d, "ftraced_retention_failures_total", "linked") or 0) >= 1)
+        d.ctl("stop", "linked")
+        files = segments(d, "linked")
+        assert len(files) >= 4, "retention deleted files with a linked manifest: %s" % files
+        for f in files:
+            check_events(f)
+        d.ctl("destroy", "linked")
+        d.stop()
+    finally:
+        d.cleanup()
+
+
+def test_status_says_what_retention_deleted():
+    """The kernel lost nothing, but retention deleted files and their events: status says
+    how many files and bytes, human and --json, and the metrics count the bytes."""
+    d = metrics_daemon()
+    try:
+        d.start()
+        d.ctl("create", "few", "-e", "sched:sched_switch", "--segment-time", "150ms",
+              "--max-files", "2")
+        d.ctl("start", "few")
+        wait_until("two segments deleted",
+                   lambda: d.ctl_json("status", "few")["files_deleted"] >= 2)
+        d.ctl("stop", "few")
+        st = d.ctl_json("status", "few")
+        assert st["bytes_deleted"] > 0 and st["retention_failures"] == 0, st
+        assert "warning" not in st, st
+        text = d.ctl("status", "few").stdout
+        m = re.search(r"^  deleted: +(\d+) files \((.+)\) by retention, with their events$",
+                      text, re.M)
+        assert m and int(m.group(1)) == st["files_deleted"], text
+        wait_until("the metrics file counts the bytes",
+                   lambda: metric(d, "ftraced_deleted_bytes_total", "few") ==
+                   st["bytes_deleted"])
+        assert metric(d, "ftraced_session_warning", "few") == 0
+        d.ctl("destroy", "few")
+        d.stop()
+    finally:
+        d.cleanup()
+
+
 if __name__ == "__main__":
     sys.exit(run())

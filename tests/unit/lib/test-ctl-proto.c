@@ -476,7 +476,8 @@ static void test_counters_decode(void)
 {
 	struct ftraced_session_counters sc = { .files_written = 5, .files_deleted = 2,
 					       .files_failed = 1, .triggers_fired = 3,
-					       .triggers_suppressed = 1ull << 40 };
+					       .triggers_suppressed = 1ull << 40,
+					       .bytes_deleted = 6ull << 30, .retention_failures = 4 };
 	struct ftraced_daemon_counters dc = { .uptime_ms = 1234, .connections = 7,
 					      .connections_refused = 1, .requests = 9,
 					      .request_errors = 2, .hooks_run = 4, .hooks_failed = 1,

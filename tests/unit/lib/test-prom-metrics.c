@@ -42,7 +42,9 @@ int main(void)
 		{ .name = "cont", .state = "running", .mode = FTRACED_MODE_CONTINUOUS,
 		  .n_cpus = 2, .cpus = cpus, .max_total = 1 << 20, .disk_bytes = 4096,
 		  .segments_kept = 1, .elapsed_ms = 1500,
-		  .counters = { .files_written = 3, .files_deleted = 2 } },
+		  .warning = "retention cannot count its files",
+		  .counters = { .files_written = 3, .files_deleted = 2, .bytes_deleted = 8192,
+				.retention_failures = 5 } },
 		{ .name = "fl", .state = "a\"b\\c\nd", .mode = FTRACED_MODE_FLIGHT,
 		  .instance = FTRACED_TOP_LEVEL_INSTANCE,
 		  .flight_backend = FTRACED_FLIGHT_MEMORY, .flight_size = 1 << 24,
@@ -71,6 +73,12 @@ int main(void)
 	assert(strstr(text, "ftraced_files_written_total{session=\"cont\"} 3\n"));
 	assert(strstr(text, "ftraced_files_deleted_total{session=\"cont\"} 2\n"));
 	assert(strstr(text, "ftraced_disk_limit_bytes{session=\"cont\"} 1048576\n"));
+	/* what retention deleted, and that it could not count: a warning, for alerts */
+	assert(strstr(text, "ftraced_deleted_bytes_total{session=\"cont\"} 8192\n"));
+	assert(strstr(text, "ftraced_retention_failures_total{session=\"cont\"} 5\n"));
+	assert(strstr(text, "ftraced_session_warning{session=\"cont\"} 1\n"));
+	assert(strstr(text, "ftraced_session_warning{session=\"fl\"} 0\n"));
+	assert(strstr(text, "ftraced_retention_failures_total{session=\"fl\"} 0\n"));
 	assert(strstr(text, "ftraced_trigger_firings_total{session=\"fl\"} 5\n"));
 	assert(strstr(text, "ftraced_trigger_suppressions_total{session=\"fl\"} 6\n"));
 	assert(strstr(text, "ftraced_flight_memory_limit_bytes{session=\"fl\"} 16777216\n"));
