@@ -463,14 +463,18 @@ static int session_check_disk_room(struct session *s, char *error, size_t n_erro
 
 /*
  * --max-total against what one closed segment really takes: its events up
- * to the segment size (cut up to a notification step later), and the
- * metadata of this kernel, mostly symbols, megabytes without compression.
- * A smaller budget deletes each segment as it closes and keeps nothing.
- * max-files needs no such check: at least one file is always kept.
+ * to the segment size, noticed up to a notification step later (an
+ * eighth), then each CPU's chunk under way when the cut comes (up to
+ * CHUNK_TARGET_BYTES, whole sub-buffers, stored no larger than raw), and
+ * the metadata of this kernel, mostly symbols, megabytes without
+ * compression. A smaller budget deletes each segment as it closes and
+ * keeps nothing. A segment cut by time alone has no size bound: the
+ * smallest segment counts, and the events decide the rest. max-files
+ * needs no such check: at least one file is always kept.
  */
 static int session_check_budget(struct session *s, char *error, size_t n_error)
 {
-	uint64_t segment = s->config.segment_size ?: SEGMENT_SIZE_MIN, overhead, min;
+	uint64_t segment = s->config.segment_size ?: SEGMENT_SIZE_MIN, overhead, min, chunk;
 	_cleanup_free_ char *cpustat = NULL;
 	struct cpu_counters c;
 	int r;
@@ -484,15 +488,17 @@ static int session_check_budget(struct session *s, char *error, size_t n_error)
 			 strerror(-r));
 		return r;
 	}
-	min = segment + segment / SEGMENT_SIZE_CHECKS + overhead;
+	chunk = MAX(1u, CHUNK_TARGET_BYTES / s->imeta.subbuf_size) * (uint64_t)s->imeta.subbuf_size;
+	min = segment + segment / SEGMENT_SIZE_CHECKS + s->cpus.n_cpus * chunk + overhead;
 	if (s->config.retention.max_total >= min)
 		return 0;
 	snprintf(error, n_error, "--max-total %" PRIu64 " KiB cannot hold one segment: with "
-		 "compression %s a segment of %" PRIu64 " KiB carries %" PRIu64 " KiB of metadata "
-		 "(symbols, formats) on this kernel, so every segment would be deleted as it "
-		 "closes; --max-total must be at least %" PRIu64 " KiB",
-		 s->config.retention.max_total / 1024, s->config.zstd ? "zstd" : "none",
-		 segment / 1024, overhead / 1024, (min + 1023) / 1024);
+		 "compression %s a segment of %" PRIu64 " KiB%s, up to a chunk more per CPU, "
+		 "carries %" PRIu64 " KiB of metadata (symbols, formats) on this kernel, so every "
+		 "segment would be deleted as it closes; --max-total must be at least %" PRIu64
+		 " KiB", s->config.retention.max_total / 1024, s->config.zstd ? "zstd" : "none",
+		 segment / 1024, s->config.segment_size ? "" : " (or more: it is cut by time)",
+		 overhead / 1024, (min + 1023) / 1024);
 	return -EINVAL;
 }
 

@@ -47,9 +47,9 @@ def test_max_total_holds_one_segment_with_its_metadata():
         packed = refused_minimum(d, "--segment-size", "1M", "--max-total", "1M")
         assert 1024 < packed < plain, (packed, plain)
 
-        d.ctl("create", "fits", "-e", "sched:sched_switch", "--compression", "none",
-              "--segment-time", "200ms", "--max-total", "%dK" % refused_minimum(
-                  d, "--compression", "none", "--segment-time", "200ms", "--max-total", "1M"))
+        limits = ["--compression", "none", "--segment-size", "64K"]
+        d.ctl("create", "fits", "-e", "sched:sched_switch", *limits, "--max-total",
+              "%dK" % refused_minimum(d, *limits, "--max-total", "1M"))
         d.ctl("start", "fits")
         wait_until("three segments closed",
                    lambda: d.ctl_json("status", "fits")["files_written"] >= 3)
