@@ -5,7 +5,9 @@
 # under a real systemd in a booted container, the daemon on Debian 12's own
 # 6.1 kernel and Debian 13's 6.12 under qemu, the same suites under
 # ASan+UBSan, the unit suite under valgrind, and each libFuzzer target
-# for a short while (clang).
+# for a short while (clang). All of it beside two neighbours that share
+# tracefs and must come through untouched (tests/neighbours.py): a foreign
+# ftraced with a continuous session, and trace-cmd record -B.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
@@ -45,6 +47,15 @@ run_suite() {
 }
 
 build build-test --buildtype=debugoptimized -Dwerror=true
+
+# The neighbours start once the first build is there and run until the last suite is done;
+# the check of them counts as one test. An interrupted run stops them too.
+neighbours=$(mktemp -d /tmp/ftraced-neighbours.XXXXXX)
+trap 'python3 tests/neighbours.py stop "$neighbours"' EXIT
+echo "== neighbours"
+python3 tests/neighbours.py start "$neighbours" build-test/daemon/ftraced \
+    build-test/client/ftracectl || echo "neighbours: not running; their check will fail"
+
 run_suite "unit (gcc, -Werror)" -C build-test
 run_suite "integration (gcc)" -C build-test --suite integration
 run_suite "systemd in a booted container (gcc)" -C build-test --suite nspawn
@@ -79,6 +90,14 @@ for corpus in tests/fuzz/corpus/*/; do
     fi
     rm -rf "$work"
 done
+
+echo "== neighbours, after every suite"
+if python3 tests/neighbours.py check "$neighbours"; then
+    passed=$((passed + 1))
+else
+    failed=$((failed + 1))
+fi
+rm -rf "$neighbours"
 
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
