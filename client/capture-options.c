@@ -10,6 +10,7 @@
 
 #include "client/capture-options.h"
 #include "client/ctl.h"
+#include "ftraced/macro.h"
 
 static int parse_long(const char *command, const char *what, const char *arg, long min,
 		      long max, long *ret)
@@ -24,6 +25,95 @@ static int parse_long(const char *command, const char *what, const char *arg, lo
 		return -EINVAL;
 	}
 	*ret = v;
+	return 0;
+}
+
+/* A trace-cmd record option ftraced does not have: what it is there, and what to use here. */
+struct foreign_option {
+	int c;
+	const char *name;    /* as typed */
+	const char *meaning; /* trace-cmd's */
+	const char *instead;
+};
+
+#define NO_PROFILE "ftracectl has no profile: record the events wanted with -e and read " \
+	"the file with trace-cmd report"
+#define NO_NETWORK "ftracectl writes a file, a FIFO or standard output (-o -): e.g. " \
+	"'-o - | ssh HOST \"cat > trace.dat\"', or run ftraced on that host"
+#define NO_GUEST "ftracectl traces the kernel it runs on: run ftraced in the guest"
+
+static const struct foreign_option foreign_options[] = {
+	{ 'd', "-d", "disable the function tracer while recording",
+	  "to stop after a time, use --duration TIME" },
+	{ 'D', "-D", "fully disable function tracing, for every user",
+	  "ftraced never changes the system's function tracing" },
+	{ 'S', "-S", "enable only the command line's events with --profile", NO_PROFILE },
+	{ 'G', "-G", "set soft and hard irqs as global with --profile", NO_PROFILE },
+	{ 'H', "-H", "event hooks for --profile", NO_PROFILE },
+	{ OPT_FOREIGN_PROFILE, "--profile", "record what trace-cmd report --profile reads",
+	  NO_PROFILE },
+	{ OPT_FOREIGN_BY_COMM, "--by-comm", "merge related tasks' events with --profile",
+	  NO_PROFILE },
+	{ 'N', "-N", "send the trace to a trace-cmd listen server", NO_NETWORK },
+	{ 't', "-t", "use TCP for -N's live trace", NO_NETWORK },
+	{ 'V', "-V", "send the trace over vsock to a listener", NO_GUEST },
+	{ 'A', "-A", "record on a guest's agent", NO_GUEST },
+	{ OPT_FOREIGN_PROXY, "--proxy", "reach a guest's agent through a proxy", NO_GUEST },
+	{ OPT_FOREIGN_NAME, "--name", "name an agent (with -A)", NO_GUEST },
+	{ OPT_FOREIGN_TSYNC_INTERVAL, "--tsync-interval",
+	  "synchronise timestamps with guests", NO_GUEST },
+	{ OPT_FOREIGN_TS_OFFSET, "--ts-offset", "add an offset to the timestamps",
+	  "trace-cmd report --ts-offset applies one when reading" },
+	{ OPT_FOREIGN_TSC2NSEC, "--tsc2nsec", "convert the x86-tsc clock to nanoseconds",
+	  "record with a nanosecond clock: the default (local), or -C mono" },
+	{ 'B', "-B", "create a named buffer for the events that follow",
+	  "every session has an instance of its own: for another, start another session "
+	  "('ftracectl create NAME')" },
+	{ 'k', "-k", "do not reset the buffers after recording",
+	  "ftraced reads its own instance into the file and removes it; the top level is "
+	  "never reset (--top-level puts it back as found)" },
+	{ OPT_FOREIGN_TEMP, "--temp", "where the temporary per-CPU files go",
+	  "ftraced writes the file itself; its spools are in the daemon's state directory "
+	  "(ftraced.conf(5))" },
+	{ OPT_FOREIGN_CMDLINES_SIZE, "--cmdlines-size", "resize the kernel's saved_cmdlines",
+	  "a setting of the whole system, which ftraced leaves alone; -e sched records "
+	  "every task's name as it runs" },
+	{ OPT_FOREIGN_POLL, "--poll", "read the buffers without blocking",
+	  "ftraced's workers wait for the kernel's watermark" },
+	{ OPT_FOREIGN_FILE_VERSION, "--file-version", "write another file version",
+	  "ftraced writes trace-cmd version 7 files only" },
+	{ OPT_FOREIGN_STDERR, "--stderr", "send the command's output to stderr",
+	  "the command's output is its own: redirect it in a shell" },
+	{ OPT_FOREIGN_VERBOSE, "--verbose", "set trace-cmd's log level",
+	  "the daemon's log is in its journal (journalctl -u ftraced)" },
+	{ 'm', "-m", "keep at most SIZE KiB per CPU", "not in ftracectl yet: use -b for the "
+	  "ring's size, or a continuous session (create --mode ring --max-total)" },
+	{ 's', "-s", "the longest time between reads", "not in ftracectl yet: ftraced's "
+	  "workers wake on the ring's watermark" },
+	{ 'R', "-R", "a trigger for the -e before it", "not in ftracectl yet: -T records a "
+	  "stack with every event" },
+	{ 'v', "-v", "exclude the -e that follow it", "not in ftracectl yet: name the events "
+	  "wanted" },
+};
+
+/**
+ * capture_foreign_option() - say that @c is trace-cmd record's and not ours.
+ * @command: for messages
+ * @c: getopt's value
+ *
+ * Return: -EINVAL (printed) if @c is one of them, else 0.
+ */
+static int capture_foreign_option(const char *command, int c)
+{
+	for (size_t k = 0; k < ELEMENTSOF(foreign_options); k++) {
+		const struct foreign_option *f = &foreign_options[k];
+
+		if (f->c != c)
+			continue;
+		print_error(command, "%s is trace-cmd record's '%s', which ftraced does not have; %s",
+			    f->name, f->meaning, f->instead);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -137,11 +227,6 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 		}
 		ctl_put_string(b, FTRACED_ATTR_CLOCK, arg);
 		return 1;
-	case 'd':
-		print_error(command, "-d is trace-cmd's 'disable the function tracer while "
-			    "recording', which ftraced does not have; to stop after a time, use "
-			    "--duration TIME");
-		return -EINVAL;
 	case 'a':
 		if (st->n_events >= FTRACED_EVENTS_PER_REQUEST_MAX) {
 			print_error(command, "too many events: at most %u -e options",
@@ -210,7 +295,13 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 			return -EINVAL;
 		ctl_put_u32(b, FTRACED_ATTR_LEVEL, (uint32_t)(int32_t)v);
 		return 1;
+	case OPT_DATE:
+		/*
+		 * trace-cmd's --date maps the trace clock to the wall clock; every
+		 * ftraced file carries that anchor (its DATE option) already.
+		 */
+		return 1;
 	default:
-		return 0;
+		return capture_foreign_option(command, c);
 	}
 }

@@ -17,14 +17,31 @@ enum {
 	OPT_PROBE,
 	OPT_NO_FILTER,
 	OPT_TOP_LEVEL,
+	OPT_DATE,
+	/* trace-cmd record's long options ftraced has no use for (capture_foreign_option()) */
+	OPT_FOREIGN_PROFILE,
+	OPT_FOREIGN_BY_COMM,
+	OPT_FOREIGN_TEMP,
+	OPT_FOREIGN_CMDLINES_SIZE,
+	OPT_FOREIGN_TSC2NSEC,
+	OPT_FOREIGN_TS_OFFSET,
+	OPT_FOREIGN_TSYNC_INTERVAL,
+	OPT_FOREIGN_POLL,
+	OPT_FOREIGN_NAME,
+	OPT_FOREIGN_FILE_VERSION,
+	OPT_FOREIGN_PROXY,
+	OPT_FOREIGN_STDERR,
+	OPT_FOREIGN_VERBOSE,
 	_OPT_CAPTURE_END,
 };
 
 /*
- * Every letter is trace-cmd record's, with its meaning; 'd' is taken only
- * to say that trace-cmd's -d is not a duration (capture_option()).
+ * Every letter is trace-cmd record's, with its meaning. The letters after
+ * "M:" are trace-cmd's options ftraced does not have: taken only to say so
+ * and what to use instead (capture_foreign_option()), so that none can
+ * ever mean something else here.
  */
-#define CAPTURE_SHORT_OPTIONS "e:f:ab:C:TiP:cp:l:n:g:r:O:M:d"
+#define CAPTURE_SHORT_OPTIONS "e:f:ab:C:TiP:cp:l:n:g:r:O:M:" "dDSN:V:A:tB:kGH:m:s:R:v"
 #define CAPTURE_LONG_OPTIONS \
 	{ "event", required_argument, NULL, 'e' }, \
 	{ "event-filter", required_argument, NULL, 'f' }, \
@@ -50,7 +67,21 @@ enum {
 	{ "max-graph-depth", required_argument, NULL, OPT_MAX_GRAPH_DEPTH }, \
 	{ "func-stack", no_argument, NULL, OPT_FUNC_STACK }, \
 	{ "probe", required_argument, NULL, OPT_PROBE }, \
-	{ "rt-priority", required_argument, NULL, 'r' }
+	{ "rt-priority", required_argument, NULL, 'r' }, \
+	{ "date", no_argument, NULL, OPT_DATE }, \
+	{ "profile", no_argument, NULL, OPT_FOREIGN_PROFILE }, \
+	{ "by-comm", no_argument, NULL, OPT_FOREIGN_BY_COMM }, \
+	{ "temp", required_argument, NULL, OPT_FOREIGN_TEMP }, \
+	{ "cmdlines-size", required_argument, NULL, OPT_FOREIGN_CMDLINES_SIZE }, \
+	{ "tsc2nsec", no_argument, NULL, OPT_FOREIGN_TSC2NSEC }, \
+	{ "ts-offset", required_argument, NULL, OPT_FOREIGN_TS_OFFSET }, \
+	{ "tsync-interval", required_argument, NULL, OPT_FOREIGN_TSYNC_INTERVAL }, \
+	{ "poll", no_argument, NULL, OPT_FOREIGN_POLL }, \
+	{ "name", required_argument, NULL, OPT_FOREIGN_NAME }, \
+	{ "file-version", required_argument, NULL, OPT_FOREIGN_FILE_VERSION }, \
+	{ "proxy", required_argument, NULL, OPT_FOREIGN_PROXY }, \
+	{ "stderr", no_argument, NULL, OPT_FOREIGN_STDERR }, \
+	{ "verbose", optional_argument, NULL, OPT_FOREIGN_VERBOSE }
 
 #define CAPTURE_OPTIONS_HELP \
 	"  -e, --event EVENT      SYSTEM, SYSTEM:EVENT, EVENT or all; globs allowed\n" \
@@ -83,7 +114,9 @@ enum {
 	"      --probe DEF        a kprobe or uprobe for the session:\n" \
 	"                         'p|r:NAME SYMBOL[+OFF] [ARGS]' or\n" \
 	"                         'p|r:NAME /PATH:SYMBOL|0xOFF [ARGS]'\n" \
-	"  -r, --rt-priority PRIO  capture workers run SCHED_FIFO at PRIO (1-99)\n"
+	"  -r, --rt-priority PRIO  capture workers run SCHED_FIFO at PRIO (1-99)\n" \
+	"      --date             accepted, as trace-cmd's: every file already has its\n" \
+	"                         wall-clock anchor (trace-cmd report shows the dates)\n"
 
 /* What the capture options said so far, for checks across options. */
 struct capture_state {

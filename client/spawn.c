@@ -3,12 +3,15 @@
  * record -- CMD ARGS: the command is forked before the request, so that
  * its pid can scope the session (-F), and held on a pipe until the daemon
  * says tracing is on: nothing it does is missed. It runs as the user who
- * runs ftracectl, with ftracectl's environment, terminal and cwd.
+ * runs ftracectl (or, run by root, as --user's), with ftracectl's
+ * environment, terminal and cwd.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,13 +60,58 @@ int spawn_find(const char *command)
 }
 
 /**
+ * spawn_user_find() - look up --user's @name (or a number, a uid).
+ * @name: as given
+ * @ret: its uid, primary gid and name
+ *
+ * Return: 0, -ENOENT if there is no such user, or -errno.
+ */
+int spawn_user_find(const char *name, struct spawn_user *ret)
+{
+	struct passwd *pw;
+	char *end;
+
+	errno = 0;
+	pw = getpwnam(name);
+	if (!pw && errno == 0 && *name) {
+		unsigned long uid = strtoul(name, &end, 10);
+
+		if (!*end && uid < (uid_t)-1)
+			pw = getpwuid((uid_t)uid);
+	}
+	if (!pw)
+		return errno ? -errno : -ENOENT;
+	/* The name, for initgroups(): getpw*()'s buffer is reused by the next call. */
+	if (strlen(pw->pw_name) > SPAWN_USER_NAME_MAX)
+		return -ENAMETOOLONG;
+	*ret = (struct spawn_user){ .uid = pw->pw_uid, .gid = pw->pw_gid };
+	strcpy(ret->name, pw->pw_name);
+	return 0;
+}
+
+/*
+ * In the child, before exec: become @u, groups first (they need root),
+ * then the gid, then the uid, so that none of root's stays.
+ */
+static int drop_to_user(const struct spawn_user *u)
+{
+	if (!u || !u->name[0])
+		return 0;
+	if (initgroups(u->name, u->gid) < 0 || setresgid(u->gid, u->gid, u->gid) < 0 ||
+	    setresuid(u->uid, u->uid, u->uid) < 0)
+		return -errno;
+	return 0;
+}
+
+/**
  * spawn_held() - fork @argv's command, stopped before exec until spawn_release().
  * @argv: the command and its arguments (PATH is searched)
+ * @user: who it runs as (NULL or no name: as ftracectl)
  * @ret: the child
  *
  * Return: 0 or -errno.
  */
-int spawn_held(char *const argv[], struct spawned *ret)
+int spawn_held(char *const argv[], const struct spawn_user *user, struct spawned *ret)
 {
 	int go[2], result[2];
 	pid_t pid;
@@ -97,9 +145,12 @@ int spawn_held(char *const argv[], struct spawned *ret)
 		if (read(go[0], &c, 1) != 1)
 			_exit(SPAWN_CANNOT_RUN);
 		close(go[0]);
-		execvp(argv[0], argv);
+		e = -drop_to_user(user);
+		if (e == 0) {
+			execvp(argv[0], argv);
+			e = errno;
+		}
 		/* The close-on-exec pipe says "it runs" by closing; this says why it does not. */
-		e = errno;
 		(void)!write(result[1], &e, sizeof(e));
 		_exit(SPAWN_CANNOT_RUN);
 	}

@@ -11,11 +11,20 @@ struct spawned {
 	int exec_fd; /* its exec's errno arrives here; EOF: the command runs */
 };
 
+/* record --user: who the command runs as (trace-cmd record --user). */
+#define SPAWN_USER_NAME_MAX 256 /* glibc takes names up to LOGIN_NAME_MAX (256) */
+struct spawn_user {
+	char name[SPAWN_USER_NAME_MAX + 1]; /* empty: as ftracectl runs */
+	uid_t uid;
+	gid_t gid;
+};
+
 /* The shell's status for a command that could not be run. */
 #define SPAWN_CANNOT_RUN 127
 
 int spawn_find(const char *command);
-int spawn_held(char *const argv[], struct spawned *ret);
+int spawn_user_find(const char *name, struct spawn_user *ret);
+int spawn_held(char *const argv[], const struct spawn_user *user, struct spawned *ret);
 int spawn_exec_result(struct spawned *s);
 int spawn_exit_status(int wait_status);
 int spawn_release(struct spawned *s);

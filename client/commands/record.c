@@ -46,6 +46,8 @@ static void record_help(void)
 	       "tracing is on), record until it exits, and exit with its status.\n\n"
 	       CAPTURE_OPTIONS_HELP
 	       "  -F, --only-command     only events of CMD's process (with -c, and its children)\n"
+	       "      --user USER        run CMD as USER: its uid, gid and groups (ftracectl\n"
+	       "                         must run as root)\n"
 	       "  -o, --output FILE      output file (default " DEFAULT_OUTPUT "; written as\n"
 	       "                         FILE.partial until complete; an existing FIFO is\n"
 	       "                         streamed into; - is standard output, a pipe or a file)\n"
@@ -119,12 +121,33 @@ struct record_args {
 	bool json;
 	struct capture_state capture;
 	bool only_command;  /* -F */
+	struct spawn_user user; /* --user; no name: CMD runs as ftracectl does */
 	char **command;     /* after the options; NULL: none */
 };
 
+/* --user USER: only root can become another user, so anyone else is told so at once. */
+static int user_option(const char *name, struct spawn_user *ret)
+{
+	int r;
+
+	if (geteuid() != 0) {
+		print_error("record", "--user %s runs the command as that user, which only root "
+			    "can do (ftracectl runs as uid %u); run the command without --user to "
+			    "run it as you", name, (unsigned)geteuid());
+		return -EPERM;
+	}
+	r = spawn_user_find(name, ret);
+	if (r < 0) {
+		print_error("record", "--user: %s '%s'", r == -ENOENT ? "no such user" :
+			    strerror(-r), name);
+		return r;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char *argv[], struct record_args *a)
 {
-	enum { ARG_FORCE = _OPT_CAPTURE_END, ARG_DURATION };
+	enum { ARG_FORCE = _OPT_CAPTURE_END, ARG_DURATION, ARG_USER };
 	static const struct option options[] = {
 		CAPTURE_LONG_OPTIONS,
 		{ "output", required_argument, NULL, 'o' },
@@ -132,6 +155,7 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 		{ "force", no_argument, NULL, ARG_FORCE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "only-command", no_argument, NULL, 'F' },
+		{ "user", required_argument, NULL, ARG_USER },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -174,6 +198,11 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 		case 'F':
 			a->only_command = true;
 			break;
+		case ARG_USER:
+			r = user_option(optarg, &a->user);
+			if (r < 0)
+				return r;
+			break;
 		case 'j':
 			a->json = true;
 			break;
@@ -197,6 +226,11 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 	if (a->to_stdout && a->json) {
 		print_error("record", "-o - writes the trace to standard output: --json cannot go "
 			    "there too");
+		return -EINVAL;
+	}
+	if (a->user.name[0] && !a->command) {
+		print_error("record", "--user runs the command given after the options as that "
+			    "user; there is none");
 		return -EINVAL;
 	}
 	if (a->only_command && !a->command) {
@@ -412,7 +446,7 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 	if (a.command) {
 		/* Held until tracing is on; its end stops the record. */
 		sigaction(SIGCHLD, &sa, NULL);
-		r = spawn_held(a.command, &cmd);
+		r = spawn_held(a.command, &a.user, &cmd);
 		if (r < 0) {
 			print_error("record", "cannot start '%s': %s", a.command[0], strerror(-r));
 			output_discard(partial);

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (CPUS, FTRACECTL, TRACING, assert_complete_sequences, daemon,  # noqa: E402
@@ -216,6 +217,60 @@ def test_own_threads_left_out():
             return out
         assert not pids(left) & tids, pids(left) & tids
         assert pids(kept) & tids, "--no-filter: none of ftraced's threads in the trace"
+
+
+# trace-cmd record's options ftraced does not have, each with an argument if it takes one.
+FOREIGN = [["-d"], ["-D"], ["-S"], ["-G"], ["-H", "hook"], ["--profile"], ["--by-comm"],
+           ["-N", "host:1234"], ["-t"], ["-V", "3:1234"], ["-A", "guest"], ["--proxy", "3:1"],
+           ["--name", "agent"], ["--tsync-interval", "10"], ["--ts-offset", "5"],
+           ["--tsc2nsec"], ["-B", "buf"], ["-k"], ["--temp", "/tmp"],
+           ["--cmdlines-size", "4096"], ["--poll"], ["--file-version", "6"], ["--stderr"],
+           ["--verbose"]]
+
+
+def test_trace_cmd_options_named():
+    """Each trace-cmd record option ftracectl lacks is named as trace-cmd's with what to use
+    instead, for record and create alike, and nothing is started; --date is taken, as every
+    file has its wall-clock anchor."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "foreign.dat")
+        for opt in FOREIGN:
+            for cmd in (["record", "-o", out], ["create", "foreign"]):
+                r = d.ctl(*(cmd + opt + ["-e", "sched"]), check=False)
+                assert r.returncode == 2, (opt, r.returncode, r.stderr)
+                assert "%s is trace-cmd record's" % opt[0] in r.stderr, (opt, r.stderr)
+                assert "invalid option" not in r.stderr and "unrecognized" not in r.stderr
+        assert not os.path.exists(out) and d.ctl_json("list") == []
+        d.ctl("record", "-q", "--date", "-e", "sched:sched_switch", "--duration", "200ms",
+              "-o", out)
+        assert events_by_name(out).get("sched_switch", 0) > 0
+        # The anchor --date stands for: trace-cmd report prints wall-clock seconds from it.
+        stamps = [float(m.group(1)) for m in
+                  (re.search(r"\]\s+(\d+\.\d+):", line) for line in report(out)) if m]
+        assert stamps and all(abs(t - time.time()) < 3600 for t in stamps), stamps[:3]
+
+
+def test_user_runs_command_as():
+    """--user USER: the command runs with USER's uid, gid and groups, none of root's;
+    refused without a command, for a user that does not exist, and when not root."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "user.dat")
+        r = d.ctl("record", "-q", "-F", "-c", "-e", "sched:sched_process_exec", "--user", "nobody",
+                  "-o", out, "--", "sh", "-c", "id -u; id -g; id -G")
+        assert r.stdout.split() == ["65534", "65534", "65534"], r.stdout
+        execs = [line for _, name, line in event_lines(report(out))
+                 if name == "sched_process_exec"]
+        assert any("/id" in line for line in execs), execs
+        r = d.ctl("record", "-e", "sched", "--user", "nobody", "-o", out, "--force",
+                  check=False)
+        assert r.returncode == 2 and "there is none" in r.stderr, r.stderr
+        r = d.ctl("record", "-e", "sched", "--user", "no-such-user-here", "-o", out,
+                  "--force", "true", check=False)
+        assert r.returncode == 2 and "no such user 'no-such-user-here'" in r.stderr, r.stderr
+        r = d.ctl("record", "-e", "sched", "--user", "root", "-o", out, "--force", "true",
+                  check=False, user=65534)
+        assert r.returncode == 2 and "only root can do" in r.stderr, r.stderr
+        assert d.ctl_json("list") == []
 
 
 if __name__ == "__main__":
