@@ -1376,7 +1376,15 @@ def test_recover_by_hand():
         written = markers(session["instance"], CPUS, 3000)
         d.kill()
         rec.communicate(timeout=30)
-        r = subprocess.run([FTRACECTL, "recover", d.state], capture_output=True, text=True)
+        # FTRACED_BINARY still overrides; without it, the ftraced beside ftracectl (here
+        # the build tree's ../daemon/ftraced), not the installed path.
+        env = dict(os.environ, FTRACED_BINARY="/nonexistent/ftraced")
+        r = subprocess.run([FTRACECTL, "recover", d.state], capture_output=True, text=True,
+                           env=env)
+        assert r.returncode == 1 and "cannot run '/nonexistent/ftraced'" in r.stderr, r.stderr
+        del env["FTRACED_BINARY"]
+        r = subprocess.run([FTRACECTL, "recover", d.state], capture_output=True, text=True,
+                           env=env)
         assert r.returncode == 0 and "1 capture(s) recovered" in r.stdout, r.stdout + r.stderr
         recovered = os.path.join(d.state, "recovered")
         (name,) = [f for f in os.listdir(recovered) if not f.startswith(".")]
