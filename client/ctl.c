@@ -49,6 +49,15 @@ void print_error_reply(const char *command, const struct reply *rep)
 	print_error(command, "%s", text);
 }
 
+/*
+ * For an ERROR reply: the kernel's refusal (KERNEL_REFUSED) has its own
+ * status, whatever its errno; an EPERM of ftraced's own rules is EXIT_DENIED.
+ */
+int exit_code_for_reply(const struct reply *rep)
+{
+	return rep->kernel_refused ? EXIT_KERNEL : exit_code_for_error(rep->error);
+}
+
 /* For a failed ctl_call(): the cause was already printed. */
 int exit_code_for_call(int error)
 {

@@ -19,6 +19,7 @@ enum {
 	EXIT_USAGE = 2,        /* bad command line */
 	EXIT_NO_DAEMON = 3,    /* cannot reach ftraced */
 	EXIT_DENIED = 4,       /* not allowed to talk to ftraced, or to that session */
+	EXIT_KERNEL = 5,       /* this kernel refuses what was asked (the daemon said so) */
 };
 
 struct client_options {
@@ -44,6 +45,7 @@ int ctl_call(const struct client_options *o, struct ctl_builder *b, struct reply
 int ctl_call_timeout(const struct client_options *o, struct ctl_builder *b, int timeout_ms,
 		     struct reply *ret);
 int exit_code_for_error(int error);
+int exit_code_for_reply(const struct reply *rep);
 int exit_code_for_call(int error);
 int parse_session_arg(const char *command, int argc, char *argv[], bool required,
 		      const char **ret);

@@ -324,6 +324,8 @@ int ctl_reply_decode(const void *buf, size_t n, struct reply *ret)
 				ret->error = -(int)e;
 			else if (a.type == FTRACED_ATTR_MESSAGE)
 				ctl_attr_string(&a, FTRACED_MESSAGE_MAX, ret->message);
+			else if (a.type == FTRACED_ATTR_KERNEL_REFUSED && ctl_attr_u32(&a, &e) >= 0)
+				ret->kernel_refused = e == 1;
 		}
 		if (ret->error >= 0)
 			ret->error = -EIO;

@@ -80,6 +80,7 @@ struct reply {
 	uint16_t type;
 	int error;                       /* ERROR: negative errno */
 	char message[FTRACED_MESSAGE_MAX + 1];
+	bool kernel_refused;             /* ERROR: the kernel refused (KERNEL_REFUSED) */
 	struct sessions sessions;
 	/* OK to a SNAPSHOT */
 	char path[FTRACED_PATH_MAX + 1];

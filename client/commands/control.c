@@ -28,7 +28,7 @@ static int simple_verb(const struct client_options *o, int argc, char *argv[], u
 		return exit_code_for_call(r);
 	if (rep.type == FTRACED_MSG_ERROR) {
 		print_error_reply(argv[0], &rep);
-		return exit_code_for_error(rep.error);
+		return exit_code_for_reply(&rep);
 	}
 	ctl_reply_done(&rep);
 	if (o->json) {

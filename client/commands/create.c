@@ -231,7 +231,7 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 		return exit_code_for_call(r);
 	if (rep.type == FTRACED_MSG_ERROR) {
 		print_error_reply("create", &rep);
-		return exit_code_for_error(rep.error);
+		return exit_code_for_reply(&rep);
 	}
 	ctl_reply_done(&rep);
 	if (o->json) {

@@ -23,7 +23,7 @@ static int call_sessions(const struct client_options *o, const char *command, ui
 		return exit_code_for_call(r);
 	if (rep->type == FTRACED_MSG_ERROR) {
 		print_error_reply(command, rep);
-		return exit_code_for_error(rep->error);
+		return exit_code_for_reply(rep);
 	}
 	return EXIT_OK;
 }

@@ -89,7 +89,7 @@ int cmd_metrics(const struct client_options *o, int argc, char *argv[])
 		return exit_code_for_call(r);
 	if (rep.type == FTRACED_MSG_ERROR) {
 		print_error_reply("metrics", &rep);
-		return exit_code_for_error(rep.error);
+		return exit_code_for_reply(&rep);
 	}
 	if (output) {
 		r = write_file(&rep, output);

@@ -30,7 +30,7 @@ static int call_for_fd(const struct client_options *o, const char *command,
 		return exit_code_for_call(r);
 	if (rep.type == FTRACED_MSG_ERROR) {
 		print_error_reply(command, &rep);
-		r = exit_code_for_error(rep.error);
+		r = exit_code_for_reply(&rep);
 		ctl_reply_done(&rep);
 		return r;
 	}

@@ -469,7 +469,7 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 		else
 			print_error_reply("record", &rep);
 		output_discard(partial);
-		return r < 0 ? EXIT_FAILED : exit_code_for_error(rep.error);
+		return r < 0 ? EXIT_FAILED : exit_code_for_reply(&rep);
 	}
 	if (rep.type != FTRACED_MSG_STARTED || rep.sessions.n != 1) {
 		print_error("record", "unexpected reply from the daemon");

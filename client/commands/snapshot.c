@@ -124,7 +124,7 @@ int cmd_snapshot(const struct client_options *o, int argc, char *argv[])
 		output_discard(partial);
 		ctl_reply_done(&rep);
 		return r < 0 ? EXIT_FAILED : rep.type == FTRACED_MSG_ERROR ?
-			exit_code_for_error(rep.error) : EXIT_FAILED;
+			exit_code_for_reply(&rep) : EXIT_FAILED;
 	}
 	if (output && output_commit("snapshot", partial, output) < 0)
 		return EXIT_FAILED;

@@ -340,7 +340,7 @@ static int refresh(const struct client_options *o, const char *session, struct w
 	if (rep.type == FTRACED_MSG_ERROR) {
 		leave_screen();
 		print_error("status", "%s", rep.message[0] ? rep.message : strerror(-rep.error));
-		return exit_code_for_error(rep.error);
+		return exit_code_for_reply(&rep);
 	}
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&now));
 	if (tty) {

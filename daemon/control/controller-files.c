@@ -56,7 +56,7 @@ static struct slot *create_from(struct controller *c, const char *origin,
 		return NULL;
 	}
 	r = session_new(&env, controller_new_id(c), req->session, owner, req, -EBADF, &s, error,
-			sizeof(error));
+			sizeof(error), NULL);
 	if (r < 0) {
 		log_error("%s: %s; skipping this session", origin, error);
 		return NULL;

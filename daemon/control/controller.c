@@ -225,7 +225,7 @@ static void handle_new(struct controller *c, struct ctl_conn *conn, const struct
 		       int fd)
 {
 	char error[FTRACED_MESSAGE_MAX] = "", name[FTRACED_NAME_MAX + 1];
-	bool record = req->type == FTRACED_MSG_RECORD;
+	bool record = req->type == FTRACED_MSG_RECORD, kernel_refused = false;
 	struct session_env env = controller_session_env(c, ctl_conn_uid(conn));
 	_cleanup_free_ char *conf = NULL;
 	struct session *s;
@@ -282,10 +282,13 @@ static void handle_new(struct controller *c, struct ctl_conn *conn, const struct
 			return;
 		}
 	}
-	r = session_new(&env, id, name, uid, req, fd, &s, error, sizeof(error));
+	r = session_new(&env, id, name, uid, req, fd, &s, error, sizeof(error), &kernel_refused);
 	if (r < 0) {
 		log_ratelimit_debug_errno(r, "Request for a new session rejected: %s", error);
-		ctl_conn_send_error(conn, r, "%s", error);
+		if (kernel_refused)
+			ctl_conn_send_kernel_refusal(conn, r, "%s", error);
+		else
+			ctl_conn_send_error(conn, r, "%s", error);
 		return;
 	}
 	slot = controller_free_slot(c);

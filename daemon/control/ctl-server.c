@@ -207,8 +207,8 @@ int ctl_conn_send_fd(struct ctl_conn *c, struct ctl_builder *b, int fd)
 	return 0;
 }
 
-static void ctl_conn_send_error_fdv(struct ctl_conn *c, int error, int fd, const char *fmt,
-				    va_list ap) _printf_(4, 0);
+static void ctl_conn_send_error_fdv(struct ctl_conn *c, int error, int fd, bool kernel,
+				    const char *fmt, va_list ap) _printf_(5, 0);
 
 /**
  * ctl_conn_send_error() - send an ERROR reply.
@@ -223,7 +223,28 @@ int ctl_conn_send_error(struct ctl_conn *c, int error, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	ctl_conn_send_error_fdv(c, error, -EBADF, fmt, ap);
+	ctl_conn_send_error_fdv(c, error, -EBADF, false, fmt, ap);
+	va_end(ap);
+	return error;
+}
+
+/**
+ * ctl_conn_send_kernel_refusal() - an ERROR reply for what the kernel refused.
+ * @c: connection
+ * @error: negative errno, as the kernel gave it
+ * @fmt: message for the user
+ *
+ * Marked KERNEL_REFUSED: an EPERM from tracefs is not ftraced's own
+ * permission refusal, and the client's exit status tells them apart.
+ *
+ * Return: @error.
+ */
+int ctl_conn_send_kernel_refusal(struct ctl_conn *c, int error, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ctl_conn_send_error_fdv(c, error, -EBADF, true, fmt, ap);
 	va_end(ap);
 	return error;
 }
@@ -243,13 +264,13 @@ int ctl_conn_send_error_fd(struct ctl_conn *c, int error, int fd, const char *fm
 	va_list ap;
 
 	va_start(ap, fmt);
-	ctl_conn_send_error_fdv(c, error, fd, fmt, ap);
+	ctl_conn_send_error_fdv(c, error, fd, false, fmt, ap);
 	va_end(ap);
 	return error;
 }
 
-static void ctl_conn_send_error_fdv(struct ctl_conn *c, int error, int fd, const char *fmt,
-				    va_list ap)
+static void ctl_conn_send_error_fdv(struct ctl_conn *c, int error, int fd, bool kernel,
+				    const char *fmt, va_list ap)
 {
 	static struct ctl_builder b;
 	char msg[FTRACED_MESSAGE_MAX + 1];
@@ -265,6 +286,8 @@ static void ctl_conn_send_error_fdv(struct ctl_conn *c, int error, int fd, const
 	ctl_put_u32(&b, FTRACED_ATTR_ERRNO, (uint32_t)-error);
 	if (msg[0])
 		ctl_put_string(&b, FTRACED_ATTR_MESSAGE, msg);
+	if (kernel)
+		ctl_put_u32(&b, FTRACED_ATTR_KERNEL_REFUSED, 1);
 	ctl_conn_send_fd(c, &b, fd);
 }
 

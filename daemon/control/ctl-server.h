@@ -42,5 +42,7 @@ uid_t ctl_conn_uid(const struct ctl_conn *c);
 int ctl_conn_send(struct ctl_conn *c, struct ctl_builder *b);
 int ctl_conn_send_fd(struct ctl_conn *c, struct ctl_builder *b, int fd);
 int ctl_conn_send_error(struct ctl_conn *c, int error, const char *fmt, ...) _printf_(3, 4);
+int ctl_conn_send_kernel_refusal(struct ctl_conn *c, int error, const char *fmt, ...)
+	_printf_(3, 4);
 int ctl_conn_send_error_fd(struct ctl_conn *c, int error, int fd, const char *fmt, ...)
 	_printf_(4, 5);

@@ -21,6 +21,11 @@ struct instance {
 	bool boot_mapped;
 	/* The top-level buffer, leased (instance-lease.c): tfs is NULL, nothing is removed. */
 	bool top_level;
+	/*
+	 * The last setup failure was the kernel's: it refused a write, or has
+	 * no such tracer or file (the client's exit status says so).
+	 */
+	bool kernel_refused;
 };
 
 int instance_boot_release(struct instance *i);

@@ -166,6 +166,7 @@ static int check_available(struct instance *i, const char *name, char *error, si
 
 	if (here && instance_word_in(here, name))
 		return 0;
+	i->kernel_refused = true;
 	top = first_line(NULL, "available_tracers");
 	if (top && instance_word_in(top, name))
 		snprintf(error, n_error, "this kernel runs the %s tracer only in the top-level "
@@ -177,15 +178,30 @@ static int check_available(struct instance *i, const char *name, char *error, si
 	return -EOPNOTSUPP;
 }
 
-/* Why the kernel refused a tracer file, in words. */
-static void refused(const char *what, int r, char *error, size_t n_error)
+/*
+ * Why the kernel refused a tracer file, in words; marked as the kernel's,
+ * so that an EPERM from tracefs does not read as ftraced's own refusal.
+ */
+static void refused(struct instance *i, const char *what, int r, char *error, size_t n_error)
 {
+	i->kernel_refused = true;
 	if (r == -EPERM || r == -EACCES)
-		snprintf(error, n_error, "the kernel refuses %s (%s): function tracing is not "
+		snprintf(error, n_error, "this kernel refuses %s (%s): function tracing is not "
 			 "permitted on this system (kernel lockdown, see kernel_lockdown(7), or "
 			 "ftrace_enabled=0)", what, strerror(-r));
 	else
-		snprintf(error, n_error, "the kernel refuses %s: %s", what, strerror(-r));
+		snprintf(error, n_error, "this kernel refuses %s: %s", what, strerror(-r));
+}
+
+/**
+ * instance_kernel_refused() - was the last instance_configure() failure the kernel's?
+ * @i: instance
+ *
+ * Return: true if the kernel refused a write, or lacks the tracer or file asked for.
+ */
+bool instance_kernel_refused(const struct instance *i)
+{
+	return i->kernel_refused;
 }
 
 /* libtracefs's filter calls for -l (set_ftrace_filter) or -n (set_ftrace_notrace). */
@@ -231,7 +247,7 @@ static int set_functions(struct instance *i, bool notrace, char **globs, unsigne
 					 "(see available_filter_functions)", what);
 				return -EINVAL;
 			}
-			refused(what, r, error, n_error);
+			refused(i, what, r, error, n_error);
 			return r;
 		}
 	}
@@ -245,6 +261,7 @@ static int set_graph_roots(struct instance *i, const struct tracer_config *t, ch
 	if (t->n_graph == 0 && t->max_graph_depth == 0)
 		return 0;
 	if (t->n_graph > 0 && !tracefs_file_exists(i->tfs, "set_graph_function")) {
+		i->kernel_refused = true;
 		snprintf(error, n_error, "this kernel has no set_graph_function in instances: -g "
 			 "cannot be applied to the session's own instance; add --top-level to lease "
 			 "the top level (root)");
@@ -258,7 +275,7 @@ static int set_graph_roots(struct instance *i, const struct tracer_config *t, ch
 				snprintf(error, n_error, "-g '%s' matches no function this kernel can "
 					 "trace", t->graph[k]);
 			else
-				refused("-g", r, error, n_error);
+				refused(i, "-g", r, error, n_error);
 			return r;
 		}
 	}
@@ -267,6 +284,7 @@ static int set_graph_roots(struct instance *i, const struct tracer_config *t, ch
 		int r;
 
 		if (!tracefs_file_exists(i->tfs, "max_graph_depth")) {
+			i->kernel_refused = true;
 			snprintf(error, n_error, "this kernel has no max_graph_depth in instances: "
 				 "--max-graph-depth cannot be applied to the session's own instance; "
 				 "add --top-level to lease the top level (root)");
@@ -275,7 +293,7 @@ static int set_graph_roots(struct instance *i, const struct tracer_config *t, ch
 		snprintf(v, sizeof(v), "%u", t->max_graph_depth);
 		r = instance_write_file(i, "max_graph_depth", v);
 		if (r < 0) {
-			refused("--max-graph-depth", r, error, n_error);
+			refused(i, "--max-graph-depth", r, error, n_error);
 			return r;
 		}
 	}
@@ -294,7 +312,7 @@ static int set_function_pids(struct instance *i, const struct instance_setup *p,
 	if (r >= 0 && p->follow_fork)
 		r = instance_write_file(i, "options/function-fork", "1");
 	if (r < 0)
-		refused("set_ftrace_pid", r, error, n_error);
+		refused(i, "set_ftrace_pid", r, error, n_error);
 	return r;
 }
 
@@ -335,13 +353,13 @@ static int set_tracer(struct instance *i, const struct instance_setup *p, char *
 	r = instance_write_file(i, "current_tracer", t->name);
 	if (r < 0) {
 		snprintf(what, sizeof(what), "the %s tracer", t->name);
-		refused(what, r, error, n_error);
+		refused(i, what, r, error, n_error);
 		return r;
 	}
 	if (t->func_stack) {
 		r = instance_write_file(i, "options/func_stack_trace", "1");
 		if (r < 0) {
-			refused("--func-stack (options/func_stack_trace)", r, error, n_error);
+			refused(i, "--func-stack (options/func_stack_trace)", r, error, n_error);
 			return r;
 		}
 	}
@@ -505,6 +523,7 @@ int instance_configure(struct instance *i, const struct instance_setup *p, char 
 {
 	int r;
 
+	i->kernel_refused = false;
 	if (p->subbuf_kb == 0 && p->subbuf_kb_preferred > 0) {
 		/* Only a preference: an older kernel, or no free pages that large, keep its own. */
 		r = instance_set_subbuf(i, p->subbuf_kb_preferred);

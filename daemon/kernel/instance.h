@@ -68,6 +68,7 @@ DEFINE_CLEANUP(struct instance *, instance_free)
 
 const char *instance_name(const struct instance *i);
 bool instance_is_top_level(const struct instance *i);
+bool instance_kernel_refused(const struct instance *i);
 int instance_configure(struct instance *i, const struct instance_setup *p, char *error,
 		       size_t n_error);
 int instance_set_subbuf(struct instance *i, uint32_t subbuf_kb);

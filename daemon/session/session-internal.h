@@ -90,6 +90,7 @@ struct session {
 	bool stop_requested;            /* by a part that cannot stop it: the loop stops it */
 	bool stopped_reported;
 	int error;                      /* fatal: no file */
+	bool kernel_refused;            /* setting it up failed because the kernel refused */
 	char error_message[256];
 	int cut_short;                  /* capture stopped early; files hold what came before */
 	char cut_message[256];

@@ -275,8 +275,10 @@ int session_configure_instance(struct session *s, char *error, size_t n_error)
 		}
 	}
 	r = instance_configure(s->instance, &setup, error, n_error);
-	if (r < 0)
+	if (r < 0) {
+		s->kernel_refused = instance_kernel_refused(s->instance);
 		return r;
+	}
 	r = metadata_read(&s->imeta, s->instance);
 	if (r < 0) {
 		snprintf(error, n_error, "cannot read the instance's header_page: %s", strerror(-r));

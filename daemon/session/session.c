@@ -110,12 +110,13 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
  * @ret: the session, ALLOCATING (tracing off): env.on_ready follows once its ring is
  * @error: receives a message for the client on failure
  * @n_error: its size
+ * @ret_kernel_refused: on failure, whether it was the kernel that refused (may be NULL)
  *
  * Return: 0, or -errno with @error set; nothing is left in the kernel.
  */
 int session_new(const struct session_env *env, uint32_t id, const char *name, uid_t owner,
 		const struct ctl_request *req, int out_fd, struct session **ret, char *error,
-		size_t n_error)
+		size_t n_error, bool *ret_kernel_refused)
 {
 	_cleanup_(session_freep) struct session *s = NULL;
 	unsigned n_cpus = capture_pool_cpus(env->pool);
@@ -160,8 +161,11 @@ int session_new(const struct session_env *env, uint32_t id, const char *name, ui
 	}
 
 	r = session_configure_instance(s, error, n_error);
-	if (r < 0)
+	if (r < 0) {
+		if (ret_kernel_refused)
+			*ret_kernel_refused = s->kernel_refused;
 		return r;
+	}
 	r = session_setup_files(s, error, n_error);
 	if (r < 0)
 		return r;

@@ -68,7 +68,7 @@ struct session_env {
 
 int session_new(const struct session_env *env, uint32_t id, const char *name, uid_t owner,
 		const struct ctl_request *req, int out_fd, struct session **ret, char *error,
-		size_t n_error);
+		size_t n_error, bool *ret_kernel_refused);
 int session_check_request(const struct session_env *env, uid_t owner,
 			  const struct ctl_request *req, char *error, size_t n_error);
 struct session *session_free(struct session *s);

@@ -204,6 +204,8 @@ enum ftraced_attr {
 	FTRACED_ATTR_LAST_SNAPSHOT,     /* string: that snapshot's file (absent: a client's) */
 	/* capture option of RECORD and CREATE */
 	FTRACED_ATTR_TOP_LEVEL,         /* u32, 0 or 1: lease the top-level buffer (--top-level) */
+	/* ERROR replies */
+	FTRACED_ATTR_KERNEL_REFUSED = 82, /* u32, 1: the kernel refused, not ftraced's rules */
 
 	/*
 	 * Requests and session records: struct ftraced_event_list, where the

@@ -5,12 +5,14 @@
 #include <string.h>
 
 #include "lib/ctl-proto.h"
+#include "lib/ctl-reply.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct ctl_request req;
+	static struct reply rep;
 	struct ctl_attr_iter it;
 	struct ctl_attr a;
 	struct ctl_msg m;
@@ -31,6 +33,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 	ctl_request_done(&req);
+	/* ftracectl's decoder of whole replies: ERROR's KERNEL_REFUSED, sessions, ... */
+	if (ctl_reply_decode(data, size, &rep) == 0) {
+		if (rep.type == FTRACED_MSG_ERROR && (rep.error >= 0 ||
+		    strlen(rep.message) > FTRACED_MESSAGE_MAX))
+			abort();
+		ctl_reply_done(&rep);
+	}
 	/* The reply side (ftracectl) walks attributes generically. */
 	if (ctl_msg_parse(data, size, &m) == 0) {
 		ctl_attr_iter_init(&it, &m);

@@ -420,9 +420,9 @@ def test_tracers_refused_clearly_on_this_kernel():
         with open(os.path.join(TRACING, "available_tracers")) as f:
             top = f.read().split()
         expect_error(d, ["record", "-p", "function", "-o", out],
-                     "the kernel refuses the function tracer (Operation not permitted")
+                     "this kernel refuses the function tracer (Operation not permitted")
         expect_error(d, ["record", "-p", "function", "-l", "vfs_*", "-o", out],
-                     "the kernel refuses -l 'vfs_*'")
+                     "this kernel refuses -l 'vfs_*'")
         graph = "runs the function_graph tracer only in the top-level buffer" \
             if "function_graph" in top else "this kernel has no function_graph tracer"
         expect_error(d, ["record", "-p", "function_graph", "-o", out], graph)

@@ -7,6 +7,7 @@ them (globs, bare names, all), and ftraced's own threads left out of the trace
 unless --no-filter. Every file is read back with trace-cmd and its events
 counted."""
 
+import grp
 import os
 import re
 import subprocess
@@ -16,7 +17,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (CPUS, FTRACECTL, TRACING, assert_complete_sequences, daemon,  # noqa: E402
+from harness import (CPUS, FTRACECTL, TRACING, Daemon, assert_complete_sequences, daemon,  # noqa: E402
                      event_lines, loadgen, loadgen_result, markers, parse_markers, report,
                      run)
 
@@ -271,6 +272,34 @@ def test_user_runs_command_as():
                   check=False, user=65534)
         assert r.returncode == 2 and "only root can do" in r.stderr, r.stderr
         assert d.ctl_json("list") == []
+
+
+def test_kernel_refusal_has_its_own_status():
+    """What this kernel refuses (lockdown's EPERM on the function tracer's files, a tracer
+    its instances lack) exits 5 and says "this kernel refuses"; ftraced's own permission
+    refusals (a group member's --top-level) stay 4."""
+    with daemon() as d:
+        if d.ctl_json("list", "--kernel")["kernel"].get("function-in-instance") == "yes":
+            print("SKIP: this kernel lets instances run the function tracer")
+            return
+        out = os.path.join(d.dir, "k.dat")
+        r = d.ctl("record", "-p", "function", "-l", "vfs_read", "-o", out, check=False)
+        assert r.returncode == 5, (r.returncode, r.stderr)
+        assert "this kernel refuses -l 'vfs_read' (Operation not permitted)" in r.stderr, \
+            r.stderr
+        r = d.ctl("create", "fn", "-p", "function", check=False)
+        assert r.returncode == 5 and "this kernel refuses the function tracer" in r.stderr, \
+            (r.returncode, r.stderr)
+        r = d.ctl("--json", "record", "-p", "function", "-o", out, check=False)
+        assert r.returncode == 5, (r.returncode, r.stderr)
+        assert d.ctl_json("list") == [] and not os.path.exists(out + ".partial")
+    nogroup = grp.getgrnam("nogroup").gr_gid
+    with daemon(Daemon(extra_args=["--group", "nogroup"])) as d:
+        os.chmod(d.dir, 0o777)
+        r = d.ctl("record", "--top-level", "-e", "sched:sched_switch", "-o",
+                  os.path.join(d.dir, "member.dat"), check=False, user=65534, gid=nogroup)
+        assert r.returncode == 4 and "only root may lease the top-level buffer" in r.stderr, \
+            (r.returncode, r.stderr)
 
 
 if __name__ == "__main__":

@@ -94,7 +94,7 @@ def test_every_usage_example_runs():
             if "--watch" in cmd:
                 assert r.stdout.count("\n") >= 1, (cmd, r.stdout, r.stderr)
             elif "-p function" in cmd and not functions:
-                assert r.returncode == 4 and "not permitted on this system" in r.stderr, \
+                assert r.returncode == 5 and "not permitted on this system" in r.stderr, \
                     (cmd, r.returncode, r.stderr)
             else:
                 assert r.returncode == 0, "README example failed (%d): %s\n%s" % (
