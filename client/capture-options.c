@@ -118,6 +118,50 @@ static int capture_foreign_option(const char *command, int c)
 }
 
 /**
+ * capture_finish() - after the last option: what had to wait for all of them.
+ * @command: for messages
+ * @b: the request
+ * @st: what the options said
+ *
+ * -l and -n go out here, each with --module's ":mod:MOD" appended as
+ * trace-cmd does (and, without -l, "-l '*:mod:MOD'"): --module may come
+ * before or after them.
+ *
+ * Return: 0, or -EINVAL (printed).
+ */
+int capture_finish(const char *command, struct ctl_builder *b, const struct capture_state *st)
+{
+	bool any_filter = false;
+
+	for (unsigned k = 0; k < st->n_functions; k++) {
+		const char *f = st->functions[k];
+		char glob[FTRACED_FUNCTION_MAX + 1];
+
+		any_filter |= !st->notrace[k];
+		if (st->module && strstr(f, ":mod:")) {
+			print_error(command, "-%c '%s' names its module already; --module %s would "
+				    "name another", st->notrace[k] ? 'n' : 'l', f, st->module);
+			return -EINVAL;
+		}
+		if ((size_t)snprintf(glob, sizeof(glob), "%s%s%s", f, st->module ? ":mod:" : "",
+				     st->module ?: "") >= sizeof(glob)) {
+			print_error(command, "-%c '%s:mod:%s' is longer than %u characters",
+				    st->notrace[k] ? 'n' : 'l', f, st->module, FTRACED_FUNCTION_MAX);
+			return -EINVAL;
+		}
+		ctl_put_string(b, st->notrace[k] ? FTRACED_ATTR_FTRACE_NOTRACE :
+			       FTRACED_ATTR_FTRACE_FILTER, glob);
+	}
+	if (st->module && !any_filter) {
+		char glob[FTRACED_FUNCTION_MAX + 1];
+
+		snprintf(glob, sizeof(glob), "*:mod:%s", st->module);
+		ctl_put_string(b, FTRACED_ATTR_FTRACE_FILTER, glob);
+	}
+	return 0;
+}
+
+/**
  * capture_option() - handle one capture option.
  * @command: for messages
  * @c: getopt's value
@@ -163,9 +207,24 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 				    FTRACED_FUNCTION_MAX);
 			return -EINVAL;
 		}
-		ctl_put_string(b, c == 'l' ? FTRACED_ATTR_FTRACE_FILTER :
-			       c == 'n' ? FTRACED_ATTR_FTRACE_NOTRACE : FTRACED_ATTR_GRAPH_FUNCTION,
-			       arg);
+		if (c == 'g') {
+			ctl_put_string(b, FTRACED_ATTR_GRAPH_FUNCTION, arg);
+			return 1;
+		}
+		if (st->n_functions >= FTRACED_FUNCTIONS_PER_REQUEST_MAX) {
+			print_error(command, "at most %u -l, -n and -g", FTRACED_FUNCTIONS_PER_REQUEST_MAX);
+			return -EINVAL;
+		}
+		st->notrace[st->n_functions] = c == 'n';
+		st->functions[st->n_functions++] = arg;
+		return 1;
+	case OPT_MODULE:
+		if (st->module || !ctl_name_valid(arg)) {
+			print_error(command, st->module ? "--module is given once (trace-cmd takes one)" :
+				    "invalid module name '%s'", arg);
+			return -EINVAL;
+		}
+		st->module = arg;
 		return 1;
 	case OPT_MAX_GRAPH_DEPTH:
 		if (parse_long(command, "graph depth (a positive integer)", arg, 1, INT32_MAX, &v) < 0)

@@ -4,6 +4,8 @@
 #include <getopt.h>
 #include <stdbool.h>
 
+#include "ftraced/proto.h"
+
 struct ctl_builder;
 
 /* Options every capturing command takes (record, create); long-only ones count from here. */
@@ -18,6 +20,7 @@ enum {
 	OPT_NO_FILTER,
 	OPT_TOP_LEVEL,
 	OPT_DATE,
+	OPT_MODULE,
 	/* trace-cmd record's long options ftraced has no use for (capture_foreign_option()) */
 	OPT_FOREIGN_PROFILE,
 	OPT_FOREIGN_BY_COMM,
@@ -69,6 +72,7 @@ enum {
 	{ "probe", required_argument, NULL, OPT_PROBE }, \
 	{ "rt-priority", required_argument, NULL, 'r' }, \
 	{ "date", no_argument, NULL, OPT_DATE }, \
+	{ "module", required_argument, NULL, OPT_MODULE }, \
 	{ "profile", no_argument, NULL, OPT_FOREIGN_PROFILE }, \
 	{ "by-comm", no_argument, NULL, OPT_FOREIGN_BY_COMM }, \
 	{ "temp", required_argument, NULL, OPT_FOREIGN_TEMP }, \
@@ -108,6 +112,8 @@ enum {
 	"  -l, --function-filter FUNC  trace only functions matching FUNC (glob,\n" \
 	"                         FUNC:mod:MODULE; repeatable)\n" \
 	"  -n, --function-notrace FUNC  do not trace functions matching FUNC\n" \
+	"      --module MOD       the function tracer in module MOD only: each -l and -n\n" \
+	"                         becomes FUNC:mod:MOD; without -l, -l '*:mod:MOD'\n" \
 	"  -g, --graph-function FUNC  function_graph: graph only calls under FUNC\n" \
 	"      --max-graph-depth N  function_graph: at most N calls deep\n" \
 	"      --func-stack       function: a stack trace with each function\n" \
@@ -124,7 +130,13 @@ struct capture_state {
 	bool has_source;       /* something to record: -e, -p or --probe */
 	bool event_filtered;   /* the last -e already has its -f */
 	unsigned n_events;     /* -e and -a given */
+	/* -l and -n, sent by capture_finish() once --module, wherever it is, is known */
+	const char *functions[FTRACED_FUNCTIONS_PER_REQUEST_MAX];
+	bool notrace[FTRACED_FUNCTIONS_PER_REQUEST_MAX];
+	unsigned n_functions;
+	const char *module;    /* --module; NULL: none */
 };
 
 int capture_option(const char *command, int c, const char *arg, struct ctl_builder *b,
 		   struct capture_state *st);
+int capture_finish(const char *command, struct ctl_builder *b, const struct capture_state *st);

@@ -215,6 +215,8 @@ int cmd_create(const struct client_options *o, int argc, char *argv[])
 			    argv[optind], FTRACED_NAME_MAX);
 		return EXIT_USAGE;
 	}
+	if (capture_finish("create", &b, &st) < 0)
+		return EXIT_USAGE;
 	if (!st.has_source) {
 		print_error("create", "no events given; use -e SYSTEM:EVENT (e.g. -e sched) or -p "
 			    "TRACER");

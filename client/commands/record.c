@@ -215,6 +215,8 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 	}
 	if (optind < argc)
 		a->command = argv + optind;
+	if (capture_finish("record", a->req, &a->capture) < 0)
+		return -EINVAL;
 	if (!a->capture.has_source) {
 		print_error("record", "no events given; use -e SYSTEM:EVENT (e.g. -e sched) or -p "
 			    "TRACER");

@@ -302,5 +302,29 @@ def test_kernel_refusal_has_its_own_status():
             (r.returncode, r.stderr)
 
 
+def test_module_limits_the_function_tracer():
+    """--module MOD: each -l and -n gets ':mod:MOD' (without -l, '-l *:mod:MOD'), as in
+    trace-cmd. This host refuses the function tracer: the refusal names the glob the
+    kernel was given, and exits 5; a glob naming its own module is refused."""
+    with daemon() as d:
+        if d.ctl_json("list", "--kernel")["kernel"].get("function-in-instance") == "yes":
+            print("SKIP: this kernel runs the function tracer (the guests test it)")
+            return
+        out = os.path.join(d.dir, "mod.dat")
+        for args, glob in ((["--module", "ext4"], "*:mod:ext4"),
+                           (["-l", "ext4_*", "--module", "ext4"], "ext4_*:mod:ext4"),
+                           (["--module", "ext4", "-n", "ext4_x*"], "*:mod:ext4")):
+            r = d.ctl("record", "-p", "function", *args, "-o", out, check=False)
+            assert r.returncode == 5, (args, r.returncode, r.stderr)
+            assert "this kernel refuses -l '%s' (Operation not permitted)" % glob in r.stderr, \
+                (args, r.stderr)
+        r = d.ctl("create", "m", "-p", "function", "-l", "a:mod:b", "--module", "c",
+                  check=False)
+        assert r.returncode == 2 and "names its module already" in r.stderr, r.stderr
+        r = d.ctl("record", "-p", "function", "--module", "no/such", "-o", out, check=False)
+        assert r.returncode == 2 and "invalid module name" in r.stderr, r.stderr
+        assert d.ctl_json("list") == [] and not os.path.exists(out + ".partial")
+
+
 if __name__ == "__main__":
     sys.exit(run())

@@ -36,7 +36,7 @@ def main():
         ("ftracectl record -C mo", ["mono", "mono_raw"]),
         ("ftracectl record --no-f", ["--no-filter"]),
         ("ftracectl --json record --stack", ["--stacktrace"]),
-        ("ftracectl create x --mo", ["--mode"]),
+        ("ftracectl create x --mo", ["--mode", "--module"]),
         ("ftracectl create x --mode f", ["flight"]),
         ("ftracectl create x --flight-backend ", ["kernel", "memory", "persistent"]),
         ("ftracectl extract --un", ["--until"]),
