@@ -92,8 +92,6 @@ static const struct foreign_option foreign_options[] = {
 	  "workers wake on the ring's watermark" },
 	{ 'R', "-R", "a trigger for the -e before it", "not in ftracectl yet: -T records a "
 	  "stack with every event" },
-	{ 'v', "-v", "exclude the -e that follow it", "not in ftracectl yet: name the events "
-	  "wanted" },
 };
 
 /**
@@ -179,8 +177,9 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 	switch (c) {
 	case 'f':
 		/* trace-cmd's meaning: the filter of the -e just before. */
-		if (!st->has_event || st->event_filtered) {
+		if (!st->has_event || st->event_filtered || st->negate) {
 			print_error(command, "-f '%s' filters the -e just before it: %s", arg,
+				    st->negate && st->has_event ? "-v excludes it" :
 				    st->has_event ? "that event already has a filter" : "there is none");
 			return -EINVAL;
 		}
@@ -242,10 +241,23 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 		ctl_put_string(b, FTRACED_ATTR_PROBE, arg);
 		st->has_source = true;
 		return 1;
+	case 'v':
+		/* trace-cmd's: every -e after it is excluded, for the rest of the line. */
+		st->negate = true;
+		return 1;
 	case 'e':
 		if (strlen(arg) > FTRACED_EVENT_SPEC_MAX) {
 			print_error(command, "event '%s' is too long", arg);
 			return -EINVAL;
+		}
+		if (st->negate) {
+			if (strcmp(arg, "all") == 0) {
+				print_error(command, "-v -e all would exclude every event");
+				return -EINVAL;
+			}
+			ctl_put_string(b, FTRACED_ATTR_EXCLUDE_EVENT, arg);
+			st->has_event = true; /* for -f's message */
+			return 1;
 		}
 		/* No small cap (a session may name every event): only the protocol's limit. */
 		if (st->n_events >= FTRACED_EVENTS_PER_REQUEST_MAX) {
@@ -287,6 +299,11 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 		ctl_put_string(b, FTRACED_ATTR_CLOCK, arg);
 		return 1;
 	case 'a':
+		if (st->negate) {
+			print_error(command, "-a after -v would exclude every event; give -a first "
+				    "(-a -v -e EVENT: every event but EVENT)");
+			return -EINVAL;
+		}
 		if (st->n_events >= FTRACED_EVENTS_PER_REQUEST_MAX) {
 			print_error(command, "too many events: at most %u -e options",
 				    FTRACED_EVENTS_PER_REQUEST_MAX);

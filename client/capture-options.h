@@ -39,12 +39,12 @@ enum {
 };
 
 /*
- * Every letter is trace-cmd record's, with its meaning. The letters after
- * "M:" are trace-cmd's options ftraced does not have: taken only to say so
+ * Every letter is trace-cmd record's, with its meaning. The letters of the
+ * second string are trace-cmd's options ftraced does not have: taken only to say so
  * and what to use instead (capture_foreign_option()), so that none can
  * ever mean something else here.
  */
-#define CAPTURE_SHORT_OPTIONS "e:f:ab:C:TiP:cp:l:n:g:r:O:M:" "dDSN:V:A:tB:kGH:m:s:R:v"
+#define CAPTURE_SHORT_OPTIONS "e:f:ab:C:TiP:cp:l:n:g:r:O:M:v" "dDSN:V:A:tB:kGH:m:s:R:"
 #define CAPTURE_LONG_OPTIONS \
 	{ "event", required_argument, NULL, 'e' }, \
 	{ "event-filter", required_argument, NULL, 'f' }, \
@@ -91,6 +91,8 @@ enum {
 	"  -e, --event EVENT      SYSTEM, SYSTEM:EVENT, EVENT or all; globs allowed\n" \
 	"                         (e.g. 'syscalls:sys_enter_open*'; repeatable)\n" \
 	"  -a, --all-events       every event the kernel has (-e all)\n" \
+	"  -v                     the -e after it are left out of the events the -e\n" \
+	"                         before it give (e.g. -e sched -v -e '*stat*')\n" \
 	"  -f, --event-filter EXPR  kernel filter for the -e just before it\n" \
 	"      --filter EXPR      kernel filter applied to every event\n" \
 	"  -b, --buffer-kb KB     ring buffer per CPU in KiB (default 4096)\n" \
@@ -130,6 +132,7 @@ struct capture_state {
 	bool has_source;       /* something to record: -e, -p or --probe */
 	bool event_filtered;   /* the last -e already has its -f */
 	unsigned n_events;     /* -e and -a given */
+	bool negate;           /* -v given: the -e from here on are excluded */
 	/* -l and -n, sent by capture_finish() once --module, wherever it is, is known */
 	const char *functions[FTRACED_FUNCTIONS_PER_REQUEST_MAX];
 	bool notrace[FTRACED_FUNCTIONS_PER_REQUEST_MAX];

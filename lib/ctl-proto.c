@@ -192,6 +192,7 @@ static bool char_ok(uint16_t type, uint8_t c)
 		return alnum || c == '_' || c == '-';
 	case FTRACED_ATTR_EVENT:
 	case FTRACED_ATTR_SKIPPED_EVENT:
+	case FTRACED_ATTR_EXCLUDE_EVENT:
 		/* Names, and globs over them. */
 		return alnum || c == '_' || c == '-' || c == ':' || c == '*' || c == '.' ||
 		       c == '?' || c == '[' || c == ']';
@@ -275,13 +276,13 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 			  M(FTRACED_ATTR_PROBE) | M(FTRACED_ATTR_RT_PRIORITY) | \
 			  M(FTRACED_ATTR_TRACE_OPTION) | M(FTRACED_ATTR_CPUMASK) | \
 			  M(FTRACED_ATTR_NO_FILTER) | M(FTRACED_ATTR_TOP_LEVEL) | \
-			  M(FTRACED_ATTR_EVENT_LIST))
+			  M(FTRACED_ATTR_EVENT_LIST) | M(FTRACED_ATTR_EXCLUDE_EVENT))
 /* Attributes a request may carry more than once. */
 #define REPEATABLE_ATTRS(M) (M(FTRACED_ATTR_EVENT) | M(FTRACED_ATTR_TRIGGER) | \
 			     M(FTRACED_ATTR_PID) | M(FTRACED_ATTR_EVENT_FILTER) | \
 			     M(FTRACED_ATTR_FTRACE_FILTER) | M(FTRACED_ATTR_FTRACE_NOTRACE) | \
 			     M(FTRACED_ATTR_GRAPH_FUNCTION) | M(FTRACED_ATTR_PROBE) | \
-			     M(FTRACED_ATTR_TRACE_OPTION))
+			     M(FTRACED_ATTR_TRACE_OPTION) | M(FTRACED_ATTR_EXCLUDE_EVENT))
 #define SEGMENT_ATTRS(M) (M(FTRACED_ATTR_SEGMENT_SIZE) | M(FTRACED_ATTR_SEGMENT_TIME_MS) | \
 			  M(FTRACED_ATTR_MAX_TOTAL) | M(FTRACED_ATTR_MAX_FILES) | \
 			  M(FTRACED_ATTR_MAX_AGE_MS) | M(FTRACED_ATTR_KEEP_FREE) | \
@@ -479,6 +480,7 @@ static int request_take(const void *buf, size_t n, struct ctl_request *ret, uint
 static int request_parse(const struct ctl_msg *m, struct ctl_request *req, uint16_t *bad)
 {
 	const struct ctl_attr_set *allowed, *required;
+	bool after_exclude = false; /* the last EVENT-like attribute was an EXCLUDE_EVENT */
 	struct ctl_attr_iter it;
 	struct ctl_attr a;
 	int r;
@@ -499,9 +501,19 @@ static int request_parse(const struct ctl_msg *m, struct ctl_request *req, uint1
 		switch (a.type) {
 		case FTRACED_ATTR_EVENT:
 			r = add_event(req, &a);
+			after_exclude = false;
 			break;
 		case FTRACED_ATTR_EVENT_LIST:
 			r = ctl_attr_event_list(&a, &req->event_list);
+			break;
+		case FTRACED_ATTR_EXCLUDE_EVENT:
+			if (req->n_excluded >= FTRACED_EXCLUDED_PER_REQUEST_MAX)
+				return -EBADMSG;
+			r = ctl_attr_string(&a, FTRACED_EVENT_SPEC_MAX, req->excluded[req->n_excluded]);
+			if (r >= 0)
+				req->n_excluded++;
+			/* An EVENT_FILTER now would go to an excluded event: refused. */
+			after_exclude = true;
 			break;
 		case FTRACED_ATTR_FILTER:
 			r = ctl_attr_string(&a, FTRACED_FILTER_MAX, req->filter);
@@ -620,6 +632,9 @@ static int request_parse(const struct ctl_msg *m, struct ctl_request *req, uint1
 				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_EVENT_FILTER:
+			/* Like trace-cmd's -f: for the event just before, not an excluded one. */
+			if (after_exclude)
+				return -EBADMSG;
 			r = add_event_filter(req, &a);
 			break;
 		case FTRACED_ATTR_TRACER:

@@ -69,6 +69,8 @@ struct ctl_request {
 	size_t n_event_text;
 	size_t n_event_text_allocated;
 	struct ftraced_event_list event_list; /* ATTR_EVENT_LIST: where the events are */
+	unsigned n_excluded;         /* -v: specs whose events are left out */
+	char excluded[FTRACED_EXCLUDED_PER_REQUEST_MAX][FTRACED_EVENT_SPEC_MAX + 1];
 	char filter[FTRACED_FILTER_MAX + 1];
 	char clock[FTRACED_NAME_MAX + 1];
 	char session[FTRACED_NAME_MAX + 1];

@@ -152,6 +152,11 @@ int ctl_attr_event_list(const struct ctl_attr *a, struct ftraced_event_list *ret
 void ctl_attr_rule(uint16_t type, char *buf, size_t n)
 {
 	switch (type) {
+	case FTRACED_ATTR_EXCLUDE_EVENT:
+		snprintf(buf, n, "excluded event (-v: SYSTEM, SYSTEM:EVENT or EVENT of letters, "
+			 "digits, _ - . and the globs * ? [ ]; at most %u characters and %u of them)",
+			 FTRACED_EVENT_SPEC_MAX, FTRACED_EXCLUDED_PER_REQUEST_MAX);
+		break;
 	case FTRACED_ATTR_EVENT:
 		snprintf(buf, n, "event (all, SYSTEM, SYSTEM:EVENT or EVENT of letters, digits, "
 			 "_ - . and the globs * ? [ ]; at most %u characters)", FTRACED_EVENT_SPEC_MAX);

@@ -487,6 +487,33 @@ int event_list_expand(struct event_list *l, struct event_catalog *cat, const cha
 	return m.error < 0 ? m.error : r;
 }
 
+/**
+ * event_list_remove() - leave out of @l every event @gone has (trace-cmd's -v).
+ * @l: a list, sorted (as event_list_expand() leaves it)
+ * @gone: another, sorted
+ *
+ * Return: how many events were left out.
+ */
+size_t event_list_remove(struct event_list *l, const struct event_list *gone)
+{
+	size_t out = 0, n_removed = 0;
+
+	for (size_t k = 0; k < l->n; k++) {
+		struct event_id *e = &l->events[k];
+
+		if (gone->n > 0 && bsearch(e, gone->events, gone->n, sizeof(*gone->events),
+					   cmp_event)) {
+			l->n_bytes -= strlen(e->system) + strlen(e->event) + 2;
+			free((char *)e->system);
+			n_removed++;
+			continue;
+		}
+		l->events[out++] = *e;
+	}
+	l->n = out;
+	return n_removed;
+}
+
 void event_list_done(struct event_list *l)
 {
 	for (size_t k = 0; k < l->n; k++)

@@ -41,4 +41,5 @@ struct ftrace_offer {
 int event_list_expand(struct event_list *l, struct event_catalog *cat, const char *spec,
 		      const char *filter, const struct ftrace_offer *ftrace, size_t n_bytes_max,
 		      char *ambiguous, size_t n_ambiguous);
+size_t event_list_remove(struct event_list *l, const struct event_list *gone);
 void event_list_done(struct event_list *l);

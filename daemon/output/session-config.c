@@ -586,11 +586,13 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 		return -ENOMEM;
 	}
 	c.triggers = copy_strings(req->triggers, req->n_triggers, sizeof(*c.triggers));
+	c.n_excluded = req->n_excluded;
+	c.excluded = copy_strings(req->excluded, req->n_excluded, sizeof(*c.excluded));
 	if (ctl_request_has(req, FTRACED_ATTR_FILTER))
 		c.filter = strdup(req->filter);
 	if (ctl_request_has(req, FTRACED_ATTR_CLOCK))
 		c.clock = strdup(req->clock);
-	if ((c.n_triggers > 0 && !c.triggers) ||
+	if ((c.n_triggers > 0 && !c.triggers) || (c.n_excluded > 0 && !c.excluded) ||
 	    (ctl_request_has(req, FTRACED_ATTR_FILTER) && !c.filter) ||
 	    (ctl_request_has(req, FTRACED_ATTR_CLOCK) && !c.clock)) {
 		snprintf(error, n_error, "out of memory");
@@ -609,6 +611,7 @@ void session_config_done(struct session_config *c)
 {
 	free(c->events);
 	free(c->event_text);
+	free(c->excluded);
 	if (c->event_filters)
 		for (unsigned k = 0; k < c->n_events; k++)
 			free(c->event_filters[k]);

@@ -93,6 +93,54 @@ static int session_create_probes(struct session *s, char *error, size_t n_error)
 }
 
 /*
+ * -v: the events of each excluded spec are left out of those the other
+ * specs gave, as trace-cmd disables them after enabling the rest. A spec
+ * matching nothing is refused as -e's would be (skipped with -i); one
+ * naming ftrace events the session does not deliver leaves out nothing.
+ */
+static int session_exclude_events(struct session *s, struct event_catalog *cat,
+				  const struct ftrace_offer *ftrace, char *error, size_t n_error)
+{
+	char ambiguous[512];
+
+	for (unsigned k = 0; k < s->config.n_excluded; k++) {
+		const char *spec = s->config.excluded[k];
+		struct event_list gone = {};
+		size_t n;
+		int r;
+
+		r = event_list_expand(&gone, cat, spec, NULL, ftrace, EVENT_LIST_BYTES_MAX,
+				      ambiguous, sizeof(ambiguous));
+		n = r >= 0 ? event_list_remove(&s->events, &gone) : 0;
+		event_list_done(&gone);
+		if (r >= 0 || r == -EOPNOTSUPP || (r == -ENOENT && s->config.ignore_missing)) {
+			log_debug("Session '%s': -v '%s' leaves out %zu events", s->name, spec, n);
+			continue;
+		}
+		if (r == -ENOTUNIQ)
+			snprintf(error, n_error, "excluded event '%s' (-v) is ambiguous: it could be "
+				 "%s; name it with its system", spec, ambiguous);
+		else if (r == -ENOENT)
+			snprintf(error, n_error, "unknown event '%s' after -v (-i skips events this "
+				 "kernel lacks)", spec);
+		else if (r == -EINVAL)
+			snprintf(error, n_error, "malformed excluded event '%s' (expected SYSTEM, "
+				 "SYSTEM:EVENT or EVENT; globs allowed)", spec);
+		else
+			snprintf(error, n_error, "cannot list the kernel's events for -v '%s': %s",
+				 spec, strerror(-r));
+		return r;
+	}
+	if (s->config.n_excluded > 0 && s->events.n == 0 && !s->config.tracer.name &&
+	    !s->probes) {
+		snprintf(error, n_error, "-v leaves out every event the -e before it gave: "
+			 "nothing is left to record");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/*
  * The configuration's event specs, each expanded against tracefs with its
  * own filter (-f). With -i, a spec this kernel lacks is skipped (and said
  * so in the log and in status), so one session file serves kernels that
@@ -167,6 +215,9 @@ static int session_expand_events(struct session *s, char *error, size_t n_error)
 			return r;
 		}
 	}
+	r = session_exclude_events(s, cat, &ftrace, error, n_error);
+	if (r < 0)
+		return r;
 	/* Every probe of the session is recorded: its group is the session's own. */
 	if (s->probes) {
 		r = event_list_expand(&s->events, cat, probe_set_system(s->probes), NULL, &ftrace,

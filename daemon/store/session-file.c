@@ -23,7 +23,7 @@
  *
  * A key given more than once adds to a list (events, triggers, function
  * globs, probes); event-filter, like -f, filters the event listed just
- * before it.
+ * before it; exclude-events, like trace-cmd's -v, leaves events out.
  */
 #include <assert.h>
 #include <errno.h>
@@ -42,8 +42,9 @@
 
 #define SESSION_FILE_KEYS_MAX 48 /* more than there are keys: an unknown one fails anyway */
 
-static int add_events(struct ctl_builder *b, char *list, unsigned *total, char *error,
-		      size_t n_error)
+/* events, or exclude-events (@attr EXCLUDE_EVENT): a comma-separated list of specs. */
+static int add_events(struct ctl_builder *b, enum ftraced_attr attr, char *list, unsigned *total,
+		      char *error, size_t n_error)
 {
 	char *save = NULL;
 	int n = 0;
@@ -62,7 +63,10 @@ static int add_events(struct ctl_builder *b, char *list, unsigned *total, char *
 				 FTRACED_EVENTS_PER_REQUEST_MAX);
 			return -EINVAL;
 		}
-		ctl_put_event(b, FTRACED_ATTR_EVENT, e);
+		if (attr == FTRACED_ATTR_EVENT)
+			ctl_put_event(b, attr, e);
+		else
+			ctl_put_string(b, attr, e);
 		n++;
 	}
 	if (n == 0) {
@@ -133,6 +137,8 @@ struct file_state {
 	uint32_t mode;
 	unsigned n_events;
 	bool event_filtered;   /* the last event listed has its event-filter */
+	unsigned n_excluded;   /* exclude-events */
+	bool after_exclude;    /* the last list was exclude-events: no event-filter now */
 	bool source;           /* a tracer or a probe: something to record without events */
 	unsigned n_triggers;
 	unsigned n_functions;  /* function-filter, function-notrace, graph-function together */
@@ -146,6 +152,7 @@ static bool key_repeats(const char *key)
 {
 	static const char *const repeating[] = {
 		"event", "events", "event-filter", "trigger", "function-filter",
+		"exclude-event", "exclude-events",
 		"function-notrace", "graph-function", "probe", "option", "pid",
 	};
 
@@ -209,13 +216,27 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 		return 0;
 	}
 	if (strcmp(key, "event") == 0 || strcmp(key, "events") == 0) {
-		int r = add_events(b, v, &st->n_events, error, n_error);
+		int r = add_events(b, FTRACED_ATTR_EVENT, v, &st->n_events, error, n_error);
 
 		st->event_filtered = false;
+		st->after_exclude = false;
+		return r < 0 ? r : 0;
+	}
+	if (strcmp(key, "exclude-event") == 0 || strcmp(key, "exclude-events") == 0) {
+		/* trace-cmd record -v: these events are left out of the others'. */
+		int r = add_events(b, FTRACED_ATTR_EXCLUDE_EVENT, v, &st->n_excluded, error,
+				   n_error);
+
+		st->after_exclude = true;
 		return r < 0 ? r : 0;
 	}
 	if (strcmp(key, "event-filter") == 0) {
 		/* Like -f: for the event listed just before (the last of an "events" list). */
+		if (st->after_exclude) {
+			snprintf(error, n_error, "event-filter applies to the event listed just "
+				 "before it, and that one is excluded");
+			return -EINVAL;
+		}
 		if (st->n_events == 0 || st->event_filtered) {
 			snprintf(error, n_error, "event-filter applies to the event listed just "
 				 "before it: %s", st->n_events ? "it already has one" : "there is none");
@@ -547,6 +568,8 @@ static void format_text(const struct ctl_request *req, struct text *t)
 		if (f)
 			add(t, "event-filter = %s\n", f);
 	}
+	for (unsigned k = 0; k < req->n_excluded; k++)
+		add(t, "exclude-event = %s\n", req->excluded[k]);
 	if (ctl_request_has(req, FTRACED_ATTR_FILTER))
 		add(t, "filter = %s\n", req->filter);
 	if (ctl_request_has(req, FTRACED_ATTR_CLOCK))

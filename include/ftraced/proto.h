@@ -38,6 +38,8 @@
  * event count (about 2,000 here, 10-20 k with many modules), so that only a
  * runaway list meets it.
  */
+/* -v: the specs a request leaves out (each may be a glob): far more than anyone types. */
+#define FTRACED_EXCLUDED_PER_REQUEST_MAX 256u
 #define FTRACED_EVENTS_PER_REQUEST_MAX 100000u
 /* A message's events inline up to this many bytes of attributes, else in a memfd. */
 #define FTRACED_EVENTS_INLINE_SIZE_MAX (16u * 1024u)
@@ -206,6 +208,8 @@ enum ftraced_attr {
 	FTRACED_ATTR_TOP_LEVEL,         /* u32, 0 or 1: lease the top-level buffer (--top-level) */
 	/* ERROR replies */
 	FTRACED_ATTR_KERNEL_REFUSED = 82, /* u32, 1: the kernel refused, not ftraced's rules */
+	/* capture option of RECORD and CREATE (trace-cmd record -v) */
+	FTRACED_ATTR_EXCLUDE_EVENT,     /* string, repeated: an event spec left out of the EVENTs */
 
 	/*
 	 * Requests and session records: struct ftraced_event_list, where the

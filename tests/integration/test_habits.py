@@ -326,5 +326,46 @@ def test_module_limits_the_function_tracer():
         assert d.ctl_json("list") == [] and not os.path.exists(out + ".partial")
 
 
+def test_v_excludes_the_events_after_it():
+    """-v: the -e after it are left out of what the -e before it give (trace-cmd's "-v will
+    negate all -e options that follow it"); kept by save, refused when it leaves nothing."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "v.dat")
+        lg = loadgen("--syscall", "--cpu", "0", "--count", "100000000", "--rate", "2000")
+        try:
+            d.ctl("record", "-q", "-e", "sched", "-v", "-e", "sched_w*", "-e",
+                  "sched:sched_stat_*", "--duration", "500ms", "-o", out)
+            names = events_by_name(out)
+            d.ctl("record", "-q", "-e", "sched", "--duration", "500ms", "-o", out, "--force")
+            without_v = events_by_name(out)
+        finally:
+            lg.kill()
+            lg.communicate()
+        # Without -v the machine's scheduling gives both; with it only the kept ones.
+        assert without_v.get("sched_switch", 0) > 0 and without_v.get("sched_waking", 0) > 0
+        assert names.get("sched_switch", 0) > 0, names
+        assert not [n for n in names if n.startswith("sched_w") or n.startswith("sched_stat")], \
+            names
+        # A created session keeps it: save writes it back as the session file's key.
+        d.ctl("create", "v", "-e", "sched", "-v", "-e", "sched:sched_switch")
+        saved = d.ctl("save", "v").stdout
+        assert "exclude-event = sched:sched_switch" in saved, saved
+        d.ctl("destroy", "v")
+        # What -v cannot mean is refused.
+        r = d.ctl("record", "-e", "sched", "-v", "-e", "sched_switch", "-f", "prev_pid == 0",
+                  "-o", out, "--force", check=False)
+        assert r.returncode == 2 and "-v excludes it" in r.stderr, r.stderr
+        r = d.ctl("record", "-e", "sched", "-v", "-e", "nosuch_event_here", "-o", out,
+                  "--force", check=False)
+        assert r.returncode == 1 and "unknown event 'nosuch_event_here' after -v" in r.stderr, \
+            r.stderr
+        r = d.ctl("record", "-e", "sched:sched_switch", "-v", "-e", "sched", "-o", out,
+                  "--force", check=False)
+        assert r.returncode == 1 and "nothing is left to record" in r.stderr, r.stderr
+        r = d.ctl("record", "-v", "-e", "sched", "-o", out, "--force", check=False)
+        assert r.returncode != 0, r.stderr
+        assert d.ctl_json("list") == []
+
+
 if __name__ == "__main__":
     sys.exit(run())

@@ -41,6 +41,7 @@ static void test_format_round_trip(void)
 		     "event = sched:sched_switch\n"
 		     "event-filter = prev_pid != 0\n"
 		     "events = irq, syscalls:sys_enter_open*\n"
+		     "exclude-events = irq:softirq_*, sched_stat_*\n"
 		     "filter = common_pid != 1\n"
 		     "clock = mono\n"
 		     "compression = none\n"
@@ -78,6 +79,7 @@ static void test_format_round_trip(void)
 	n = session_file_format(&first, text, sizeof(text));
 	assert(n > 0 && (size_t)n == strlen(text));
 	assert(parse(text, "ignored") == 0);
+	assert(req.n_excluded == 2 && strcmp(req.excluded[1], "sched_stat_*") == 0);
 	assert(session_file_format(&req, again, sizeof(again)) == n && strcmp(text, again) == 0);
 	assert(strcmp(req.session, "fr") == 0 && req.mode == FTRACED_MODE_FLIGHT);
 	assert(req.n_events == 3 && strcmp(ctl_request_event_filter(&req, 0), "prev_pid != 0") == 0);
@@ -228,6 +230,10 @@ int main(void)
 	assert(parse("events = sched\nevent-filter = a == 1\nevent-filter = b == 1\n", "x") ==
 	       -EINVAL && line == 3 && strstr(error, "already has one"));
 	assert(parse("events = sched\ntracer = func tion\n", "x") == -EINVAL && line == 2);
+	/* exclude-event: trace-cmd's -v; no event-filter for an excluded event. */
+	assert(parse("events = sched\nexclude-event = sched_switch\nevent-filter = a == 1\n",
+		     "x") == -EINVAL && line == 3 && strstr(error, "excluded"));
+	assert(parse("events = sched\nexclude-event = bad spec\n", "x") == -EINVAL && line == 2);
 	assert(parse("events = sched\ntracer = function\ntracer = nop\n", "x") == -EINVAL &&
 	       line == 3);
 	assert(parse("events = sched\nfunction-filter = a b\n", "x") == -EINVAL && line == 2);
