@@ -90,8 +90,6 @@ static const struct foreign_option foreign_options[] = {
 	  "ring's size, or a continuous session (create --mode ring --max-total)" },
 	{ 's', "-s", "the longest time between reads", "not in ftracectl yet: ftraced's "
 	  "workers wake on the ring's watermark" },
-	{ 'R', "-R", "a trigger for the -e before it", "not in ftracectl yet: -T records a "
-	  "stack with every event" },
 };
 
 /**
@@ -190,6 +188,23 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 		ctl_put_event(b, FTRACED_ATTR_EVENT_FILTER, arg);
 		st->event_filtered = true;
 		return 1;
+	case 'R':
+		/* trace-cmd's meaning: the trigger of the -e just before. */
+		if (!st->has_event || st->event_triggered || st->negate) {
+			print_error(command, "-R '%s' is the trigger of the -e just before it: %s", arg,
+				    st->negate && st->has_event ? "-v excludes it" :
+				    st->has_event ? "that event already has a trigger" : "there is none");
+			return -EINVAL;
+		}
+		if (!ctl_string_valid(FTRACED_ATTR_EVENT_TRIGGER, arg, FTRACED_EVENT_TRIGGER_MAX)) {
+			print_error(command, "invalid trigger '%s' (printable ASCII on one line, at most "
+				    "%u bytes; e.g. stacktrace, traceoff if prev_pid == 1, "
+				    "hist:keys=pid)", arg, FTRACED_EVENT_TRIGGER_MAX);
+			return -EINVAL;
+		}
+		ctl_put_event(b, FTRACED_ATTR_EVENT_TRIGGER, arg);
+		st->event_triggered = true;
+		return 1;
 	case 'p':
 		if (strlen(arg) > FTRACED_TRACER_MAX) {
 			print_error(command, "unknown tracer '%s' (function or function_graph)", arg);
@@ -270,6 +285,7 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 		st->has_event = true;
 		st->has_source = true;
 		st->event_filtered = false;
+		st->event_triggered = false;
 		return 1;
 	case OPT_FILTER:
 		if (strlen(arg) > FTRACED_FILTER_MAX) {
@@ -314,6 +330,7 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 		st->has_event = true;
 		st->has_source = true;
 		st->event_filtered = false;
+		st->event_triggered = false;
 		return 1;
 	case 'O':
 		if (!ctl_string_valid(FTRACED_ATTR_TRACE_OPTION, arg, FTRACED_OPTION_MAX)) {

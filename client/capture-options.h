@@ -44,10 +44,11 @@ enum {
  * and what to use instead (capture_foreign_option()), so that none can
  * ever mean something else here.
  */
-#define CAPTURE_SHORT_OPTIONS "e:f:ab:C:TiP:cp:l:n:g:r:O:M:v" "dDSN:V:A:tB:kGH:m:s:R:"
+#define CAPTURE_SHORT_OPTIONS "e:f:R:ab:C:TiP:cp:l:n:g:r:O:M:v" "dDSN:V:A:tB:kGH:m:s:"
 #define CAPTURE_LONG_OPTIONS \
 	{ "event", required_argument, NULL, 'e' }, \
 	{ "event-filter", required_argument, NULL, 'f' }, \
+	{ "event-trigger", required_argument, NULL, 'R' }, \
 	{ "all-events", no_argument, NULL, 'a' }, \
 	{ "filter", required_argument, NULL, OPT_FILTER }, \
 	{ "buffer-kb", required_argument, NULL, 'b' }, \
@@ -94,6 +95,9 @@ enum {
 	"  -v                     the -e after it are left out of the events the -e\n" \
 	"                         before it give (e.g. -e sched -v -e '*stat*')\n" \
 	"  -f, --event-filter EXPR  kernel filter for the -e just before it\n" \
+	"  -R, --event-trigger TRIGGER  trigger for the -e just before it, in the\n" \
+	"                         session's instance (stacktrace, traceoff if EXPR,\n" \
+	"                         hist:keys=FIELD...)\n" \
 	"      --filter EXPR      kernel filter applied to every event\n" \
 	"  -b, --buffer-kb KB     ring buffer per CPU in KiB (default 4096)\n" \
 	"      --subbuf-kb N      ring-buffer sub-buffer size in KiB (power of two)\n" \
@@ -133,6 +137,7 @@ struct capture_state {
 	bool event_filtered;   /* the last -e already has its -f */
 	unsigned n_events;     /* -e and -a given */
 	bool negate;           /* -v given: the -e from here on are excluded */
+	bool event_triggered;  /* the last -e already has its -R */
 	/* -l and -n, sent by capture_finish() once --module, wherever it is, is known */
 	const char *functions[FTRACED_FUNCTIONS_PER_REQUEST_MAX];
 	bool notrace[FTRACED_FUNCTIONS_PER_REQUEST_MAX];

@@ -215,6 +215,7 @@ static bool char_ok(uint16_t type, uint8_t c)
 		       c == ',';
 	case FTRACED_ATTR_FILTER:
 	case FTRACED_ATTR_EVENT_FILTER:
+	case FTRACED_ATTR_EVENT_TRIGGER:
 	case FTRACED_ATTR_PROBE:
 	case FTRACED_ATTR_ON_SEGMENT:
 	case FTRACED_ATTR_TRIGGER:
@@ -276,13 +277,15 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 			  M(FTRACED_ATTR_PROBE) | M(FTRACED_ATTR_RT_PRIORITY) | \
 			  M(FTRACED_ATTR_TRACE_OPTION) | M(FTRACED_ATTR_CPUMASK) | \
 			  M(FTRACED_ATTR_NO_FILTER) | M(FTRACED_ATTR_TOP_LEVEL) | \
-			  M(FTRACED_ATTR_EVENT_LIST) | M(FTRACED_ATTR_EXCLUDE_EVENT))
+			  M(FTRACED_ATTR_EVENT_LIST) | M(FTRACED_ATTR_EXCLUDE_EVENT) | \
+			  M(FTRACED_ATTR_EVENT_TRIGGER))
 /* Attributes a request may carry more than once. */
 #define REPEATABLE_ATTRS(M) (M(FTRACED_ATTR_EVENT) | M(FTRACED_ATTR_TRIGGER) | \
 			     M(FTRACED_ATTR_PID) | M(FTRACED_ATTR_EVENT_FILTER) | \
 			     M(FTRACED_ATTR_FTRACE_FILTER) | M(FTRACED_ATTR_FTRACE_NOTRACE) | \
 			     M(FTRACED_ATTR_GRAPH_FUNCTION) | M(FTRACED_ATTR_PROBE) | \
-			     M(FTRACED_ATTR_TRACE_OPTION) | M(FTRACED_ATTR_EXCLUDE_EVENT))
+			     M(FTRACED_ATTR_TRACE_OPTION) | M(FTRACED_ATTR_EXCLUDE_EVENT) | \
+			     M(FTRACED_ATTR_EVENT_TRIGGER))
 #define SEGMENT_ATTRS(M) (M(FTRACED_ATTR_SEGMENT_SIZE) | M(FTRACED_ATTR_SEGMENT_TIME_MS) | \
 			  M(FTRACED_ATTR_MAX_TOTAL) | M(FTRACED_ATTR_MAX_FILES) | \
 			  M(FTRACED_ATTR_MAX_AGE_MS) | M(FTRACED_ATTR_KEEP_FREE) | \
@@ -381,6 +384,14 @@ static int add_event_filter(struct ctl_request *req, const struct ctl_attr *a)
 	return r < 0 ? r : ctl_request_store_event_filter(req, filter, a->len);
 }
 
+static int add_event_trigger(struct ctl_request *req, const struct ctl_attr *a)
+{
+	char trigger[FTRACED_EVENT_TRIGGER_MAX + 1];
+	int r = ctl_attr_string(a, FTRACED_EVENT_TRIGGER_MAX, trigger);
+
+	return r < 0 ? r : ctl_request_store_event_trigger(req, trigger, a->len);
+}
+
 /**
  * ctl_request_parse_event_list() - add the events of an ATTR_EVENT_LIST.
  * @req: a request whose message had ATTR_EVENT_LIST (so no events inline)
@@ -388,7 +399,8 @@ static int add_event_filter(struct ctl_request *req, const struct ctl_attr *a)
  * @n: its length
  * @ret_bad_attr: on failure over one attribute, its type; else 0. May be NULL.
  *
- * The list holds EVENT and EVENT_FILTER attributes, as the message would.
+ * The list holds EVENT, EVENT_FILTER and EVENT_TRIGGER attributes, as the
+ * message would.
  *
  * Return: 0; -EBADMSG for anything else or ill-formed; -E2BIG beyond
  * FTRACED_EVENTS_PER_REQUEST_MAX events; -ENOMEM. On failure @req keeps
@@ -410,6 +422,8 @@ int ctl_request_parse_event_list(struct ctl_request *req, const void *list, size
 			r = add_event(req, &a);
 		else if (a.type == FTRACED_ATTR_EVENT_FILTER)
 			r = add_event_filter(req, &a);
+		else if (a.type == FTRACED_ATTR_EVENT_TRIGGER)
+			r = add_event_trigger(req, &a);
 		else
 			r = -EBADMSG;
 		if (r < 0)
@@ -636,6 +650,12 @@ static int request_parse(const struct ctl_msg *m, struct ctl_request *req, uint1
 			if (after_exclude)
 				return -EBADMSG;
 			r = add_event_filter(req, &a);
+			break;
+		case FTRACED_ATTR_EVENT_TRIGGER:
+			/* Like trace-cmd's -R: for the event just before, not an excluded one. */
+			if (after_exclude)
+				return -EBADMSG;
+			r = add_event_trigger(req, &a);
 			break;
 		case FTRACED_ATTR_TRACER:
 			r = ctl_attr_string(&a, FTRACED_TRACER_MAX, req->tracer);

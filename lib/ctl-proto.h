@@ -51,7 +51,8 @@ static inline void ctl_attr_set_remove(struct ctl_attr_set *s, unsigned a)
 /* One event spec of a request: offsets into its event_text. */
 struct ctl_event {
 	uint32_t spec;
-	uint32_t filter; /* offset + 1; 0: none */
+	uint32_t filter;  /* offset + 1; 0: none */
+	uint32_t trigger; /* -R: offset + 1; 0: none */
 };
 
 /*
@@ -128,6 +129,12 @@ static inline const char *ctl_request_event(const struct ctl_request *r, unsigne
 	return r->event_text + r->events[k].spec;
 }
 
+/* The per-event trigger (-R) of request event @k, or NULL. */
+static inline const char *ctl_request_event_trigger(const struct ctl_request *r, unsigned k)
+{
+	return r->events[k].trigger ? r->event_text + r->events[k].trigger - 1 : NULL;
+}
+
 /* The per-event filter of request event @k, or NULL. */
 static inline const char *ctl_request_event_filter(const struct ctl_request *r, unsigned k)
 {
@@ -158,6 +165,7 @@ int ctl_attr_event_list(const struct ctl_attr *a, struct ftraced_event_list *ret
 int ctl_request_parse(const void *buf, size_t n, struct ctl_request *ret, uint16_t *ret_bad_attr);
 int ctl_request_store_event(struct ctl_request *req, const char *spec, size_t len);
 int ctl_request_store_event_filter(struct ctl_request *req, const char *filter, size_t len);
+int ctl_request_store_event_trigger(struct ctl_request *req, const char *trigger, size_t len);
 int ctl_request_parse_event_list(struct ctl_request *req, const void *list, size_t n,
 				 uint16_t *ret_bad_attr);
 void ctl_request_done(struct ctl_request *req);

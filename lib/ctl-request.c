@@ -105,6 +105,31 @@ int ctl_request_store_event_filter(struct ctl_request *req, const char *filter, 
 }
 
 /**
+ * ctl_request_store_event_trigger() - store one event trigger (-R) the parser checked.
+ * @req: request being parsed
+ * @trigger: the trigger, @len bytes, no NUL in them
+ * @len: at most FTRACED_EVENT_TRIGGER_MAX
+ *
+ * Like trace-cmd's -R: the trigger of the event just before, once.
+ *
+ * Return: 0; -EBADMSG without an event before it, or a second one; -ENOMEM.
+ */
+int ctl_request_store_event_trigger(struct ctl_request *req, const char *trigger, size_t len)
+{
+	struct ctl_event *e = req->n_events ? &req->events[req->n_events - 1] : NULL;
+	uint32_t offset;
+	int r;
+
+	if (!e || e->trigger)
+		return -EBADMSG;
+	r = event_string(req, trigger, len, &offset);
+	if (r < 0)
+		return r;
+	e->trigger = offset + 1;
+	return 0;
+}
+
+/**
  * ctl_request_done() - free what a parsed request allocated (its events).
  * @req: a request from ctl_request_parse(), or zeroed; zeroed again after
  */
@@ -152,6 +177,10 @@ int ctl_attr_event_list(const struct ctl_attr *a, struct ftraced_event_list *ret
 void ctl_attr_rule(uint16_t type, char *buf, size_t n)
 {
 	switch (type) {
+	case FTRACED_ATTR_EVENT_TRIGGER:
+		snprintf(buf, n, "event trigger (-R: printable ASCII on one line, at most %u bytes, "
+			 "one for the event just before it)", FTRACED_EVENT_TRIGGER_MAX);
+		break;
 	case FTRACED_ATTR_EXCLUDE_EVENT:
 		snprintf(buf, n, "excluded event (-v: SYSTEM, SYSTEM:EVENT or EVENT of letters, "
 			 "digits, _ - . and the globs * ? [ ]; at most %u characters and %u of them)",

@@ -514,6 +514,33 @@ size_t event_list_remove(struct event_list *l, const struct event_list *gone)
 	return n_removed;
 }
 
+/**
+ * event_list_set_trigger() - give the events of @l that @these has a trigger (-R).
+ * @l: a list, sorted
+ * @these: the events one spec gave, sorted
+ * @trigger: kept by the caller while @l is used
+ *
+ * Return: how many were given it, or -EEXIST if one already had another.
+ */
+int event_list_set_trigger(struct event_list *l, const struct event_list *these,
+			   const char *trigger)
+{
+	int n = 0;
+
+	for (size_t k = 0; k < these->n; k++) {
+		struct event_id *e = l->n ? bsearch(&these->events[k], l->events, l->n,
+						    sizeof(*l->events), cmp_event) : NULL;
+
+		if (!e)
+			continue; /* left out by -v */
+		if (e->trigger && strcmp(e->trigger, trigger) != 0)
+			return -EEXIST;
+		e->trigger = trigger;
+		n++;
+	}
+	return n;
+}
+
 void event_list_done(struct event_list *l)
 {
 	for (size_t k = 0; k < l->n; k++)

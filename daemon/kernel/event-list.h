@@ -11,6 +11,7 @@ struct event_id {
 	const char *system;
 	const char *event;
 	const char *filter; /* its own filter (-f after its spec); NULL: none. Not owned. */
+	const char *trigger; /* its trigger (-R after its spec); NULL: none. Not owned. */
 };
 
 /* Concrete events of a session, sorted by system, each once. */
@@ -42,4 +43,6 @@ int event_list_expand(struct event_list *l, struct event_catalog *cat, const cha
 		      const char *filter, const struct ftrace_offer *ftrace, size_t n_bytes_max,
 		      char *ambiguous, size_t n_ambiguous);
 size_t event_list_remove(struct event_list *l, const struct event_list *gone);
+int event_list_set_trigger(struct event_list *l, const struct event_list *these,
+			   const char *trigger);
 void event_list_done(struct event_list *l);

@@ -42,6 +42,43 @@ static void filter_error(const struct event_id *e, const char *kernel_error, int
 		 e->event, msg);
 }
 
+/*
+ * -R: each event's trigger, in its own events/SYSTEM/EVENT/trigger of the
+ * session's instance (the kernel drops them with the instance). A trigger
+ * the kernel rejects is refused with its error_log's words.
+ */
+static int set_triggers(struct instance *i, const struct event_list *events, char *error,
+			size_t n_error)
+{
+	for (size_t k = 0; k < events->n; k++) {
+		const struct event_id *e = &events->events[k];
+		_cleanup_free_ char *log = NULL;
+		const char *msg;
+		int r;
+
+		if (!e->trigger)
+			continue;
+		if (strcmp(e->system, "ftrace") == 0) {
+			snprintf(error, n_error, "-R '%s': ftrace:%s has no trigger file (ftrace:* "
+				 "events take none)", e->trigger, e->event);
+			return -EOPNOTSUPP;
+		}
+		errno = 0;
+		if (tracefs_event_file_write(i->tfs, e->system, e->event, "trigger",
+					     e->trigger) >= 0)
+			continue;
+		r = errno ? -errno : -EINVAL;
+		i->kernel_refused = r == -EPERM || r == -EACCES;
+		log = tracefs_error_last(i->tfs);
+		msg = log && strchr(log, ']') ? strchr(log, ']') + 1 : strerror(-r);
+		msg += strspn(msg, " ");
+		snprintf(error, n_error, "-R '%s' rejected by the kernel for %s:%s: %.*s",
+			 e->trigger, e->system, e->event, (int)strcspn(msg, "\n"), msg);
+		return r;
+	}
+	return 0;
+}
+
 /* The setup's pids as set_event_pid and set_ftrace_pid take them: "1 2 3". */
 static void pid_list(const struct instance_setup *p, char list[static INSTANCE_PID_LIST_MAX])
 {
@@ -602,7 +639,9 @@ int instance_configure(struct instance *i, const struct instance_setup *p, char 
 			return r;
 		}
 	}
-	r = top_level_writes(i, p->events, error, n_error);
+	r = set_triggers(i, p->events, error, n_error);
+	if (r >= 0)
+		r = top_level_writes(i, p->events, error, n_error);
 	if (r >= 0)
 		r = set_tracer(i, p, error, n_error);
 	if (r >= 0)

@@ -332,11 +332,12 @@ static int tracer_options(const struct ctl_request *req, struct tracer_config *t
 	return 0;
 }
 
-static int event_filters(const struct ctl_request *req, char ***ret);
+static int per_event_strings(const struct ctl_request *req,
+			     const char *(*get)(const struct ctl_request *, unsigned), char ***ret);
 
 /*
- * The event specs and their filters, as many as given: pointers into one copy of the
- * request's event text (a session may name every event of a kernel, so
+ * The event specs, their filters and triggers, as many as given: pointers into one copy
+ * of the request's event text (a session may name every event of a kernel, so
  * each takes what it uses, not a fixed slot).
  */
 static int event_specs(const struct ctl_request *req, struct session_config *c)
@@ -351,24 +352,30 @@ static int event_specs(const struct ctl_request *req, struct session_config *c)
 	memcpy(c->event_text, req->event_text, req->n_event_text);
 	for (unsigned k = 0; k < req->n_events; k++)
 		c->events[k] = c->event_text + req->events[k].spec;
-	return event_filters(req, &c->event_filters);
+	if (per_event_strings(req, ctl_request_event_filter, &c->event_filters) < 0)
+		return -ENOMEM;
+	return per_event_strings(req, ctl_request_event_trigger, &c->event_triggers);
 }
 
-/* The per-event filters (-f), one slot per event spec; NULL when there is none at all. */
-static int event_filters(const struct ctl_request *req, char ***ret)
+/*
+ * Per-event strings, one slot per event spec: the filters (-f) or the
+ * triggers (-R), as @get gives them; NULL when there is none at all.
+ */
+static int per_event_strings(const struct ctl_request *req,
+			     const char *(*get)(const struct ctl_request *, unsigned), char ***ret)
 {
 	bool any = false;
 	char **v;
 
 	for (unsigned k = 0; k < req->n_events; k++)
-		any |= ctl_request_event_filter(req, k) != NULL;
+		any |= get(req, k) != NULL;
 	if (!any)
 		return 0;
 	v = calloc(req->n_events, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	for (unsigned k = 0; k < req->n_events; k++) {
-		const char *f = ctl_request_event_filter(req, k);
+		const char *f = get(req, k);
 
 		if (f && !(v[k] = strdup(f))) {
 			while (k-- > 0)
@@ -466,6 +473,14 @@ static int top_level_option(const struct ctl_request *req, uid_t owner, struct s
 	    c->backend == FTRACED_FLIGHT_PERSISTENT) {
 		snprintf(error, n_error, "--top-level and the persistent flight backend exclude "
 			 "each other: that backend's ring is an instance the kernel mapped at boot");
+		return -EINVAL;
+	}
+	/* Triggers live in the event's files: only an instance the session removes drops them. */
+	if (ctl_request_has(req, FTRACED_ATTR_EVENT_TRIGGER) &&
+	    (c->top_level || c->backend == FTRACED_FLIGHT_PERSISTENT)) {
+		snprintf(error, n_error, "-R is for the session's own instance: %s would keep the "
+			 "trigger after the session", c->top_level ? "the leased top level" :
+			 "the persistent flight backend's boot-mapped instance");
 		return -EINVAL;
 	}
 	return 0;
@@ -616,6 +631,10 @@ void session_config_done(struct session_config *c)
 		for (unsigned k = 0; k < c->n_events; k++)
 			free(c->event_filters[k]);
 	free(c->event_filters);
+	if (c->event_triggers)
+		for (unsigned k = 0; k < c->n_events; k++)
+			free(c->event_triggers[k]);
+	free(c->event_triggers);
 	free(c->tracer.name);
 	strv_free(c->tracer.filter);
 	strv_free(c->tracer.notrace);

@@ -23,6 +23,7 @@ struct session_config {
 	char **events;         /* the specs as given: SYSTEM[:EVENT|:*], into event_text */
 	char *event_text;      /* what they point into: as long as they are, no longer */
 	char **event_filters;  /* n_events entries: the filter of each spec (-f); NULL: none */
+	char **event_triggers; /* n_events entries: the trigger of each spec (-R); NULL: none */
 	unsigned n_excluded;   /* -v: specs whose events are left out of the others' */
 	char (*excluded)[FTRACED_EVENT_SPEC_MAX + 1];
 	char *filter;          /* for every event; NULL: none */

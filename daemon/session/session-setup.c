@@ -141,6 +141,39 @@ static int session_exclude_events(struct session *s, struct event_catalog *cat,
 }
 
 /*
+ * -R: each spec's trigger goes to the events it gave (those -v left). Its
+ * spec is expanded again: the list merged every spec's events into one.
+ */
+static int session_event_triggers(struct session *s, struct event_catalog *cat,
+				  const struct ftrace_offer *ftrace, char *error, size_t n_error)
+{
+	for (unsigned k = 0; s->config.event_triggers && k < s->config.n_events; k++) {
+		const char *trigger = s->config.event_triggers[k];
+		struct event_list these = {};
+		int r;
+
+		if (!trigger || s->skipped[k])
+			continue;
+		r = event_list_expand(&these, cat, s->config.events[k], NULL, ftrace,
+				      EVENT_LIST_BYTES_MAX, NULL, 0);
+		if (r >= 0)
+			r = event_list_set_trigger(&s->events, &these, trigger);
+		event_list_done(&these);
+		if (r == -EEXIST) {
+			snprintf(error, n_error, "'%s' names an event that already has a different "
+				 "trigger (-R): give each event one", s->config.events[k]);
+			return r;
+		}
+		if (r < 0) {
+			snprintf(error, n_error, "cannot list the kernel's events for '%s': %s",
+				 s->config.events[k], strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/*
  * The configuration's event specs, each expanded against tracefs with its
  * own filter (-f). With -i, a spec this kernel lacks is skipped (and said
  * so in the log and in status), so one session file serves kernels that
@@ -216,6 +249,8 @@ static int session_expand_events(struct session *s, char *error, size_t n_error)
 		}
 	}
 	r = session_exclude_events(s, cat, &ftrace, error, n_error);
+	if (r >= 0)
+		r = session_event_triggers(s, cat, &ftrace, error, n_error);
 	if (r < 0)
 		return r;
 	/* Every probe of the session is recorded: its group is the session's own. */

@@ -137,6 +137,7 @@ struct file_state {
 	uint32_t mode;
 	unsigned n_events;
 	bool event_filtered;   /* the last event listed has its event-filter */
+	bool event_triggered;  /* ... and its event-trigger */
 	unsigned n_excluded;   /* exclude-events */
 	bool after_exclude;    /* the last list was exclude-events: no event-filter now */
 	bool source;           /* a tracer or a probe: something to record without events */
@@ -151,7 +152,7 @@ struct file_state {
 static bool key_repeats(const char *key)
 {
 	static const char *const repeating[] = {
-		"event", "events", "event-filter", "trigger", "function-filter",
+		"event", "events", "event-filter", "event-trigger", "trigger", "function-filter",
 		"exclude-event", "exclude-events",
 		"function-notrace", "graph-function", "probe", "option", "pid",
 	};
@@ -219,6 +220,7 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 		int r = add_events(b, FTRACED_ATTR_EVENT, v, &st->n_events, error, n_error);
 
 		st->event_filtered = false;
+		st->event_triggered = false;
 		st->after_exclude = false;
 		return r < 0 ? r : 0;
 	}
@@ -249,6 +251,23 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 		}
 		ctl_put_event(b, FTRACED_ATTR_EVENT_FILTER, v);
 		st->event_filtered = true;
+		return 0;
+	}
+	if (strcmp(key, "event-trigger") == 0) {
+		/* Like -R: for the event listed just before, once. */
+		if (st->after_exclude || st->n_events == 0 || st->event_triggered) {
+			snprintf(error, n_error, "event-trigger applies to the event listed just "
+				 "before it: %s", st->after_exclude ? "that one is excluded" :
+				 st->n_events ? "it already has one" : "there is none");
+			return -EINVAL;
+		}
+		if (!ctl_string_valid(FTRACED_ATTR_EVENT_TRIGGER, v, FTRACED_EVENT_TRIGGER_MAX)) {
+			snprintf(error, n_error, "invalid event-trigger: longer than %u bytes or not "
+				 "printable ASCII", FTRACED_EVENT_TRIGGER_MAX);
+			return -EINVAL;
+		}
+		ctl_put_event(b, FTRACED_ATTR_EVENT_TRIGGER, v);
+		st->event_triggered = true;
 		return 0;
 	}
 	if (strcmp(key, "max-graph-depth") == 0)
@@ -567,6 +586,8 @@ static void format_text(const struct ctl_request *req, struct text *t)
 		add(t, "event = %s\n", ctl_request_event(req, k));
 		if (f)
 			add(t, "event-filter = %s\n", f);
+		if (ctl_request_event_trigger(req, k))
+			add(t, "event-trigger = %s\n", ctl_request_event_trigger(req, k));
 	}
 	for (unsigned k = 0; k < req->n_excluded; k++)
 		add(t, "exclude-event = %s\n", req->excluded[k]);

@@ -53,6 +53,7 @@
 #define FTRACED_COMMAND_MAX            1024u /* --on-segment command line */
 #define FTRACED_TRIGGER_MAX            512u  /* one --trigger specification */
 #define FTRACED_TRIGGERS_PER_REQUEST_MAX 8u
+#define FTRACED_EVENT_TRIGGER_MAX      1024u /* one -R, as written to events/S/E/trigger */
 #define FTRACED_PIDS_PER_REQUEST_MAX   64u  /* -P, and record -F's command */
 #define FTRACED_PATH_MAX               4096u
 #define FTRACED_TRACER_MAX             32u   /* -p: function, function_graph, nop */
@@ -210,6 +211,7 @@ enum ftraced_attr {
 	FTRACED_ATTR_KERNEL_REFUSED = 82, /* u32, 1: the kernel refused, not ftraced's rules */
 	/* capture option of RECORD and CREATE (trace-cmd record -v) */
 	FTRACED_ATTR_EXCLUDE_EVENT,     /* string, repeated: an event spec left out of the EVENTs */
+	FTRACED_ATTR_EVENT_TRIGGER,     /* string, repeated: the trigger of the EVENT just before (-R) */
 
 	/*
 	 * Requests and session records: struct ftraced_event_list, where the

@@ -367,5 +367,52 @@ def test_v_excludes_the_events_after_it():
         assert d.ctl_json("list") == []
 
 
+def test_R_sets_the_trigger_of_the_event_before():
+    """-R TRIGGER: the trigger of the -e just before, in the session's own instance
+    (stacktrace: a stack in the file with each of its events; traceoff with a filter: in the
+    instance's trigger file); the top level's trigger file is left alone; what the kernel
+    rejects (this host has no hist triggers) is refused with its words."""
+    top = os.path.join(TRACING, "events/sched/sched_switch/trigger")
+    with open(top) as f:
+        top_before = f.read()
+    with daemon() as d:
+        out = os.path.join(d.dir, "r.dat")
+        d.ctl("record", "-q", "-e", "sched:sched_switch", "-R", "stacktrace", "-e",
+              "sched:sched_waking", "--duration", "300ms", "-o", out)
+        names = events_by_name(out)
+        assert names.get("kernel_stack", 0) > 0 and names.get("sched_switch", 0) > 0, names
+        # One stack for each sched_switch (the trigger's event), none for sched_waking.
+        assert names["kernel_stack"] == names["sched_switch"], names
+        d.ctl("record", "-q", "-e", "sched:sched_switch", "--duration", "200ms", "-o", out,
+              "--force")
+        assert events_by_name(out).get("kernel_stack", 0) == 0
+
+        # traceoff with a filter, as the instance's own trigger file shows it.
+        rec = d.record_background("-e", "sched:sched_switch", "-R",
+                                  "traceoff if prev_pid == 999999999", "-o", out, "--force")
+        session = d.wait_running()
+        with open(os.path.join(TRACING, "instances", session["instance"],
+                               "events/sched/sched_switch/trigger")) as f:
+            trigger = f.read()
+        assert trigger.startswith("traceoff") and "prev_pid == 999999999" in trigger, trigger
+        d.ctl("stop", session["name"])
+        _, stderr = rec.communicate(timeout=60)
+        assert rec.returncode == 0, stderr
+        d.ctl("create", "tr", "-e", "sched:sched_switch", "-R", "traceoff if prev_pid == 0")
+        saved = d.ctl("save", "tr").stdout
+        assert "event-trigger = traceoff if prev_pid == 0" in saved, saved
+        d.ctl("destroy", "tr")
+        r = d.ctl("record", "-e", "sched:sched_switch", "-R", "no_such_trigger", "-o", out,
+                  "--force", check=False)
+        assert r.returncode == 1 and "rejected by the kernel for sched:sched_switch" in r.stderr, \
+            r.stderr
+        r = d.ctl("record", "-R", "stacktrace", "-e", "sched", "-o", out, "--force",
+                  check=False)
+        assert r.returncode == 2 and "there is none" in r.stderr, r.stderr
+        assert d.ctl_json("list") == []
+    with open(top) as f:
+        assert f.read() == top_before
+
+
 if __name__ == "__main__":
     sys.exit(run())

@@ -40,6 +40,7 @@ static void test_format_round_trip(void)
 	assert(parse("mode = flight\n"
 		     "event = sched:sched_switch\n"
 		     "event-filter = prev_pid != 0\n"
+		     "event-trigger = traceoff if prev_pid == 1\n"
 		     "events = irq, syscalls:sys_enter_open*\n"
 		     "exclude-events = irq:softirq_*, sched_stat_*\n"
 		     "filter = common_pid != 1\n"
@@ -80,6 +81,8 @@ static void test_format_round_trip(void)
 	assert(n > 0 && (size_t)n == strlen(text));
 	assert(parse(text, "ignored") == 0);
 	assert(req.n_excluded == 2 && strcmp(req.excluded[1], "sched_stat_*") == 0);
+	assert(strcmp(ctl_request_event_trigger(&req, 0), "traceoff if prev_pid == 1") == 0);
+	assert(ctl_request_event_trigger(&req, 1) == NULL);
 	assert(session_file_format(&req, again, sizeof(again)) == n && strcmp(text, again) == 0);
 	assert(strcmp(req.session, "fr") == 0 && req.mode == FTRACED_MODE_FLIGHT);
 	assert(req.n_events == 3 && strcmp(ctl_request_event_filter(&req, 0), "prev_pid != 0") == 0);
@@ -230,6 +233,9 @@ int main(void)
 	assert(parse("events = sched\nevent-filter = a == 1\nevent-filter = b == 1\n", "x") ==
 	       -EINVAL && line == 3 && strstr(error, "already has one"));
 	assert(parse("events = sched\ntracer = func tion\n", "x") == -EINVAL && line == 2);
+	assert(parse("events = sched\nevent-trigger = stacktrace\nevent-trigger = traceon\n",
+		     "x") == -EINVAL && line == 3 && strstr(error, "already has one"));
+	assert(parse("event-trigger = stacktrace\nevents = sched\n", "x") == -EINVAL && line == 1);
 	/* exclude-event: trace-cmd's -v; no event-filter for an excluded event. */
 	assert(parse("events = sched\nexclude-event = sched_switch\nevent-filter = a == 1\n",
 		     "x") == -EINVAL && line == 3 && strstr(error, "excluded"));
