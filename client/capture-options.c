@@ -88,8 +88,6 @@ static const struct foreign_option foreign_options[] = {
 	  "the daemon's log is in its journal (journalctl -u ftraced)" },
 	{ 'm', "-m", "keep at most SIZE KiB per CPU", "not in ftracectl yet: use -b for the "
 	  "ring's size, or a continuous session (create --mode ring --max-total)" },
-	{ 's', "-s", "the longest time between reads", "not in ftracectl yet: ftraced's "
-	  "workers wake on the ring's watermark" },
 };
 
 /**
@@ -382,6 +380,17 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 		if (parse_long(command, "real-time priority", arg, 1, FTRACED_RT_PRIORITY_MAX, &v) < 0)
 			return -EINVAL;
 		ctl_put_u32(b, FTRACED_ATTR_RT_PRIORITY, (uint32_t)v);
+		return 1;
+	case 's':
+		/*
+		 * trace-cmd's recorders sleep this long between reads; ftraced's
+		 * wake on the kernel's watermark, and -s adds a read of every CPU
+		 * at least this often, partly filled sub-buffers included.
+		 */
+		if (parse_long(command, "read interval (microseconds, 1000 to 3600000000)", arg,
+			       FTRACED_READ_INTERVAL_MIN_US, FTRACED_READ_INTERVAL_MAX_US, &v) < 0)
+			return -EINVAL;
+		ctl_put_u32(b, FTRACED_ATTR_READ_INTERVAL_US, (uint32_t)v);
 		return 1;
 	case OPT_LEVEL:
 		if (parse_long(command, "zstd level", arg, -100, 100, &v) < 0)

@@ -44,7 +44,7 @@ enum {
  * and what to use instead (capture_foreign_option()), so that none can
  * ever mean something else here.
  */
-#define CAPTURE_SHORT_OPTIONS "e:f:R:ab:C:TiP:cp:l:n:g:r:O:M:v" "dDSN:V:A:tB:kGH:m:s:"
+#define CAPTURE_SHORT_OPTIONS "e:f:R:ab:C:TiP:cp:l:n:g:r:O:M:vs:" "dDSN:V:A:tB:kGH:m:"
 #define CAPTURE_LONG_OPTIONS \
 	{ "event", required_argument, NULL, 'e' }, \
 	{ "event-filter", required_argument, NULL, 'f' }, \
@@ -72,6 +72,7 @@ enum {
 	{ "func-stack", no_argument, NULL, OPT_FUNC_STACK }, \
 	{ "probe", required_argument, NULL, OPT_PROBE }, \
 	{ "rt-priority", required_argument, NULL, 'r' }, \
+	{ "read-interval", required_argument, NULL, 's' }, \
 	{ "date", no_argument, NULL, OPT_DATE }, \
 	{ "module", required_argument, NULL, OPT_MODULE }, \
 	{ "profile", no_argument, NULL, OPT_FOREIGN_PROFILE }, \
@@ -127,6 +128,10 @@ enum {
 	"                         'p|r:NAME SYMBOL[+OFF] [ARGS]' or\n" \
 	"                         'p|r:NAME /PATH:SYMBOL|0xOFF [ARGS]'\n" \
 	"  -r, --rt-priority PRIO  capture workers run SCHED_FIFO at PRIO (1-99)\n" \
+	"  -s, --read-interval USECS  read every CPU at least every USECS (1000 or\n" \
+	"                         more), partly filled sub-buffers too: no event waits\n" \
+	"                         longer in the kernel (default: read when a CPU's ring\n" \
+	"                         reaches its watermark, and at the stop)\n" \
 	"      --date             accepted, as trace-cmd's: every file already has its\n" \
 	"                         wall-clock anchor (trace-cmd report shows the dates)\n"
 

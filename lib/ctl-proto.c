@@ -278,7 +278,8 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 			  M(FTRACED_ATTR_TRACE_OPTION) | M(FTRACED_ATTR_CPUMASK) | \
 			  M(FTRACED_ATTR_NO_FILTER) | M(FTRACED_ATTR_TOP_LEVEL) | \
 			  M(FTRACED_ATTR_EVENT_LIST) | M(FTRACED_ATTR_EXCLUDE_EVENT) | \
-			  M(FTRACED_ATTR_EVENT_TRIGGER))
+			  M(FTRACED_ATTR_EVENT_TRIGGER) | \
+			  M(FTRACED_ATTR_READ_INTERVAL_US))
 /* Attributes a request may carry more than once. */
 #define REPEATABLE_ATTRS(M) (M(FTRACED_ATTR_EVENT) | M(FTRACED_ATTR_TRIGGER) | \
 			     M(FTRACED_ATTR_PID) | M(FTRACED_ATTR_EVENT_FILTER) | \
@@ -614,6 +615,12 @@ static int request_parse(const struct ctl_msg *m, struct ctl_request *req, uint1
 			break;
 		case FTRACED_ATTR_SINCE_US:
 			r = ctl_attr_u64(&a, &req->since_us);
+			break;
+		case FTRACED_ATTR_READ_INTERVAL_US:
+			r = ctl_attr_u32(&a, &req->read_interval_us);
+			if (r >= 0 && (req->read_interval_us < FTRACED_READ_INTERVAL_MIN_US ||
+				       req->read_interval_us > FTRACED_READ_INTERVAL_MAX_US))
+				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_RT_PRIORITY:
 			r = ctl_attr_u32(&a, &req->rt_priority);

@@ -98,6 +98,7 @@ struct ctl_request {
 	uint64_t since_us;       /* FTRACED_ATTR_SINCE_US */
 	uint32_t stacktrace;
 	uint32_t rt_priority; /* 0: normal scheduling */
+	uint32_t read_interval_us; /* -s; 0: the watermark only */
 	uint32_t ignore_missing;
 	unsigned n_pids;
 	uint32_t pids[FTRACED_PIDS_PER_REQUEST_MAX];

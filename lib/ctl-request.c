@@ -177,6 +177,10 @@ int ctl_attr_event_list(const struct ctl_attr *a, struct ftraced_event_list *ret
 void ctl_attr_rule(uint16_t type, char *buf, size_t n)
 {
 	switch (type) {
+	case FTRACED_ATTR_READ_INTERVAL_US:
+		snprintf(buf, n, "read interval (-s: %u to %u microseconds)",
+			 FTRACED_READ_INTERVAL_MIN_US, FTRACED_READ_INTERVAL_MAX_US);
+		break;
 	case FTRACED_ATTR_EVENT_TRIGGER:
 		snprintf(buf, n, "event trigger (-R: printable ASCII on one line, at most %u bytes, "
 			 "one for the event just before it)", FTRACED_EVENT_TRIGGER_MAX);

@@ -476,6 +476,27 @@ void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, 
 }
 
 /**
+ * capture_stream_read_now() - read what the kernel holds now, partial sub-buffers too (-s).
+ * @s: stream being read
+ * @w: the worker's scratch
+ *
+ * As a rotation's drain, without its cut: the events read are consumed,
+ * later ones stay for the next read or the watermark's wake-up.
+ */
+void capture_stream_read_now(struct capture_stream *s, struct capture_scratch *w)
+{
+	int r;
+
+	if (s->dead)
+		return;
+	r = drain_full_pages(w, s, ROTATE_BYTES_MAX);
+	if (r >= 0)
+		r = drain_partial_pages(w, s, ROTATE_READS_MAX);
+	if (r < 0)
+		capture_stream_fail(s, r);
+}
+
+/**
  * capture_stream_finish() - the final drain: everything the kernel holds, then finished.
  * @s: stream, no longer polled
  * @w: the worker's scratch

@@ -105,5 +105,6 @@ unsigned capture_stream_rt_priority(const struct capture_stream *s);
 int capture_stream_begin(struct capture_stream *s);
 int capture_stream_drain(struct capture_stream *s, struct capture_scratch *w, uint64_t max_bytes);
 void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, int spool_fd);
+void capture_stream_read_now(struct capture_stream *s, struct capture_scratch *w);
 void capture_stream_finish(struct capture_stream *s, struct capture_scratch *w);
 void capture_stream_fail(struct capture_stream *s, int error);

@@ -39,7 +39,7 @@
 #define BYTES_PER_TURN (8u * 1024u * 1024u)
 
 
-enum cmd_op { CMD_ADD, CMD_ROTATE, CMD_FINISH, CMD_TEST_STALL };
+enum cmd_op { CMD_ADD, CMD_ROTATE, CMD_READ, CMD_FINISH, CMD_TEST_STALL };
 
 struct cmd {
 	enum cmd_op op;
@@ -182,6 +182,10 @@ static bool process_commands(struct capture_worker *w)
 				capture_stream_fail(s, negative_errno());
 		} else if (queue[i].op == CMD_ROTATE) {
 			capture_stream_rotate(s, &w->scratch, queue[i].spool_fd);
+			if (capture_stream_dead(s))
+				unwatch(w, s);
+		} else if (queue[i].op == CMD_READ) {
+			capture_stream_read_now(s, &w->scratch);
 			if (capture_stream_dead(s))
 				unwatch(w, s);
 		} else if (queue[i].op == CMD_TEST_STALL) {
@@ -478,6 +482,20 @@ int capture_pool_rotate(struct capture_pool *p, struct capture_stream *s, int sp
 	if (capture_stream_cpu(s) >= p->n_cpus)
 		return -EINVAL;
 	return worker_queue(&p->workers[capture_stream_cpu(s)], CMD_ROTATE, s, spool_fd);
+}
+
+/**
+ * capture_pool_read() - have a stream read now, partial sub-buffers too (-s).
+ * @p: pool
+ * @s: a stream in the pool
+ *
+ * Return: 0, or -errno if the request could not be queued.
+ */
+int capture_pool_read(struct capture_pool *p, struct capture_stream *s)
+{
+	if (capture_stream_cpu(s) >= p->n_cpus)
+		return -EINVAL;
+	return worker_queue(&p->workers[capture_stream_cpu(s)], CMD_READ, s, -EBADF);
 }
 
 /**

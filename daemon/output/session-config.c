@@ -543,6 +543,7 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 	c.duration_ms = req->duration_ms;
 	c.stacktrace = req->stacktrace;
 	c.rt_priority = req->rt_priority;
+	c.read_interval_us = req->read_interval_us;
 	c.ignore_missing = req->ignore_missing;
 	if (req->follow_fork && req->n_pids == 0) {
 		snprintf(error, n_error, "-c follows the children of the processes given with -P "

@@ -78,6 +78,7 @@ struct session {
 	int event_fd;                   /* workers and assemblers report here */
 	sd_event_source *event_source;
 	sd_event_source *timer_source;
+	sd_event_source *read_timer;    /* -s: every CPU read at least this often */
 	sd_event_source *segment_timer;
 	sd_event_source *check_timer;   /* interference checks while running, if not watched */
 	sd_event_source *check_watch;   /* inotify on the instance's files: checks when written */

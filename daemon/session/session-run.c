@@ -16,6 +16,39 @@
 #include "daemon/session/session-internal.h"
 #include "lib/time-util.h"
 
+/*
+ * -s: every read_interval_us, each CPU's worker reads what the kernel holds,
+ * partial sub-buffers too, so that no event waits longer in the ring than
+ * that for the watermark's wake-up (which stays: a busy CPU is read sooner).
+ */
+static int on_read_timer(sd_event_source *source, uint64_t usec, void *userdata)
+{
+	struct session *s = userdata;
+	int r;
+
+	for (unsigned cpu = 0; cpu < s->cpus.n_cpus && s->cpus.cpus[cpu].stream; cpu++) {
+		r = capture_pool_read(s->env.pool, s->cpus.cpus[cpu].stream);
+		if (r < 0)
+			log_warning_errno(r, "Session '%s': cannot ask CPU %u to be read (-s): %m",
+					  s->name, cpu);
+	}
+	r = sd_event_source_set_time_relative(source, s->config.read_interval_us);
+	return r < 0 ? r : sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
+}
+
+static void arm_read_timer(struct session *s)
+{
+	int r;
+
+	if (s->config.read_interval_us == 0)
+		return;
+	r = sd_event_add_time_relative(s->env.event, &s->read_timer, CLOCK_MONOTONIC,
+				       s->config.read_interval_us, 0, on_read_timer, s);
+	if (r < 0)
+		log_warning_errno(r, "Session '%s': cannot arm the read interval (-s); CPUs are "
+				  "read at the watermark only: %m", s->name);
+}
+
 /**
  * session_begin_running() - RUNNING: the streams (if any) go to the workers, tracing on.
  * @s: a session with its streams open
@@ -47,6 +80,7 @@ int session_begin_running(struct session *s)
 		session_stop(s);
 		return r;
 	}
+	arm_read_timer(s);
 	/* The symbols the files will need, read now rather than after the stop. */
 	session_keep_symbols(s, /* starting= */ true);
 	return 0;
@@ -161,6 +195,7 @@ int session_stop(struct session *s)
 	s->state = SESSION_STOPPING;
 	s->stop_usec = monotonic_usec();
 	s->timer_source = sd_event_source_disable_unref(s->timer_source);
+	s->read_timer = sd_event_source_disable_unref(s->read_timer);
 	s->segment_timer = sd_event_source_disable_unref(s->segment_timer);
 	if (s->flight)
 		flight_stop_triggers(s->flight);

@@ -70,6 +70,7 @@ struct session *session_free(struct session *s)
 	if (!s)
 		return NULL;
 	sd_event_source_disable_unref(s->timer_source);
+	sd_event_source_disable_unref(s->read_timer);
 	sd_event_source_disable_unref(s->segment_timer);
 	session_disarm_check(s);
 	session_forget_symbols(s);

@@ -371,6 +371,9 @@ static int parse_line(struct ctl_builder *b, const char *key, char *v, struct fi
 	}
 	if (strcmp(key, "buffer-kb") == 0)
 		return put_number(b, FTRACED_ATTR_BUFFER_KB, v, 0, UINT32_MAX, error, n_error);
+	if (strcmp(key, "read-interval-us") == 0)
+		return put_number(b, FTRACED_ATTR_READ_INTERVAL_US, v, FTRACED_READ_INTERVAL_MIN_US,
+				  FTRACED_READ_INTERVAL_MAX_US, error, n_error);
 	if (strcmp(key, "rt-priority") == 0)
 		return put_number(b, FTRACED_ATTR_RT_PRIORITY, v, 1, FTRACED_RT_PRIORITY_MAX, error,
 				  n_error);
@@ -606,6 +609,8 @@ static void format_text(const struct ctl_request *req, struct text *t)
 		add(t, "subbuf-kb = %" PRIu32 "\n", req->subbuf_kb);
 	if (ctl_request_has(req, FTRACED_ATTR_RT_PRIORITY))
 		add(t, "rt-priority = %" PRIu32 "\n", req->rt_priority);
+	if (ctl_request_has(req, FTRACED_ATTR_READ_INTERVAL_US))
+		add(t, "read-interval-us = %" PRIu32 "\n", req->read_interval_us);
 	for (size_t k = 0; k < ELEMENTSOF(flag_keys); k++) {
 		uint32_t v = flag_keys[k].attr == FTRACED_ATTR_STACKTRACE ? req->stacktrace :
 			     flag_keys[k].attr == FTRACED_ATTR_IGNORE_MISSING ? req->ignore_missing :

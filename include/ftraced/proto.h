@@ -62,6 +62,13 @@
 #define FTRACED_PROBE_MAX              512u  /* one --probe definition */
 #define FTRACED_PROBES_PER_REQUEST_MAX 16u
 #define FTRACED_RT_PRIORITY_MAX        99u   /* -r: SCHED_FIFO's highest priority */
+/*
+ * -s: a read of every CPU at least this often. Not below trace-cmd's
+ * default of 1 ms: each read is a command to every CPU's worker, and a
+ * partly filled sub-buffer read is stored whole. At most an hour.
+ */
+#define FTRACED_READ_INTERVAL_MIN_US   1000u
+#define FTRACED_READ_INTERVAL_MAX_US   3600000000u
 #define FTRACED_OPTION_MAX             64u   /* one -O option name, "no" included */
 #define FTRACED_OPTIONS_PER_REQUEST_MAX 64u
 /* -M: hex digits and commas for 8192 CPUs (the kernel's NR_CPUS at most), with room. */
@@ -212,6 +219,7 @@ enum ftraced_attr {
 	/* capture option of RECORD and CREATE (trace-cmd record -v) */
 	FTRACED_ATTR_EXCLUDE_EVENT,     /* string, repeated: an event spec left out of the EVENTs */
 	FTRACED_ATTR_EVENT_TRIGGER,     /* string, repeated: the trigger of the EVENT just before (-R) */
+	FTRACED_ATTR_READ_INTERVAL_US,  /* u32: every CPU is read at least this often (-s) */
 
 	/*
 	 * Requests and session records: struct ftraced_event_list, where the

@@ -19,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (CPUS, FTRACECTL, TRACING, Daemon, assert_complete_sequences, daemon,  # noqa: E402
                      event_lines, loadgen, loadgen_result, markers, parse_markers, report,
-                     run)
+                     run, wait_until)
 
 
 def events_by_name(path):
@@ -412,6 +412,35 @@ def test_R_sets_the_trigger_of_the_event_before():
         assert d.ctl_json("list") == []
     with open(top) as f:
         assert f.read() == top_before
+
+
+def test_s_bounds_how_long_events_wait_in_the_ring():
+    """-s USECS: every CPU is read at least that often, partly filled sub-buffers too. A few
+    markers never reach the watermark: a record without -s has read nothing of them while
+    one with -s has; both files hold every marker."""
+    with daemon() as d:
+        slow, fast = os.path.join(d.dir, "slow.dat"), os.path.join(d.dir, "fast.dat")
+        rec_slow = d.record_background("-e", "ftrace:print", "-o", slow)
+        plain = d.wait_running()
+        rec_fast = d.record_background("-s", "100000", "-e", "ftrace:print", "-o", fast)
+        wait_until("both records run",
+                   lambda: len([x for x in d.ctl_json("list") if x["state"] == "running"]) == 2)
+        (with_s,) = [x for x in d.ctl_json("list") if x["name"] != plain["name"]]
+        written_slow = markers(plain["instance"], CPUS, 20)
+        written_fast = markers(with_s["instance"], CPUS, 20)
+
+        def raw(name):
+            return d.ctl_json("status", name)["bytes_raw"]
+        wait_until("-s reads the markers", lambda: raw(with_s["name"]) > 0)
+        assert raw(plain["name"]) == 0, "the watermark woke the record without -s"
+        for name, rec in ((plain["name"], rec_slow), (with_s["name"], rec_fast)):
+            d.ctl("stop", name)
+            _, stderr = rec.communicate(timeout=60)
+            assert rec.returncode == 0, stderr
+        assert_complete_sequences(parse_markers(report(slow)), written_slow)
+        assert_complete_sequences(parse_markers(report(fast)), written_fast)
+        r = d.ctl("record", "-s", "999", "-e", "sched", "-o", fast, "--force", check=False)
+        assert r.returncode == 2 and "1000 to 3600000000" in r.stderr, r.stderr
 
 
 if __name__ == "__main__":

@@ -74,6 +74,7 @@ static void test_format_round_trip(void)
 		     "max-age = 1d\n"
 		     "keep-free = 5%\n"
 		     "rt-priority = 10\n"
+		     "read-interval-us = 250000\n"
 		     "on-segment = /usr/bin/ship 'a b'\n", "fr") == 0);
 	first = req;
 	req = (struct ctl_request){}; /* first owns the events now */
@@ -83,6 +84,8 @@ static void test_format_round_trip(void)
 	assert(req.n_excluded == 2 && strcmp(req.excluded[1], "sched_stat_*") == 0);
 	assert(strcmp(ctl_request_event_trigger(&req, 0), "traceoff if prev_pid == 1") == 0);
 	assert(ctl_request_event_trigger(&req, 1) == NULL);
+	assert(req.read_interval_us == 250000);
+	assert(parse("events = sched\nread-interval-us = 999\n", "x") == -EINVAL && line == 2);
 	assert(session_file_format(&req, again, sizeof(again)) == n && strcmp(text, again) == 0);
 	assert(strcmp(req.session, "fr") == 0 && req.mode == FTRACED_MODE_FLIGHT);
 	assert(req.n_events == 3 && strcmp(ctl_request_event_filter(&req, 0), "prev_pid != 0") == 0);
