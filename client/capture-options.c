@@ -371,6 +371,11 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 	case 'P':
 		if (parse_long(command, "pid", arg, 1, INT32_MAX, &v) < 0)
 			return -EINVAL;
+		if (st->n_pids >= FTRACED_PIDS_PER_REQUEST_MAX) {
+			print_error(command, "at most %u processes (-P)", FTRACED_PIDS_PER_REQUEST_MAX);
+			return -EINVAL;
+		}
+		st->pids[st->n_pids++] = (uint32_t)v;
 		ctl_put_u32(b, FTRACED_ATTR_PID, (uint32_t)v);
 		return 1;
 	case 'c':

@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "ftraced/proto.h"
 
@@ -148,6 +149,8 @@ struct capture_state {
 	bool notrace[FTRACED_FUNCTIONS_PER_REQUEST_MAX];
 	unsigned n_functions;
 	const char *module;    /* --module; NULL: none */
+	uint32_t pids[FTRACED_PIDS_PER_REQUEST_MAX]; /* -P, for record --proc-map */
+	unsigned n_pids;
 };
 
 int capture_option(const char *command, int c, const char *arg, struct ctl_builder *b,

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -226,8 +227,99 @@ int spawn_reap(struct spawned *s, bool block, int *ret_status)
 {
 	pid_t r;
 
+	/*
+	 * Traced (--proc-map): its stops are passed on, not taken for its end;
+	 * held at its exit, it is let go and waited for.
+	 */
+	while (s->traced && !s->reaped) {
+		siginfo_t info;
+
+		spawn_child_event(s);
+		if (s->reaped)
+			break;
+		if (s->at_exit)
+			spawn_let_exit(s);
+		else if (!block)
+			return -EAGAIN;
+		if (waitid(P_PID, s->pid, &info, WEXITED | WSTOPPED | WNOWAIT | __WALL) < 0 &&
+		    errno != EINTR)
+			return -errno;
+	}
+	if (s->reaped) {
+		*ret_status = s->status;
+		return 0;
+	}
+
 	while ((r = waitpid(s->pid, ret_status, block ? 0 : WNOHANG)) < 0)
 		if (errno != EINTR)
 			return -errno;
 	return r == 0 ? -EAGAIN : 0;
+}
+
+/**
+ * spawn_hold_at_exit() - --proc-map: stop the command at its exit, its memory still mapped.
+ * @s: the child, still held before exec
+ *
+ * ptrace (as trace-cmd record --proc-map does): the child is seized, with
+ * only the exit reported, so that its maps can be read once it is done.
+ * Every signal it gets is passed on (spawn_child_event()).
+ *
+ * Return: 0, or -errno (e.g. -EPERM where ptrace is not allowed).
+ */
+int spawn_hold_at_exit(struct spawned *s)
+{
+	if (ptrace(PTRACE_SEIZE, s->pid, NULL, (void *)(long)PTRACE_O_TRACEEXIT) < 0)
+		return -errno;
+	s->traced = true;
+	return 0;
+}
+
+/**
+ * spawn_child_event() - after a SIGCHLD: what the traced command did.
+ * @s: the child
+ *
+ * A signal it was sent is passed on, a job-control stop kept; its exit is
+ * held (.at_exit) or, if it is gone, its status kept (.reaped).
+ *
+ * Return: true once it is at its exit or gone: the record stops then.
+ */
+bool spawn_child_event(struct spawned *s)
+{
+	int status;
+	pid_t r;
+
+	while (!s->reaped && (r = waitpid(s->pid, &status, WNOHANG | __WALL)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			/* Not ours any more (reaped elsewhere): ended, as far as we know. */
+			s->reaped = true;
+			s->status = 0;
+			break;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			s->reaped = true;
+			s->status = status;
+			s->at_exit = false;
+			break;
+		}
+		if (!WIFSTOPPED(status))
+			continue;
+		if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXIT << 8)))
+			s->at_exit = true;
+		else if (status >> 16 == PTRACE_EVENT_STOP)
+			(void)ptrace(PTRACE_LISTEN, s->pid, NULL, NULL); /* stopped, as asked */
+		else
+			(void)ptrace(PTRACE_CONT, s->pid, NULL, (void *)(long)WSTOPSIG(status));
+	}
+	return s->at_exit || s->reaped;
+}
+
+/* Its maps are read (or not wanted): it may finish exiting. */
+void spawn_let_exit(struct spawned *s)
+{
+	if (!s->at_exit)
+		return;
+	(void)ptrace(PTRACE_DETACH, s->pid, NULL, NULL);
+	s->at_exit = false;
 }

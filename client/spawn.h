@@ -9,6 +9,10 @@ struct spawned {
 	pid_t pid;
 	int go_fd;   /* written once to let it exec; closed to make it exit instead */
 	int exec_fd; /* its exec's errno arrives here; EOF: the command runs */
+	bool traced;  /* --proc-map: ptrace holds it at its exit (spawn_hold_at_exit()) */
+	bool at_exit; /* held there now, its memory still mapped */
+	bool reaped;  /* its status is in .status */
+	int status;
 };
 
 /* record --user: who the command runs as (trace-cmd record --user). */
@@ -30,3 +34,6 @@ int spawn_exit_status(int wait_status);
 int spawn_release(struct spawned *s);
 void spawn_abort(struct spawned *s);
 int spawn_reap(struct spawned *s, bool block, int *ret_status);
+int spawn_hold_at_exit(struct spawned *s);
+bool spawn_child_event(struct spawned *s);
+void spawn_let_exit(struct spawned *s);

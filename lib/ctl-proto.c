@@ -224,6 +224,7 @@ static bool char_ok(uint16_t type, uint8_t c)
 	case FTRACED_ATTR_LAST_SNAPSHOT:
 		return c >= 0x20 && c < 0x7f;
 	case FTRACED_ATTR_MESSAGE:
+	case FTRACED_ATTR_PROC_MAPS:
 	case FTRACED_ATTR_DIRECTORY:
 	case FTRACED_ATTR_NOTE:
 	case FTRACED_ATTR_TRIGGER_STATUS:
@@ -286,18 +287,20 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 			     M(FTRACED_ATTR_FTRACE_FILTER) | M(FTRACED_ATTR_FTRACE_NOTRACE) | \
 			     M(FTRACED_ATTR_GRAPH_FUNCTION) | M(FTRACED_ATTR_PROBE) | \
 			     M(FTRACED_ATTR_TRACE_OPTION) | M(FTRACED_ATTR_EXCLUDE_EVENT) | \
-			     M(FTRACED_ATTR_EVENT_TRIGGER))
+			     M(FTRACED_ATTR_EVENT_TRIGGER) | M(FTRACED_ATTR_PROC_MAPS))
 #define SEGMENT_ATTRS(M) (M(FTRACED_ATTR_SEGMENT_SIZE) | M(FTRACED_ATTR_SEGMENT_TIME_MS) | \
 			  M(FTRACED_ATTR_MAX_TOTAL) | M(FTRACED_ATTR_MAX_FILES) | \
 			  M(FTRACED_ATTR_MAX_AGE_MS) | M(FTRACED_ATTR_KEEP_FREE) | \
 			  M(FTRACED_ATTR_KEEP_FREE_PERCENT) | M(FTRACED_ATTR_ON_SEGMENT))
 #define FLIGHT_ATTRS(M) (M(FTRACED_ATTR_FLIGHT_BACKEND) | M(FTRACED_ATTR_FLIGHT_SIZE) | \
 			 M(FTRACED_ATTR_TRIGGER) | M(FTRACED_ATTR_INSTANCE))
-#define RECORD_ATTRS(M) (CAPTURE_ATTRS(M) | M(FTRACED_ATTR_DURATION_MS))
+#define RECORD_ATTRS(M) (CAPTURE_ATTRS(M) | M(FTRACED_ATTR_DURATION_MS) | \
+			 M(FTRACED_ATTR_PROC_MAP))
 #define CREATE_ATTRS(M) (CAPTURE_ATTRS(M) | SEGMENT_ATTRS(M) | FLIGHT_ATTRS(M) | \
 			 M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_MODE))
 #define CREATE_REQUIRED(M) (M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_MODE))
 #define SESSION_ONLY(M) M(FTRACED_ATTR_SESSION)
+#define STOP_ATTRS(M) (M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_PROC_MAPS))
 #define SNAPSHOT_ATTRS(M) (M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_TRIM) | \
 			   M(FTRACED_ATTR_SINCE_US))
 #define OFFER_ATTRS(M) M(FTRACED_ATTR_OFFER)
@@ -311,7 +314,7 @@ static const struct {
 } request_attrs[_FTRACED_MSG_TYPE_MAX] = {
 	/* Events or a tracer: the session configuration checks that one is there. */
 	[FTRACED_MSG_RECORD] = { ATTR_SET(RECORD_ATTRS), ATTR_SET(NONE) },
-	[FTRACED_MSG_STOP] = { ATTR_SET(SESSION_ONLY), ATTR_SET(SESSION_ONLY) },
+	[FTRACED_MSG_STOP] = { ATTR_SET(STOP_ATTRS), ATTR_SET(SESSION_ONLY) },
 	[FTRACED_MSG_LIST] = { ATTR_SET(NONE), ATTR_SET(NONE) },
 	[FTRACED_MSG_STATUS] = { ATTR_SET(SESSION_ONLY), ATTR_SET(NONE) },
 	[FTRACED_MSG_CREATE] = { ATTR_SET(CREATE_ATTRS), ATTR_SET(CREATE_REQUIRED) },
@@ -615,6 +618,18 @@ static int request_parse(const struct ctl_msg *m, struct ctl_request *req, uint1
 			break;
 		case FTRACED_ATTR_SINCE_US:
 			r = ctl_attr_u64(&a, &req->since_us);
+			break;
+		case FTRACED_ATTR_PROC_MAPS:
+			if (req->n_proc_maps >= FTRACED_PIDS_PER_REQUEST_MAX)
+				return -EBADMSG;
+			r = text_string(req, &a, FTRACED_PROC_MAPS_MAX, &req->proc_maps[req->n_proc_maps]);
+			if (r >= 0)
+				req->n_proc_maps++;
+			break;
+		case FTRACED_ATTR_PROC_MAP:
+			r = ctl_attr_u32(&a, &req->proc_map);
+			if (r >= 0 && req->proc_map > 1)
+				r = -EBADMSG;
 			break;
 		case FTRACED_ATTR_READ_INTERVAL_US:
 			r = ctl_attr_u32(&a, &req->read_interval_us);

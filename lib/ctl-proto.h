@@ -99,6 +99,9 @@ struct ctl_request {
 	uint32_t stacktrace;
 	uint32_t rt_priority; /* 0: normal scheduling */
 	uint32_t read_interval_us; /* -s; 0: the watermark only */
+	uint32_t proc_map;         /* --proc-map */
+	unsigned n_proc_maps;      /* STOP: PROCMAPS texts, offsets into text */
+	uint32_t proc_maps[FTRACED_PIDS_PER_REQUEST_MAX];
 	uint32_t ignore_missing;
 	unsigned n_pids;
 	uint32_t pids[FTRACED_PIDS_PER_REQUEST_MAX];
@@ -123,6 +126,12 @@ struct ctl_request {
 	size_t n_text;
 	char text[FTRACED_MSG_SIZE_MAX]; /* each string came with a 4-byte header: they fit */
 };
+
+/* The memory maps (--proc-map) of request PROC_MAPS entry @k. */
+static inline const char *ctl_request_proc_maps(const struct ctl_request *r, unsigned k)
+{
+	return r->text + r->proc_maps[k];
+}
 
 /* Request event @k as given: SYSTEM[:EVENT], globs allowed. */
 static inline const char *ctl_request_event(const struct ctl_request *r, unsigned k)

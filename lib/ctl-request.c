@@ -177,6 +177,13 @@ int ctl_attr_event_list(const struct ctl_attr *a, struct ftraced_event_list *ret
 void ctl_attr_rule(uint16_t type, char *buf, size_t n)
 {
 	switch (type) {
+	case FTRACED_ATTR_PROC_MAPS:
+		snprintf(buf, n, "proc maps (printable text with newlines, at most %u bytes and %u "
+			 "processes)", FTRACED_PROC_MAPS_MAX, FTRACED_PIDS_PER_REQUEST_MAX);
+		break;
+	case FTRACED_ATTR_PROC_MAP:
+		snprintf(buf, n, "proc-map (0 or 1, record only)");
+		break;
 	case FTRACED_ATTR_READ_INTERVAL_US:
 		snprintf(buf, n, "read interval (-s: %u to %u microseconds)",
 			 FTRACED_READ_INTERVAL_MIN_US, FTRACED_READ_INTERVAL_MAX_US);

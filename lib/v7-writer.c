@@ -535,6 +535,8 @@ static uint64_t layout_front(struct layout *l, const struct v7_file *f)
 	for (size_t i = 0; f->cpustat && i < f->n_cpustat; i++)
 		if (f->cpustat[i])
 			buf_put_option_str(&opt1->body, V7_OPT_CPUSTAT, f->cpustat[i]);
+	for (size_t i = 0; f->procmaps && i < f->n_procmaps; i++)
+		buf_put_option_str(&opt1->body, V7_OPT_PROCMAPS, f->procmaps[i]);
 	buf_put_option_u64(&opt1->body, V7_SEC_CMDLINES, l->meta_off[M_CMDLINES]);
 	buf_put_option_u32(&opt1->body, V7_OPT_CPUCOUNT, f->n_cpus);
 	return pos + V7_SECTION_HDR_SIZE + opt1->body.n + 2 + 4 + 8; /* + DONE */

@@ -72,6 +72,8 @@ struct v7_file {
 	uint32_t n_cpus;
 	size_t n_cpustat;
 	const char *const *cpustat; /* CPUSTAT option texts ("CPU: N\n" + stats); NULLs skipped */
+	size_t n_procmaps;
+	const char *const *procmaps; /* PROCMAPS option texts, one per process (--proc-map) */
 
 	size_t n_data;
 	const struct v7_cpu_data *data;

@@ -22,17 +22,25 @@
 #include "client/commands/commands.h"
 #include "client/ctl.h"
 #include "client/output.h"
+#include "client/proc-maps.h"
 #include "client/spawn.h"
 #include "ftraced/macro.h"
+#include "lib/time-util.h"
 
 #define PROGRESS_INTERVAL_MS 1000
 
 static volatile sig_atomic_t stop_requested;
+/* --proc-map: SIGCHLD from a traced command is looked at (it may only have been signalled). */
+static volatile sig_atomic_t child_event;
+static bool child_traced;
 
 /* A signal to stop, or the command we ran has ended (SIGCHLD). */
 static void on_stop_signal(int sig)
 {
-	stop_requested = 1;
+	if (sig == SIGCHLD && child_traced)
+		child_event = 1;
+	else
+		stop_requested = 1;
 }
 
 /* trace-cmd record's default output. */
@@ -46,6 +54,8 @@ static void record_help(void)
 	       "tracing is on), record until it exits, and exit with its status.\n\n"
 	       CAPTURE_OPTIONS_HELP
 	       "  -F, --only-command     only events of CMD's process (with -c, and its children)\n"
+	       "      --proc-map         the memory maps of the processes traced (-P, and\n"
+	       "                         CMD with -F) in the file, as trace-cmd's PROCMAPS\n"
 	       "      --user USER        run CMD as USER: its uid, gid and groups (ftracectl\n"
 	       "                         must run as root)\n"
 	       "  -o, --output FILE      output file (default " DEFAULT_OUTPUT "; written as\n"
@@ -122,6 +132,8 @@ struct record_args {
 	struct capture_state capture;
 	bool only_command;  /* -F */
 	struct spawn_user user; /* --user; no name: CMD runs as ftracectl does */
+	bool proc_map;      /* --proc-map: CMD is held at its exit until the maps are read */
+	uint64_t duration_ms; /* --duration; 0: none */
 	char **command;     /* after the options; NULL: none */
 };
 
@@ -147,7 +159,7 @@ static int user_option(const char *name, struct spawn_user *ret)
 
 static int parse_args(int argc, char *argv[], struct record_args *a)
 {
-	enum { ARG_FORCE = _OPT_CAPTURE_END, ARG_DURATION, ARG_USER };
+	enum { ARG_FORCE = _OPT_CAPTURE_END, ARG_DURATION, ARG_USER, ARG_PROC_MAP };
 	static const struct option options[] = {
 		CAPTURE_LONG_OPTIONS,
 		{ "output", required_argument, NULL, 'o' },
@@ -156,6 +168,7 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "only-command", no_argument, NULL, 'F' },
 		{ "user", required_argument, NULL, ARG_USER },
+		{ "proc-map", no_argument, NULL, ARG_PROC_MAP },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -187,7 +200,7 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 					    "e.g. 10s, 500ms, 2m");
 				return -EINVAL;
 			}
-			ctl_put_u64(a->req, FTRACED_ATTR_DURATION_MS, ms);
+			a->duration_ms = ms;
 			break;
 		case ARG_FORCE:
 			a->force = true;
@@ -197,6 +210,10 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 			break;
 		case 'F':
 			a->only_command = true;
+			break;
+		case ARG_PROC_MAP:
+			a->proc_map = true;
+			ctl_put_u32(a->req, FTRACED_ATTR_PROC_MAP, 1);
 			break;
 		case ARG_USER:
 			r = user_option(optarg, &a->user);
@@ -230,6 +247,17 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
 			    "there too");
 		return -EINVAL;
 	}
+	/*
+	 * With --proc-map the client stops the record itself, so that the maps
+	 * go with its STOP; else the daemon keeps the time.
+	 */
+	if (a->duration_ms && !a->proc_map)
+		ctl_put_u64(a->req, FTRACED_ATTR_DURATION_MS, a->duration_ms);
+	if (a->proc_map && a->capture.n_pids == 0 && !(a->only_command && a->command)) {
+		print_error("record", "--proc-map saves the memory maps of the processes traced: "
+			    "give them with -P PID, or a command with -F");
+		return -EINVAL;
+	}
 	if (a->user.name[0] && !a->command) {
 		print_error("record", "--user runs the command given after the options as that "
 			    "user; there is none");
@@ -252,8 +280,42 @@ static int parse_args(int argc, char *argv[], struct record_args *a)
  * until the daemon or a signal wakes it: the stop signals are blocked but
  * while it waits, so one that arrives just before the wait still ends it.
  */
-static int wait_finished(int sock, const char *session, bool progress, struct reply *ret)
+/*
+ * --proc-map: the maps of -P's processes, and of -F's command (held at its
+ * exit), go with the STOP; one that cannot be read is said and left out.
+ */
+static void put_proc_maps(struct ctl_builder *b, const struct record_args *a,
+			  const struct spawned *cmd)
 {
+	uint32_t pids[FTRACED_PIDS_PER_REQUEST_MAX + 1];
+	unsigned n = a->capture.n_pids;
+	size_t room = FTRACED_MSG_SIZE_MAX - 1024; /* the rest of the STOP */
+
+	memcpy(pids, a->capture.pids, n * sizeof(*pids));
+	if (a->only_command && a->command && !cmd->reaped)
+		pids[n++] = (uint32_t)cmd->pid;
+	for (unsigned k = 0; k < n && k < FTRACED_PIDS_PER_REQUEST_MAX; k++) {
+		_cleanup_free_ char *text = NULL;
+		int r = proc_maps_text((pid_t)pids[k], &text);
+
+		if (r >= 0 && strlen(text) + 8 > room)
+			r = -ENOBUFS;
+		if (r < 0) {
+			fprintf(stderr, "ftracectl record: --proc-map: no memory maps of process %u "
+				"in the file: %s\n", pids[k], r == -ENOBUFS || r == -E2BIG ?
+				"they take more than one request holds" : strerror(-r));
+			continue;
+		}
+		ctl_put_string(b, FTRACED_ATTR_PROC_MAPS, text);
+		room -= strlen(text) + 8;
+	}
+}
+
+static int wait_finished(int sock, const char *session, bool progress,
+			 const struct record_args *a, struct spawned *cmd, struct reply *ret)
+{
+	uint64_t deadline = a->proc_map && a->duration_ms ?
+		monotonic_usec() + a->duration_ms * 1000 : 0;
 	struct ctl_builder *b = malloc(sizeof(*b));
 	sigset_t stop_signals, wait_mask;
 	bool stop_sent = false;
@@ -269,10 +331,26 @@ static int wait_finished(int sock, const char *session, bool progress, struct re
 	sigprocmask(SIG_BLOCK, &stop_signals, &wait_mask);
 	for (;;) {
 		struct reply rep;
+		int timeout = progress ? PROGRESS_INTERVAL_MS : -1;
 
+		if (child_event) {
+			child_event = 0;
+			if (spawn_child_event(cmd))
+				stop_requested = 1;
+		}
+		if (deadline && !stop_requested) {
+			uint64_t now = monotonic_usec();
+
+			if (now >= deadline)
+				stop_requested = 1;
+			else if (timeout < 0 || (deadline - now) / 1000 + 1 < (uint64_t)timeout)
+				timeout = (int)((deadline - now) / 1000 + 1);
+		}
 		if (stop_requested && !stop_sent) {
 			ctl_builder_init(b, FTRACED_MSG_STOP);
 			ctl_put_string(b, FTRACED_ATTR_SESSION, session);
+			if (a->proc_map)
+				put_proc_maps(b, a, cmd);
 			r = ctl_send(sock, b, -1);
 			if (r < 0)
 				break;
@@ -280,7 +358,7 @@ static int wait_finished(int sock, const char *session, bool progress, struct re
 			if (progress)
 				fprintf(stderr, "\nStopping, finishing the file...\n");
 		}
-		r = ctl_receive_sigmask(sock, progress ? PROGRESS_INTERVAL_MS : -1, &wait_mask, &rep);
+		r = ctl_receive_sigmask(sock, timeout, &wait_mask, &rep);
 		if (r == -EINTR)
 			continue;
 		if (r == -ETIMEDOUT) {
@@ -397,6 +475,35 @@ static int report_finished(const struct session_info *s, const struct record_arg
 	return r < 0 ? EXIT_FAILED : EXIT_OK;
 }
 
+/*
+ * The command, forked and held until tracing is on; its end stops the
+ * record. With --proc-map and -F it is also held at its exit, so that its
+ * maps can still be read then. Return: 0, or -errno (printed).
+ */
+static int start_command(struct record_args *a, const struct sigaction *sa,
+			 struct spawned *cmd)
+{
+	int r;
+
+	sigaction(SIGCHLD, sa, NULL);
+	r = spawn_held(a->command, &a->user, cmd);
+	if (r < 0) {
+		print_error("record", "cannot start '%s': %s", a->command[0], strerror(-r));
+		return r;
+	}
+	if (a->proc_map && a->only_command) {
+		r = spawn_hold_at_exit(cmd);
+		if (r < 0)
+			fprintf(stderr, "ftracectl record: --proc-map: cannot hold '%s' at its exit "
+				"(ptrace: %s): its maps are read when the record stops, if it "
+				"still runs\n", a->command[0], strerror(-r));
+		child_traced = r >= 0;
+	}
+	if (a->only_command)
+		ctl_put_u32(a->req, FTRACED_ATTR_PID, (uint32_t)cmd->pid);
+	return 0;
+}
+
 int cmd_record(const struct client_options *global, int argc, char *argv[])
 {
 	_cleanup_free_ struct ctl_builder *req = malloc(sizeof(*req));
@@ -446,16 +553,11 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	if (a.command) {
-		/* Held until tracing is on; its end stops the record. */
-		sigaction(SIGCHLD, &sa, NULL);
-		r = spawn_held(a.command, &a.user, &cmd);
+		r = start_command(&a, &sa, &cmd);
 		if (r < 0) {
-			print_error("record", "cannot start '%s': %s", a.command[0], strerror(-r));
 			output_discard(partial);
 			return EXIT_FAILED;
 		}
-		if (a.only_command)
-			ctl_put_u32(req, FTRACED_ATTR_PID, (uint32_t)cmd.pid);
 	}
 	r = ctl_send_and_receive(sock, req, out, CTL_LONG_TIMEOUT_MS, &rep);
 	out = safe_close(out);
@@ -494,7 +596,7 @@ int cmd_record(const struct client_options *global, int argc, char *argv[])
 
 		snprintf(session, sizeof(session), "%s", rep.sessions.items[0].name);
 		ctl_reply_done(&rep);
-		r = wait_finished(sock, session, progress, &rep);
+		r = wait_finished(sock, session, progress, &a, &cmd, &rep);
 	}
 	if (r < 0) {
 		print_error("record", "%s; the partial output is left at '%s'",

@@ -452,6 +452,21 @@ static void handle_stop(struct controller *c, struct ctl_conn *conn, const struc
 
 	if (!slot)
 		return;
+	if (req->n_proc_maps > 0) {
+		const char *texts[FTRACED_PIDS_PER_REQUEST_MAX];
+
+		for (unsigned k = 0; k < req->n_proc_maps; k++)
+			texts[k] = ctl_request_proc_maps(req, k);
+		r = session_set_proc_maps(slot->session, texts, req->n_proc_maps);
+		if (r < 0) {
+			ctl_conn_send_error(conn, r, "memory maps (PROC_MAPS) for session '%s', "
+					    "which %s", req->session,
+					    r == -ENOMEM ? "has no memory left for them" :
+					    r == -EALREADY ? "is stopping already" :
+					    "is not a record with --proc-map");
+			return;
+		}
+	}
 	r = session_stop(slot->session);
 	if (r == -EALREADY) {
 		ctl_conn_send_error(conn, r, "session '%s' is already %s", req->session,

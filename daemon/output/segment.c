@@ -45,6 +45,7 @@
 
 #include "config.h"
 #include "daemon/base/bounds.h"
+#include "daemon/base/proc-maps.h"
 #include "daemon/capture/capture.h"
 #include "daemon/capture/chunk-ring.h"
 #include "daemon/kernel/instance.h"
@@ -609,6 +610,10 @@ static void *assembler_main(void *userdata)
 		f.n_data = n_cpus;
 		f.data = data;
 		f.date = s->env.date && s->env.date[0] ? s->env.date : NULL;
+		if (s->env.procmaps) {
+			f.n_procmaps = s->env.procmaps->n;
+			f.procmaps = (const char *const *)s->env.procmaps->texts;
+		}
 		if (s->spool.region_bytes)
 			r = finish_in_place(s, &f, data);
 		else if (s->mirror_fd >= 0)

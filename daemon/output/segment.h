@@ -6,6 +6,8 @@
 
 #include "ftraced/macro.h"
 
+struct proc_maps;
+
 struct capture_mirror;
 struct chunk_list;
 struct cpu_counters;
@@ -22,6 +24,8 @@ struct segment_env {
 	const char *instance_name;
 	struct kallsyms *kallsyms; /* symbols for the files, thread-safe; NULL: none */
 	const char *date;          /* every file's DATE option (the session's anchor); "": none */
+	/* record --proc-map: filled at the stop, before the last file is assembled; NULL: none */
+	const struct proc_maps *procmaps;
 	_Atomic uint64_t *written; /* bytes written to files are added here; may be NULL */
 	unsigned n_cpus;
 	bool zstd;

@@ -544,6 +544,12 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 	c.stacktrace = req->stacktrace;
 	c.rt_priority = req->rt_priority;
 	c.read_interval_us = req->read_interval_us;
+	c.proc_map = req->proc_map;
+	if (c.proc_map && req->n_pids == 0) {
+		snprintf(error, n_error, "--proc-map saves the memory maps of the processes traced: "
+			 "give them with -P PID, or a command with -F");
+		return -EINVAL;
+	}
 	c.ignore_missing = req->ignore_missing;
 	if (req->follow_fork && req->n_pids == 0) {
 		snprintf(error, n_error, "-c follows the children of the processes given with -P "

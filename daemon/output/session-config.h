@@ -36,6 +36,7 @@ struct session_config {
 	bool stacktrace;       /* a kernel stack with each event (options/stacktrace) */
 	unsigned rt_priority;  /* capture workers run SCHED_FIFO at this while it captures; 0: no */
 	uint32_t read_interval_us; /* -s: every CPU read at least this often; 0: watermark only */
+	bool proc_map;         /* record --proc-map: the pids' memory maps in the file */
 	bool ignore_missing;   /* events this kernel lacks are skipped, not refused */
 	unsigned n_pids;       /* only events of these processes (set_event_pid); 0: all */
 	uint32_t pids[FTRACED_PIDS_PER_REQUEST_MAX];

@@ -21,6 +21,7 @@
 #include "daemon/kernel/instance.h"
 #include "daemon/kernel/instance-lease.h"
 #include "daemon/base/log.h"
+#include "daemon/base/proc-maps.h"
 #include "daemon/store/metadata.h"
 #include "daemon/output/publish.h"
 #include "daemon/output/segment.h"
@@ -79,6 +80,7 @@ struct session {
 	sd_event_source *event_source;
 	sd_event_source *timer_source;
 	sd_event_source *read_timer;    /* -s: every CPU read at least this often */
+	struct proc_maps procmaps;      /* --proc-map: read at the stop, for the last file */
 	sd_event_source *segment_timer;
 	sd_event_source *check_timer;   /* interference checks while running, if not watched */
 	sd_event_source *check_watch;   /* inotify on the instance's files: checks when written */

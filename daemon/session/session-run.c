@@ -50,6 +50,35 @@ static void arm_read_timer(struct session *s)
 }
 
 /**
+ * session_set_proc_maps() - --proc-map: the processes' maps, sent with the record's STOP.
+ * @s: a record with --proc-map
+ * @texts: PROCMAPS texts, one per process (trace-cmd's format; the client
+ *         reads them, with rights the daemon does not keep)
+ * @n: how many
+ *
+ * Kept for the last file, which is assembled after the stop.
+ *
+ * Return: 0, -EINVAL if the session did not ask for them, -EALREADY if it
+ * is stopping already (its last file may be under way), or -ENOMEM.
+ */
+int session_set_proc_maps(struct session *s, const char *const *texts, unsigned n)
+{
+	int r;
+
+	if (!s->config.proc_map || s->config.mode != FTRACED_MODE_RECORD)
+		return -EINVAL;
+	if (s->state != SESSION_RUNNING)
+		return -EALREADY;
+	proc_maps_done(&s->procmaps);
+	for (unsigned k = 0; k < n; k++) {
+		r = proc_maps_add(&s->procmaps, texts[k]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/**
  * session_begin_running() - RUNNING: the streams (if any) go to the workers, tracing on.
  * @s: a session with its streams open
  *

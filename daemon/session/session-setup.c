@@ -698,6 +698,7 @@ int session_setup_files(struct session *s, char *error, size_t n_error)
 		.instance_name = instance_name(s->instance),
 		.kallsyms = s->env.kallsyms,
 		.date = s->date,
+		.procmaps = s->config.proc_map ? &s->procmaps : NULL,
 		.written = s->env.written,
 		.n_cpus = s->cpus.n_cpus,
 		.zstd = s->config.zstd,

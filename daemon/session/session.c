@@ -71,6 +71,7 @@ struct session *session_free(struct session *s)
 		return NULL;
 	sd_event_source_disable_unref(s->timer_source);
 	sd_event_source_disable_unref(s->read_timer);
+	proc_maps_done(&s->procmaps);
 	sd_event_source_disable_unref(s->segment_timer);
 	session_disarm_check(s);
 	session_forget_symbols(s);

@@ -76,6 +76,7 @@ DEFINE_CLEANUP(struct session *, session_free)
 
 int session_start(struct session *s);
 int session_stop(struct session *s);
+int session_set_proc_maps(struct session *s, const char *const *texts, unsigned n);
 void session_destroy(struct session *s);
 void session_set_gap(struct session *s, const char *note);
 const char *session_recovered_file(const struct session *s);

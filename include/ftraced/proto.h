@@ -67,6 +67,12 @@
  * default of 1 ms: each read is a command to every CPU's worker, and a
  * partly filled sub-buffer read is stored whole. At most an hour.
  */
+/*
+ * --proc-map: one process's maps as trace-cmd's PROCMAPS text, sent by the
+ * client with its STOP (it reads them with the user's rights, the daemon
+ * cannot). A process mapping more is left out, said by the client.
+ */
+#define FTRACED_PROC_MAPS_MAX          32768u
 #define FTRACED_READ_INTERVAL_MIN_US   1000u
 #define FTRACED_READ_INTERVAL_MAX_US   3600000000u
 #define FTRACED_OPTION_MAX             64u   /* one -O option name, "no" included */
@@ -220,6 +226,8 @@ enum ftraced_attr {
 	FTRACED_ATTR_EXCLUDE_EVENT,     /* string, repeated: an event spec left out of the EVENTs */
 	FTRACED_ATTR_EVENT_TRIGGER,     /* string, repeated: the trigger of the EVENT just before (-R) */
 	FTRACED_ATTR_READ_INTERVAL_US,  /* u32: every CPU is read at least this often (-s) */
+	FTRACED_ATTR_PROC_MAP,          /* u32, 0 or 1: the PIDs' memory maps in the file (RECORD) */
+	FTRACED_ATTR_PROC_MAPS,         /* string, repeated, in STOP: one process's PROCMAPS text */
 
 	/*
 	 * Requests and session records: struct ftraced_event_list, where the

@@ -443,5 +443,50 @@ def test_s_bounds_how_long_events_wait_in_the_ring():
         assert r.returncode == 2 and "1000 to 3600000000" in r.stderr, r.stderr
 
 
+def procmaps(path):
+    """The PROCMAPS options trace-cmd dump --options shows: {pid: text}."""
+    r = subprocess.run(["trace-cmd", "dump", "--options", path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = {}
+    for block in r.stdout.split("[Option PROCMAPS")[1:]:
+        text = block.split("]", 1)[1].split("\t\t[Option", 1)[0].strip()
+        out[int(text.split()[0], 16)] = text
+    return out
+
+
+def test_proc_map_saves_the_maps_of_the_processes_traced():
+    """--proc-map: the memory maps of -F's command (held at its exit, after it loaded its
+    libraries) and of -P's processes, in the file's PROCMAPS options as trace-cmd writes
+    them; without it, none."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "pm.dat")
+        r = d.ctl("record", "-q", "-F", "--proc-map", "-e", "syscalls", "-o", out, "cat",
+                  "/etc/hostname")
+        maps = procmaps(out)
+        assert len(maps) == 1, maps
+        ((pid, text),) = maps.items()
+        head, *files = text.splitlines()
+        assert head.split()[2] == "/usr/bin/cat" and int(head.split()[1], 16) == len(files)
+        # libc comes with the dynamic loader's work, after exec: read at the exit.
+        assert any(re.search(r"^[0-9a-f]+ [0-9a-f]+ /\S*libc\.so", f) for f in files), files
+        assert events_by_name(out), "no events"
+        sleeper = subprocess.Popen(["sleep", "1000"])
+        try:
+            d.ctl("record", "-q", "-P", str(sleeper.pid), "--proc-map", "-e", "sched",
+                  "--duration", "200ms", "-o", out, "--force")
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+        maps = procmaps(out)
+        assert list(maps) == [sleeper.pid] and "/usr/bin/sleep" in maps[sleeper.pid], maps
+        d.ctl("record", "-q", "-P", "1", "-e", "sched", "--duration", "100ms", "-o", out,
+              "--force")
+        assert procmaps(out) == {}
+        r = d.ctl("record", "--proc-map", "-e", "sched", "-o", out, "--force", "true",
+                  check=False)
+        assert r.returncode == 2 and "give them with -P PID, or a command with -F" in r.stderr
+        assert d.ctl_json("list") == []
+
+
 if __name__ == "__main__":
     sys.exit(run())
