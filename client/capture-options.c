@@ -86,8 +86,10 @@ static const struct foreign_option foreign_options[] = {
 	  "the command's output is its own: redirect it in a shell" },
 	{ OPT_FOREIGN_VERBOSE, "--verbose", "set trace-cmd's log level",
 	  "the daemon's log is in its journal (journalctl -u ftraced)" },
-	{ 'm', "-m", "keep at most SIZE KiB per CPU", "not in ftracectl yet: use -b for the "
-	  "ring's size, or a continuous session (create --mode ring --max-total)" },
+	{ 'm', "-m", "keep at most SIZE KiB per CPU, the most recent",
+	  "not in ftracectl yet: a flight recorder keeps the most recent events "
+	  "(ftracectl create NAME --mode flight --flight-size SIZE, then ftracectl snapshot "
+	  "NAME)" },
 };
 
 /**

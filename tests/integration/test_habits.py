@@ -226,7 +226,7 @@ FOREIGN = [["-d"], ["-D"], ["-S"], ["-G"], ["-H", "hook"], ["--profile"], ["--by
            ["--name", "agent"], ["--tsync-interval", "10"], ["--ts-offset", "5"],
            ["--tsc2nsec"], ["-B", "buf"], ["-k"], ["--temp", "/tmp"],
            ["--cmdlines-size", "4096"], ["--poll"], ["--file-version", "6"], ["--stderr"],
-           ["--verbose"]]
+           ["--verbose"], ["-m", "1024"]]
 
 
 def test_trace_cmd_options_named():

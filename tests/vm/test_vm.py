@@ -6,6 +6,7 @@ runs on both kernels unless it needs one of them (test_*_on_6_1 and _on_6_12
 call the same check with the series). Files come back to the host
 and are read there with trace-cmd and the project's counter."""
 
+import glob
 import json
 import os
 import re
@@ -173,9 +174,18 @@ def function_tracer_kprobe_and_refusals(series):
     argument and is gone afterwards. -g needs the top level on both (6.1 runs
     function_graph only there, 6.12's instances have no set_graph_function):
     refused, naming --top-level, which leases it. So is the persistent flight
-    backend on a kernel booted without a reservation (6.1 cannot have one)."""
+    backend on a kernel booted without a reservation (6.1 cannot have one). On 6.1,
+    --module limits the function tracer to a module's functions (crc7, Debian's own
+    module for that kernel, loaded first)."""
+    module = glob.glob("/lib/modules/%s*/kernel/lib/crc7.ko" % series) if series == "6.1" else []
     r = boot(r"""
 set -e
+if [ -f /lib/crc7.ko ]; then
+    insmod /lib/crc7.ko
+    ftracectl record --quiet -p function --module crc7 -o /tmp/mod.dat -- \
+        sh -c 'cat /sys/kernel/tracing/instances/ftraced*/set_ftrace_filter > /tmp/modfilter'
+    emit modfilter /tmp/modfilter
+fi
 ftracectl record --quiet -p function -l 'vfs_*' -o /tmp/fn.dat -- cat /proc/version
 emit fn.dat /tmp/fn.dat
 ftracectl record --quiet -p function -l 'vfs_read' --func-stack -o /tmp/stack.dat -- \
@@ -202,7 +212,11 @@ left_instances
 emit left /tmp/left
 cat /sys/kernel/tracing/saved_cmdlines_size > /tmp/cmdlines
 emit cmdlines /tmp/cmdlines
-""", series=series)
+""", series=series, files={module[0]: "/lib/crc7.ko"} if module else None)
+    if module:
+        # Only the module's functions: set_ftrace_filter lists each as "NAME [crc7]".
+        filt = r.files["modfilter"].decode().split()
+        assert "crc7_be" in filt and filt.count("[crc7]") == len(filt) // 2, filt[:20]
     # 6.1 keeps 128 task names by default; the daemon raised it at start (saved-cmdlines;
     # the kernel rounds up to fill the pages it allocates).
     assert int(r.files["cmdlines"]) >= 8192, r.files["cmdlines"]

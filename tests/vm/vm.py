@@ -109,14 +109,17 @@ def copy_into(root, path, dest=None):
     shutil.copy2(path, dest)
 
 
-def build_initramfs(work, binaries, script, module=None):
+def build_initramfs(work, binaries, script, module=None, files=None):
     """A gzip'd cpio: busybox, @binaries (host path -> guest path) with their
-    libraries, /init, /test.sh = @script, and @module as /lib/virtio_blk.ko."""
+    libraries, @files (host path -> guest path) as they are, /init, /test.sh =
+    @script, and @module as /lib/virtio_blk.ko."""
     root = os.path.join(work, "root")
     for d in ("bin", "usr/bin", "proc", "sys", "dev", "tmp", "run", "etc", "lib"):
         os.makedirs(os.path.join(root, d), exist_ok=True)
     if module:
         copy_into(root, module, "/lib/virtio_blk.ko")
+    for host, guest in (files or {}).items():
+        copy_into(root, host, guest)
     copy_into(root, BUSYBOX, "/bin/busybox")
     libs = set()
     for host, guest in binaries.items():
@@ -187,7 +190,7 @@ def virtio_blk(series):
 
 
 def run(script, binaries, smp=2, memory_mb=1536, timeout=300, tcg_thread="multi", series="6.1",
-        cpu="max", cmdline="", reboot=False):
+        cpu="max", cmdline="", reboot=False, files=None):
     """Boots the @series kernel with @binaries and runs @script; returns a GuestRun.
     @tcg_thread "single" runs every vCPU on one host thread: slower, but the
     kernel's text patching (each event enabled patches code that all CPUs
@@ -201,7 +204,7 @@ def run(script, binaries, smp=2, memory_mb=1536, timeout=300, tcg_thread="multi"
         if reboot and not module:
             raise AssertionError("no virtio_blk module beside the 6.12 kernel: " +
                                  KERNELS["6.12"][1])
-        image = build_initramfs(work, binaries, script, module)
+        image = build_initramfs(work, binaries, script, module, files)
         cmd = ["qemu-system-x86_64", "-accel", "tcg,thread=" + tcg_thread, "-cpu", cpu,
                "-smp", str(smp), "-m", str(memory_mb), "-kernel", kernel(series), "-initrd", image,
                "-append", ("console=ttyS0 quiet panic=%d %s" % (1 if reboot else -1,
