@@ -249,44 +249,66 @@ static int function_list_add(struct instance *i, bool notrace, const char *glob,
 			 tracefs_function_filter(i->tfs, glob, mod, flags);
 }
 
+/* A -l or -n glob refused: no such function, or the kernel's refusal. */
+static int function_refused(struct instance *i, bool notrace, const char *glob, int r,
+			    char *error, size_t n_error)
+{
+	char what[FTRACED_FUNCTION_MAX + 64];
+
+	snprintf(what, sizeof(what), "%s '%s'", notrace ? "-n" : "-l", glob);
+	if (r == -EINVAL || r == -ENOENT) {
+		snprintf(error, n_error, "%s matches no function this kernel can trace "
+			 "(see available_filter_functions)", what);
+		return -EINVAL;
+	}
+	refused(i, what, r, error, n_error);
+	return r;
+}
+
 /*
  * -l and -n: each glob through libtracefs, all committed at once. A glob
- * "NAME:mod:MODULE" (trace-cmd's and the kernel's syntax) limits to a module.
+ * "NAME:mod:MODULE" (trace-cmd's and the kernel's syntax, --module's) goes
+ * to the kernel as written, after them: the kernel parses the module
+ * command itself, where libtracefs's own match of '*:mod:crc7' found no
+ * function on Debian 12's 6.1 with crc7 loaded. The first of those
+ * truncates the file when no plain glob reset it.
  */
 static int set_functions(struct instance *i, bool notrace, char **globs, unsigned n,
 			 char *error, size_t n_error)
 {
+	const char *file = notrace ? "set_ftrace_notrace" : "set_ftrace_filter";
+	unsigned n_plain = 0, done = 0;
+	int r;
+
+	for (unsigned k = 0; k < n; k++)
+		n_plain += !strstr(globs[k], ":mod:");
 	for (unsigned k = 0; k < n; k++) {
-		char glob[FTRACED_FUNCTION_MAX + 1], *mod;
-		int flags = (k == 0 ? TRACEFS_FL_RESET : 0) | (k + 1 < n ? TRACEFS_FL_CONTINUE : 0);
-		int r;
+		int flags = (done == 0 ? TRACEFS_FL_RESET : 0) |
+			    (done + 1 < n_plain ? TRACEFS_FL_CONTINUE : 0);
 
-		snprintf(glob, sizeof(glob), "%s", globs[k]);
-		mod = strstr(glob, ":mod:");
-		if (mod) {
-			*mod = '\0';
-			mod += strlen(":mod:");
-		}
+		if (strstr(globs[k], ":mod:"))
+			continue;
+		done++;
 		errno = 0;
-		r = function_list_add(i, notrace, glob, mod, flags);
-		if (r != 0) {
-			char what[FTRACED_FUNCTION_MAX + 64];
-
+		if (function_list_add(i, notrace, globs[k], NULL, flags) != 0) {
 			r = errno ? -errno : -EINVAL;
 			/*
 			 * libtracefs keeps the file open between globs (CONTINUE): left
 			 * open, our own fd would keep the instance from being removed.
 			 */
 			function_list_add(i, notrace, NULL, NULL, 0);
-			snprintf(what, sizeof(what), "%s '%s'", notrace ? "-n" : "-l", globs[k]);
-			if (r == -EINVAL || r == -ENOENT) {
-				snprintf(error, n_error, "%s matches no function this kernel can trace "
-					 "(see available_filter_functions)", what);
-				return -EINVAL;
-			}
-			refused(i, what, r, error, n_error);
-			return r;
+			return function_refused(i, notrace, globs[k], r, error, n_error);
 		}
+	}
+	for (unsigned k = 0; k < n; k++) {
+		if (!strstr(globs[k], ":mod:"))
+			continue;
+		errno = 0;
+		r = done++ == 0 ? tracefs_instance_file_write(i->tfs, file, globs[k]) :
+				  tracefs_instance_file_append(i->tfs, file, globs[k]);
+		if (r < 0)
+			return function_refused(i, notrace, globs[k], errno ? -errno : -EINVAL,
+						error, n_error);
 	}
 	return 0;
 }
