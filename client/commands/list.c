@@ -110,6 +110,21 @@ static void print_json(const struct reply *rep)
 	json_print(a);
 }
 
+/* Why a session failed, below the table (status shows it too), so a failed one is no mystery. */
+static void print_errors(const struct reply *rep)
+{
+	bool first = true;
+
+	for (size_t i = 0; i < rep->sessions.n; i++) {
+		const struct session_info *s = &rep->sessions.items[i];
+
+		if (s->error >= 0)
+			continue;
+		printf("%sSession %s failed: %s\n", first ? "\n" : "", s->name, s->message);
+		first = false;
+	}
+}
+
 /* Instances of finished sessions that tracefs would not remove yet (a process holds them). */
 static void print_pending(const struct reply *rep)
 {
@@ -157,6 +172,7 @@ int cmd_list(const struct client_options *o, int argc, char *argv[])
 				printf("%s%s", k ? "," : "", s->events[k]);
 			printf("\n");
 		}
+		print_errors(&rep);
 	}
 	if (!o->json)
 		print_pending(&rep);

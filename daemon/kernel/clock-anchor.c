@@ -133,6 +133,17 @@ static int calibration_instance(struct clock_anchor *a, const char *clock)
 {
 	int r;
 
+	/*
+	 * tracefs is shared: another process may have removed the instance
+	 * (rmdir works on it, nothing holds its files open between readings).
+	 * The object is dropped and the instance made again, so no later file
+	 * goes without its anchor.
+	 */
+	if (a->instance && !instance_exists(a->instance)) {
+		log_notice("The clock-anchor instance '%s' was removed by another process; "
+			   "making it again", instance_name(a->instance));
+		a->instance = instance_free(a->instance);
+	}
 	if (!a->instance) {
 		r = instance_new(a->tag, CLOCK_ANCHOR_INSTANCE_ID, &a->instance);
 		if (r == -EEXIST)

@@ -96,6 +96,17 @@ struct instance *instance_free(struct instance *i)
 	return NULL;
 }
 
+/*
+ * rmdir of the instance's directory. One that is gone already (another
+ * process removed it: tracefs is shared) is what a removal wants: 1.
+ */
+static int remove_dir(struct instance *i)
+{
+	if (tracefs_instance_destroy(i->tfs) >= 0)
+		return 0;
+	return errno == ENOENT ? 1 : negative_errno();
+}
+
 /**
  * instance_try_remove() - remove the instance from tracefs, keeping the object.
  * @i: instance
@@ -103,17 +114,40 @@ struct instance *instance_free(struct instance *i)
  * tracefs refuses (EBUSY) while a process holds one of the instance's
  * files open; the object then stays valid for another try.
  *
- * Return: 0 (the object only needs instance_free() now), or -errno.
+ * Return: 0 (the object only needs instance_free() now), 1 if another
+ * process had removed it already (the same for the object), or -errno.
  */
 int instance_try_remove(struct instance *i)
 {
+	int r;
+
 	if (!i->tfs || i->boot_mapped)
 		return 0; /* a boot-mapped one is only released, by instance_destroy() */
-	if (tracefs_instance_destroy(i->tfs) < 0)
-		return negative_errno();
+	r = remove_dir(i);
+	if (r < 0)
+		return r;
 	tracefs_instance_free(i->tfs);
 	i->tfs = NULL;
-	return 0;
+	return r;
+}
+
+/**
+ * instance_exists() - is the instance still in tracefs?
+ * @i: instance
+ *
+ * Another process may remove it (rmdir) once nothing holds its files open.
+ *
+ * Return: false only if its directory is gone.
+ */
+bool instance_exists(const struct instance *i)
+{
+	_cleanup_free_ char *dir = NULL;
+	struct stat st;
+
+	if (i->top_level || i->boot_mapped || !i->tfs)
+		return true;
+	dir = tracefs_instance_get_dir(i->tfs);
+	return !dir || stat(dir, &st) == 0 || errno != ENOENT;
 }
 
 /**
@@ -151,12 +185,11 @@ int instance_destroy(struct instance *i)
 	if (i->boot_mapped)
 		return instance_boot_release(i);
 	if (i->tfs) {
-		if (tracefs_instance_destroy(i->tfs) < 0)
-			r = negative_errno();
+		r = remove_dir(i);
 		tracefs_instance_free(i->tfs);
 	}
 	free(i);
-	return r;
+	return MIN(r, 0);
 }
 
 const char *instance_name(const struct instance *i)

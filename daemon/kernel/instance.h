@@ -63,6 +63,7 @@ int instance_adopt_boot_mapped(const char *name, struct instance **ret, char *er
 struct instance *instance_free(struct instance *i);
 int instance_destroy(struct instance *i);
 int instance_try_remove(struct instance *i);
+bool instance_exists(const struct instance *i);
 struct instance *instance_abandon(struct instance *i);
 DEFINE_CLEANUP(struct instance *, instance_free)
 

@@ -43,6 +43,7 @@ struct pending {
 	pthread_t thread;
 	bool busy;             /* a removal failed: retried on the timer */
 	int error;             /* the last removal's */
+	bool gone;             /* another process had removed it already */
 	void *waiter;          /* told when it goes, or at the deadline */
 	uint64_t deadline_usec;
 };
@@ -107,7 +108,9 @@ static void removed(struct reaper *r, size_t k)
 {
 	struct pending *p = &r->items[k];
 
-	if (p->busy)
+	if (p->gone)
+		log_notice("Instance '%s' was removed by another process already", p->name);
+	else if (p->busy)
 		log_notice("Removed instance '%s' (it was busy for %.1f s)", p->name,
 			   (double)(monotonic_usec() - p->since_usec) / 1e6);
 	instance_free(p->instance);
@@ -126,6 +129,7 @@ static bool try_remove(struct reaper *r, size_t k)
 		p->error = error;
 		return false;
 	}
+	p->gone = error > 0;
 	removed(r, k);
 	return true;
 }
@@ -214,7 +218,9 @@ static int on_results(sd_event_source *source, int fd, uint32_t revents, void *u
 				continue;
 			pthread_join(p->thread, NULL);
 			p->removing = false;
-			if (res.error == 0) {
+			/* 1: another process removed it (ENOENT), which is as good. */
+			if (res.error >= 0) {
+				p->gone = res.error > 0;
 				removed(r, k);
 				break;
 			}

@@ -100,6 +100,28 @@ static void check(struct session *s, const struct instance_changes *c)
 	}
 }
 
+/*
+ * Another process removed the instance (rmdir: tracefs refuses it only
+ * while a file of it is open, so a session not capturing, stopped or
+ * waiting, is exposed): nothing more can be recorded in it and a start
+ * would fail on it. The session ends with that as its error, once; a
+ * running one stops (what its workers took is kept). Return: true if gone.
+ */
+static bool check_removed(struct session *s)
+{
+	if (!s->instance || instance_exists(s->instance))
+		return false;
+	if (s->error == 0) {
+		session_set_error(s, -ENOENT, "its tracefs instance '%s' was removed by another "
+				  "process: the session cannot record any more (destroy it, or "
+				  "create it again)", instance_name(s->instance));
+		log_warning("Session '%s': %s", s->name, s->error_message);
+	}
+	if (s->state == SESSION_RUNNING)
+		session_request_stop(s);
+	return true;
+}
+
 /**
  * session_note_clears() - report the clears a CPU's worker saw in the kernel's counters.
  * @s: session
@@ -138,6 +160,8 @@ void session_check(struct session *s)
 {
 	struct instance_changes c = { .control = !s->watch };
 
+	if (check_removed(s))
+		return;
 	if (s->watch)
 		instance_watch_read(s->watch, &c);
 	check(s, &c);
