@@ -222,6 +222,7 @@ static bool char_ok(uint16_t type, uint8_t c)
 	case FTRACED_ATTR_PATH:
 	case FTRACED_ATTR_RECOVERED:
 	case FTRACED_ATTR_LAST_SNAPSHOT:
+	case FTRACED_ATTR_LEASE_HOLDER:
 		return c >= 0x20 && c < 0x7f;
 	case FTRACED_ATTR_MESSAGE:
 	case FTRACED_ATTR_PROC_MAPS:

@@ -5,6 +5,7 @@
  * a newer daemon adds are skipped; malformed ones fail the whole reply.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -363,6 +364,12 @@ int ctl_reply_decode(const void *buf, size_t n, struct reply *ret)
 				return -EBADMSG;
 			}
 			ret->has_daemon_cpu = true;
+			continue;
+		}
+		if (a.type == FTRACED_ATTR_LEASE_HOLDER) {
+			/* Shown to people only: one that does not parse is shown as unknown. */
+			if (ctl_attr_string(&a, FTRACED_NAME_MAX, ret->lease_holder) < 0)
+				snprintf(ret->lease_holder, sizeof(ret->lease_holder), "?");
 			continue;
 		}
 		if (a.type != FTRACED_ATTR_PENDING_INSTANCE ||

@@ -95,6 +95,7 @@ struct reply {
 	struct ftraced_daemon_counters daemon;
 	bool has_daemon_cpu;
 	uint64_t daemon_cpu_usec; /* DAEMON_CPU */
+	char lease_holder[FTRACED_NAME_MAX + 1]; /* LEASE_HOLDER; "": the top level is not leased */
 	/* OK to SAVE and OFFER: the descriptor that came with it, closed by ctl_reply_done() */
 	bool has_fd;
 	int fd;

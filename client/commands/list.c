@@ -101,12 +101,22 @@ static void print_flight(const struct session_info *s)
 		printf("  note:         %s\n", s->note);
 }
 
+/* A session's record; the one that leases the top-level buffer says so. */
+static json_t *record_json(const struct reply *rep, const struct session_info *s)
+{
+	json_t *o = session_json(s);
+
+	if (o && rep->lease_holder[0] && strcmp(rep->lease_holder, s->name) == 0)
+		json_object_set_new(o, "leases_top_level", json_true());
+	return o;
+}
+
 static void print_json(const struct reply *rep)
 {
 	json_t *a = json_array();
 
 	for (size_t i = 0; a && i < rep->sessions.n; i++)
-		json_array_append_new(a, session_json(&rep->sessions.items[i]));
+		json_array_append_new(a, record_json(rep, &rep->sessions.items[i]));
 	json_print(a);
 }
 
@@ -219,13 +229,16 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 		return r;
 	if (o->json) {
 		if (session && rep.sessions.n == 1) {
-			json_print(session_json(&rep.sessions.items[0]));
+			json_print(record_json(&rep, &rep.sessions.items[0]));
 		} else {
 			print_json(&rep);
 		}
 		ctl_reply_done(&rep);
 		return EXIT_OK;
 	}
+	if (rep.lease_holder[0])
+		printf("Top-level buffer leased by session %s (put back as it was found when it "
+		       "ends)\n\n", rep.lease_holder);
 	if (rep.sessions.n == 0)
 		printf("No sessions.\n");
 	for (size_t i = 0; i < rep.sessions.n; i++) {

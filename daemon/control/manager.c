@@ -96,6 +96,7 @@ static void describe_daemon(void *userdata, struct ctl_builder *b)
 	const struct ctl_server_counters *sc = ctl_server_counters(m->server);
 	uint64_t now = 0;
 	struct ftraced_daemon_counters d;
+	char holder[FTRACED_NAME_MAX + 1];
 	struct timespec cpu;
 
 	sd_event_now(m->event, CLOCK_MONOTONIC, &now);
@@ -109,6 +110,10 @@ static void describe_daemon(void *userdata, struct ctl_builder *b)
 	};
 	runner_counts(m->runner, &d.hooks_run, &d.hooks_failed);
 	ctl_put_daemon_counters(b, &d);
+	/* From the lease's journal: a session's name, as the holder wrote it. */
+	if (instance_lease_holder(m->state_dir_fd, holder, sizeof(holder)) > 0 &&
+	    ctl_name_valid(holder))
+		ctl_put_string(b, FTRACED_ATTR_LEASE_HOLDER, holder);
 	/* Every thread's, those that ended too, to the nanosecond (/proc's are clock ticks). */
 	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0)
 		ctl_put_u64(b, FTRACED_ATTR_DAEMON_CPU,
@@ -539,8 +544,8 @@ static void recover_leftovers(struct manager *m)
 	/* After recovery drained it: a lease's top level goes back as it was found. */
 	r = instance_lease_restore_stale(m->state_dir_fd);
 	if (r < 0)
-		log_warning_errno(r, "Cannot put the top-level buffer back as a crashed lease found "
-				  "it (kept for the next start): %m");
+		log_warning_errno(r, "Cannot put the top-level buffer all back as a crashed lease "
+				  "found it (the lease ended anyway): %m");
 	r = instance_remove_orphans(m->instance_tag, keep_busy_orphan, m);
 	if (r < 0)
 		log_warning_errno(r, "Looking for orphaned instances failed, ignoring: %m");

@@ -121,6 +121,42 @@ static bool list_empty(const char *text)
 }
 
 /*
+ * A setting the lease would change but cannot read: it could be neither
+ * journaled nor checked, and its put-back would fail too (some kernels
+ * refuse set_ftrace_filter and set_ftrace_notrace_pid even to root, with
+ * EPERM, when function tracing is not permitted). Found before the first
+ * write, so a refused lease leaves the top level as it was. Return: 0, or
+ * the -errno of the first such file, named in @why.
+ */
+static int unreadable(char *why, size_t n)
+{
+	for (size_t t = 0; t < 2; t++) {
+		const char *const *table = t == 0 ? lease_values : lease_lists;
+		size_t n_table = t == 0 ? ELEMENTSOF(lease_values) : ELEMENTSOF(lease_lists);
+
+		for (size_t k = 0; k < n_table; k++) {
+			_cleanup_free_ char *path = tracefs_instance_get_file(NULL, table[k]);
+			int fd, r;
+
+			if (!path)
+				return -ENOMEM;
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				close(fd);
+				continue;
+			}
+			r = negative_errno();
+			if (r == -ENOENT)
+				continue; /* not on this kernel: nothing to journal */
+			snprintf(why, n, "the kernel refuses %s (%s), which the lease would change and "
+				 "could not put back", table[k], strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/*
  * Why the top level is someone else's now, or "" when nobody uses it: a
  * tracer, an enabled event, a list set.
  */
@@ -276,8 +312,18 @@ static int put_back(const char *file, const char *value)
 	return tracefs_instance_file_write(NULL, file, value) < 0 ? negative_errno() : 0;
 }
 
+/* @file, added to the "; "-separated list of what could not be put back. */
+static void note_failed(char *failed, size_t n, const char *file, int error)
+{
+	size_t used = strlen(failed);
+
+	if (used < n)
+		snprintf(failed + used, n - used, "%s%s (%s)", used ? "; " : "", file,
+			 strerror(-error));
+}
+
 /* One journal line, put back; @pass 0 stops tracing and the tracer, 1 the rest, 2 tracing_on. */
-static int restore_line(char *line, int pass)
+static int restore_line(char *line, int pass, char *failed, size_t n_failed)
 {
 	char *file = strchr(line, '='), *value;
 	int r = 0;
@@ -291,8 +337,11 @@ static int restore_line(char *line, int pass)
 	if (strcmp(line, "holder") == 0)
 		return 0;
 	if (!journal_file_valid(line, file) ||
-	    (strcmp(line, "list") != 0 && strcmp(line, "freed") != 0 && !value))
+	    (strcmp(line, "list") != 0 && strcmp(line, "freed") != 0 && !value)) {
+		if (pass == 0)
+			note_failed(failed, n_failed, "a journal line not understood", -EBADMSG);
 		return -EBADMSG;
+	}
 	if (!tracefs_file_exists(NULL, file))
 		return 0;
 	if (pass == 0 && strcmp(file, "tracing_on") == 0)
@@ -311,17 +360,19 @@ static int restore_line(char *line, int pass)
 		r = put_back(file, value);
 	else if (pass == 2 && strcmp(file, "tracing_on") == 0)
 		r = put_back(file, value);
-	if (r < 0)
+	if (r < 0) {
 		log_warning_errno(r, "Cannot put the top level's %s back as it was: %m", file);
+		note_failed(failed, n_failed, file, r);
+	}
 	return r;
 }
 
 /*
  * Every setting of @journal back as it was: tracing and the tracer stop
- * first, tracing_on is last. Return: 0, or the first error (the others are
- * still tried).
+ * first, tracing_on is last. What could not be put back is named in
+ * @failed. Return: 0, or the first error (the others are still tried).
  */
-static int restore(const char *journal)
+static int restore(const char *journal, char *failed, size_t n_failed)
 {
 	int first = 0;
 
@@ -333,7 +384,7 @@ static int restore(const char *journal)
 			return -ENOMEM;
 		for (char *line = strtok_r(copy, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save)) {
-			int r = restore_line(line, pass);
+			int r = restore_line(line, pass, failed, n_failed);
 
 			if (r < 0 && first == 0)
 				first = r;
@@ -400,6 +451,12 @@ int instance_lease_take(int state_dir_fd, const char *holder, const struct event
 			 INSTANCE_LEASE_FILE, strerror(-r));
 		return r;
 	}
+	r = unreadable(why, sizeof(why));
+	if (r < 0) {
+		snprintf(error, n_error, "the top-level buffer cannot be leased here: %s; it was "
+			 "left as it is", why);
+		return r;
+	}
 	in_use(why, sizeof(why));
 	if (why[0]) {
 		snprintf(error, n_error, "the top-level buffer is in use by another tool: %s; it "
@@ -422,9 +479,12 @@ int instance_lease_take(int state_dir_fd, const char *holder, const struct event
 	if (r >= 0)
 		r = instance_clear(top);
 	if (r < 0) {
+		char failed[512] = "";
+
 		free(l);
-		restore(journal);
-		remove_journal(state_dir_fd);
+		if (restore(journal, failed, sizeof(failed)) < 0)
+			log_warning("The top-level buffer could not all be put back: %s", failed);
+		(void)remove_journal(state_dir_fd); /* never a lease nobody holds */
 		snprintf(error, n_error, "cannot take the top-level buffer: %s", strerror(-r));
 		return r;
 	}
@@ -437,28 +497,45 @@ int instance_lease_take(int state_dir_fd, const char *holder, const struct event
 	return 0;
 }
 
+/*
+ * The lease ends: the journal goes whatever could be put back. A setting
+ * the kernel refuses now it would refuse at the next start too, and a
+ * journal left behind would refuse every later lease for a holder long
+ * gone; what could not be put back is named in a warning instead.
+ */
+static int end_lease(int state_dir_fd, const char *journal, const char *holder)
+{
+	char failed[512] = "";
+	int r, q;
+
+	r = restore(journal, failed, sizeof(failed));
+	q = remove_journal(state_dir_fd);
+	if (r < 0)
+		log_warning("The top-level buffer is not all back as session '%s' found it, the "
+			    "lease ends anyway: %s could not be restored", holder, failed);
+	if (q < 0)
+		log_warning_errno(q, "Cannot remove '%s' from the state directory, later leases "
+				  "are refused until it is gone: %m", INSTANCE_LEASE_FILE);
+	return r < 0 ? r : q;
+}
+
 /**
  * instance_lease_release() - put the top level back as it was found, and end the lease.
  * @l: lease or NULL; its instance object is gone (or never changed again)
  *
- * A setting that cannot be put back is logged; the journal then stays for
- * the next start to try again.
+ * A setting that cannot be put back is named in a warning; the lease ends
+ * all the same (end_lease()).
  *
  * Return: NULL.
  */
 struct instance_lease *instance_lease_release(struct instance_lease *l)
 {
-	int r;
+	char holder[128];
 
 	if (!l)
 		return NULL;
-	r = restore(l->journal);
-	if (r >= 0)
-		r = remove_journal(l->state_dir_fd);
-	if (r < 0)
-		log_warning_errno(r, "The top-level buffer was not all put back; the next start "
-				  "tries again from '%s': %m", INSTANCE_LEASE_FILE);
-	else
+	journal_holder(l->journal, holder, sizeof(holder));
+	if (end_lease(l->state_dir_fd, l->journal, holder) >= 0)
 		log_notice("The top-level buffer is back as it was found");
 	free(l->journal);
 	free(l);
@@ -469,7 +546,8 @@ struct instance_lease *instance_lease_release(struct instance_lease *l)
  * instance_lease_restore_stale() - put the top level back after a crash.
  * @state_dir_fd: the state directory, locked; recovery has drained the top level
  *
- * Return: 0 (also without a journal), or -errno (the journal stays).
+ * Return: 0 (also without a journal), or -errno (what could not be put
+ * back is logged; the journal is gone all the same).
  */
 int instance_lease_restore_stale(int state_dir_fd)
 {
@@ -481,16 +559,42 @@ int instance_lease_restore_stale(int state_dir_fd)
 			 NULL);
 	if (r == -ENOENT)
 		return 0;
-	if (r < 0)
+	if (r < 0) {
+		/* Unreadable (or larger than any journal written): kept, it would refuse every lease. */
+		log_warning_errno(r, "Cannot read '%s' in the state directory, the top level is not "
+				  "put back (removed anyway): %m", INSTANCE_LEASE_FILE);
+		(void)remove_journal(state_dir_fd);
 		return r;
+	}
 	journal_holder(journal, holder, sizeof(holder));
-	r = restore(journal);
-	if (r >= 0)
-		r = remove_journal(state_dir_fd);
+	r = end_lease(state_dir_fd, journal, holder);
 	if (r >= 0)
 		log_notice("Put the top-level buffer back as session '%s' found it before the "
 			   "daemon stopped", holder);
 	return r;
+}
+
+/**
+ * instance_lease_holder() - who leases the top-level buffer now.
+ * @state_dir_fd: the state directory
+ * @buf: receives the holding session's name
+ * @n: its size
+ *
+ * Return: 1 (leased: @buf holds the name), 0 (nobody), or -errno.
+ */
+int instance_lease_holder(int state_dir_fd, char *buf, size_t n)
+{
+	_cleanup_free_ char *journal = NULL;
+	int r;
+
+	r = read_file_at(state_dir_fd, INSTANCE_LEASE_FILE, INSTANCE_LEASE_JOURNAL_MAX, &journal,
+			 NULL);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	journal_holder(journal, buf, n);
+	return 1;
 }
 
 /**

@@ -26,4 +26,5 @@ int instance_lease_take(int state_dir_fd, const char *holder, const struct event
 			size_t n_error);
 struct instance_lease *instance_lease_release(struct instance_lease *l);
 int instance_lease_restore_stale(int state_dir_fd);
+int instance_lease_holder(int state_dir_fd, char *buf, size_t n);
 int instance_lease_adopt_orphan(int state_dir_fd, const char *name, struct instance **ret);

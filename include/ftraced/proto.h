@@ -220,6 +220,8 @@ enum ftraced_attr {
 	FTRACED_ATTR_LAST_SNAPSHOT,     /* string: that snapshot's file (absent: a client's) */
 	/* capture option of RECORD and CREATE */
 	FTRACED_ATTR_TOP_LEVEL,         /* u32, 0 or 1: lease the top-level buffer (--top-level) */
+	/* Replies only: in SESSIONS, before the first SESSION_BEGIN */
+	FTRACED_ATTR_LEASE_HOLDER = 79, /* string: the session that leases the top-level buffer */
 	/* ERROR replies */
 	FTRACED_ATTR_KERNEL_REFUSED = 82, /* u32, 1: the kernel refused, not ftraced's rules */
 	/* capture option of RECORD and CREATE (trace-cmd record -v) */

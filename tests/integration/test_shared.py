@@ -88,5 +88,60 @@ def test_stopped_session_instance_removed():
         assert "Removing instance '%s' failed" % instance not in d.log(), d.log()
 
 
+# Top-level files a lease would change, read only here: the test checks they stay as found.
+TOP_LEVEL_SEEN = ("tracing_on", "current_tracer", "trace_clock", "buffer_size_kb",
+                  "tracing_cpumask", "set_event")
+
+
+def top_level_state():
+    state = {}
+    for name in TOP_LEVEL_SEEN:
+        with open(os.path.join(TRACING, name)) as f:
+            state[name] = f.read()
+    return state
+
+
+def refused_to_root():
+    """The top-level lists a lease changes that this kernel will not even let root read."""
+    refused = []
+    for name in ("set_ftrace_filter", "set_ftrace_notrace", "set_ftrace_pid",
+                 "set_ftrace_notrace_pid", "set_graph_function", "set_graph_notrace"):
+        try:
+            os.close(os.open(os.path.join(TRACING, name), os.O_RDONLY))
+        except PermissionError:
+            refused.append(name)
+        except FileNotFoundError:
+            pass
+    return refused
+
+
+def test_refused_top_level_takes_no_lease():
+    """Where the kernel refuses a top-level list even to root (here set_ftrace_filter
+    and set_ftrace_notrace_pid, EPERM), --top-level is refused before anything of the
+    top level is written, naming the file; a second try is refused for that same
+    reason, not as leased already; no lease journal stays and status names no holder.
+    Only on such a kernel: elsewhere the record would really lease the shared top
+    level (the guests test that, tests/vm)."""
+    refused = refused_to_root()
+    if not refused:
+        print("  (this kernel lets root read every top-level list: the refusal cannot be "
+              "shown here without leasing the shared top level)")
+        return
+    before = top_level_state()
+    with daemon() as d:
+        out = os.path.join(d.dir, "top.dat")
+        for attempt in range(2):
+            r = d.ctl("record", "--top-level", "-e", "sched:sched_switch", "-o", out, "--",
+                      "true", check=False)
+            assert r.returncode != 0, r.stdout
+            assert "already" not in r.stderr and "leased by" not in r.stderr, r.stderr
+            assert "cannot be leased here: the kernel refuses" in r.stderr and \
+                any(name in r.stderr for name in refused), r.stderr
+            assert not os.path.exists(os.path.join(d.state, "top-level-lease"))
+        assert "Top-level buffer leased" not in d.ctl("status").stdout
+        assert top_level_state() == before, "the top level changed"
+    assert top_level_state() == before, "the top level changed"
+
+
 if __name__ == "__main__":
     sys.exit(run())

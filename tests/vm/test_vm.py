@@ -527,6 +527,10 @@ emit inuse_tracer /tmp/inuse_tracer
 ftracectl create holder --top-level -p function_graph -g do_sys_openat2
 ftracectl list > /tmp/list
 emit list /tmp/list
+ftracectl status > /tmp/status_holder
+ftracectl --json status holder > /tmp/status_holder_json
+emit status_holder /tmp/status_holder
+emit status_holder_json /tmp/status_holder_json
 ftracectl record --top-level -e sched:sched_switch -o /tmp/x.dat -- true 2> /tmp/second.err \
     || true
 emit second.err /tmp/second.err
@@ -588,6 +592,10 @@ emit left /tmp/left
     assert r.files["inuse_tracer"].strip() == b"function", r.files["inuse_tracer"]
     assert b"leased by session 'holder'" in r.files["second.err"], r.files["second.err"]
     assert b"top-level" in r.files["list"], r.files["list"]
+    assert b"Top-level buffer leased by session holder" in r.files["status_holder"], \
+        r.files["status_holder"]
+    assert json.loads(r.files["status_holder_json"])["leases_top_level"] is True, \
+        r.files["status_holder_json"]
     assert "Put the top-level buffer back" in r.files["log2"].decode(), r.files["log2"]
     with tempfile.TemporaryDirectory(prefix="ftraced-vm-") as d:
         lines = event_lines(report(r.save("fg.dat", d)))
