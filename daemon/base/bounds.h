@@ -19,6 +19,8 @@
 /* How late a connection may be closed after its deadline (sd-event's timer slack). */
 #define CTL_SWEEP_ACCURACY_USEC   (UINT64_C(250) * 1000)
 
+/* The state directory's lock file holds its holder's pid: a number, a newline. */
+#define STATE_LOCK_PID_MAX        20u
 #define SESSION_MAX               16u
 #define SESSION_PER_UID_MAX       4u
 /* *.conf files a sessions directory is read for: room for renames and disabled copies. */

@@ -434,9 +434,20 @@ static int open_state_dir(struct manager *m, const char *path)
 			    0600);
 	if (m->lock_fd < 0)
 		return log_error_errno(negative_errno(), "Cannot open '%s/lock': %m", path);
-	if (flock(m->lock_fd, LOCK_EX | LOCK_NB) < 0)
-		return log_error_errno(errno == EWOULDBLOCK ? -EBUSY : negative_errno(),
-				       "Another ftraced uses state directory '%s'", path);
+	if (flock(m->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		char pid[STATE_LOCK_PID_MAX + 1] = "";
+
+		if (errno != EWOULDBLOCK)
+			return log_error_errno(negative_errno(), "Cannot lock '%s/lock': %m", path);
+		/* The holder wrote its pid in it once it had the lock (below). */
+		(void)!pread(m->lock_fd, pid, STATE_LOCK_PID_MAX, 0);
+		pid[strspn(pid, "0123456789")] = '\0';
+		return log_error_errno(-EBUSY, "Another ftraced (pid %s) uses state directory '%s'",
+				       pid[0] ? pid : "unknown", path);
+	}
+	/* So that a second daemon on this state directory can name this one. */
+	if (ftruncate(m->lock_fd, 0) < 0 || dprintf(m->lock_fd, "%d\n", (int)getpid()) < 0)
+		log_debug_errno(negative_errno(), "Cannot write the pid into '%s/lock': %m", path);
 	resolved = realpath(path, NULL);
 	if (!resolved)
 		return log_error_errno(negative_errno(), "Cannot resolve '%s': %m", path);
@@ -444,6 +455,32 @@ static int open_state_dir(struct manager *m, const char *path)
 	if (r < 0)
 		return log_error_errno(r, "Cannot read or write '%s/%s': %m", path,
 				       INSTANCE_TAG_FILE);
+	return 0;
+}
+
+/*
+ * Is the state directory's tag another live daemon's? A copy of a state
+ * directory (into another mount namespace, say) names the same tag; both
+ * daemons would take each other's instances for a crash's orphans and
+ * remove or shrink them. tracefs is shared by them all: the tag's
+ * clock-anchor instance, locked by a running daemon, tells
+ * (clock-anchor.c).
+ */
+static int check_tag(struct manager *m, const char *path)
+{
+	char holder[64];
+	int r = clock_anchor_check_tag(m->instance_tag, holder, sizeof(holder));
+
+	if (r == -EBUSY)
+		return log_error_errno(r, "Another ftraced (%s) runs with instance tag %08" PRIx32
+				       " (its instance ftraced-%08" PRIx32 "-0 is locked): state "
+				       "directory '%s' is a copy of its state directory? Remove "
+				       "'%s/%s' from the copy to give it a tag of its own",
+				       holder, m->instance_tag, m->instance_tag, path, path,
+				       INSTANCE_TAG_FILE);
+	if (r < 0)
+		log_warning_errno(r, "Cannot check whether another ftraced uses instance tag %08"
+				  PRIx32 ", proceeding: %m", m->instance_tag);
 	return 0;
 }
 
@@ -687,6 +724,9 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 		return r;
 
 	r = open_state_dir(m, c->state_dir);
+	if (r < 0)
+		return r;
+	r = check_tag(m, c->state_dir);
 	if (r < 0)
 		return r;
 	r = kallsyms_store_in(m->kallsyms, m->state_dir_fd);

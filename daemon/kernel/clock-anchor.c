@@ -14,20 +14,39 @@
  * instance of its own, never in the top-level buffer or a session's.
  * Counter clocks (counter, x86-tsc) have no mapping to time: no DATE.
  *
- * Main thread only (session setup).
+ * tracefs is shared, so the instance may be removed by another process
+ * (nothing holds its files open between readings): it is made again at
+ * the next reading. It is also the daemon's mark on its instance tag in
+ * tracefs: the daemon holds a lock (flock) on the instance's directory for
+ * its life. A state directory copied, with its tag, to another daemon (in
+ * another mount namespace, say) shares nothing else with this one, but
+ * tracefs is the same everywhere: that daemon finds the lock taken and
+ * refuses to start, naming the holder (clock_anchor_check_tag()). The
+ * lock is the kernel's: it goes with the process, and an open directory
+ * does not keep the instance from being removed.
+ *
+ * Main thread only (start-up and session setup).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <tracefs.h>
 
 #include "daemon/kernel/clock-anchor.h"
 #include "daemon/kernel/instance.h"
 #include "daemon/base/log.h"
+#include "lib/io-util.h"
 
 /* The calibration instance's id: sessions count from 1, triggers from 1 << 40. */
 #define CLOCK_ANCHOR_INSTANCE_ID 0
@@ -41,24 +60,163 @@
 #define CLOCK_ANCHOR_WINDOW_GOOD_NS 20000u
 /* One read of the ring's text: 4 KiB of markers per CPU come to about 7 KiB. */
 #define CLOCK_ANCHOR_TEXT_MAX 16384u
+/* /proc/locks: a line is "N: FLOCK  ADVISORY  WRITE PID MAJ:MIN:INO 0 EOF", well within this. */
+#define PROC_LOCKS_LINE_MAX 256u
 /* Each marker's text: this prefix and a number no earlier marker had. */
 #define CLOCK_ANCHOR_STAMP "ftraced-clock-anchor"
 #define CLOCK_ANCHOR_STAMP_MAX (sizeof(CLOCK_ANCHOR_STAMP) + 21)
 
 struct clock_anchor {
 	uint32_t tag;
-	struct instance *instance; /* created on first use */
+	struct instance *instance; /* made at the start, and again if it was removed */
+	int lock_fd;               /* its directory, locked: the tag is this daemon's */
 	char clock[32];            /* the instance's clock now */
 	uint64_t stamps;           /* markers written so far */
 };
 
+/* The anchor instance's directory for a tag: where the lock is. */
+static int anchor_dir(uint32_t tag, char *buf, size_t n)
+{
+	const char *tracing = tracefs_tracing_dir();
+
+	if (!tracing)
+		return -ENOENT;
+	if ((size_t)snprintf(buf, n, "%s/instances/ftraced-%08" PRIx32 "-%d", tracing, tag,
+			     CLOCK_ANCHOR_INSTANCE_ID) >= n)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/*
+ * The process holding the flock on @fd's inode, from /proc/locks, into
+ * @holder ("pid N"; one in a pid namespace not visible from here shows no
+ * pid there).
+ */
+static void lock_holder(int fd, char *holder, size_t n)
+{
+	char line[PROC_LOCKS_LINE_MAX], want[64];
+	struct stat st;
+	FILE *f;
+
+	snprintf(holder, n, "a process not visible from here");
+	if (fstat(fd, &st) < 0)
+		return;
+	snprintf(want, sizeof(want), " %02x:%02x:%llu ", major(st.st_dev), minor(st.st_dev),
+		 (unsigned long long)st.st_ino);
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *at = strstr(line, want);
+		long pid;
+
+		if (!at || !strstr(line, "FLOCK"))
+			continue;
+		/* The pid is the word before the device and inode. */
+		while (at > line && at[-1] == ' ')
+			at--;
+		while (at > line && at[-1] != ' ')
+			at--;
+		pid = strtol(at, NULL, 10);
+		if (pid > 0)
+			snprintf(holder, n, "pid %ld", pid);
+		break;
+	}
+	fclose(f);
+}
+
+/*
+ * Locks the directory at @path for this process's life. Return: the fd,
+ * -EBUSY (another process holds it: named in @holder), or -errno.
+ */
+static int lock_dir(const char *path, char *holder, size_t n)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return negative_errno();
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK)
+			return negative_errno();
+		lock_holder(fd, holder, n);
+		return -EBUSY;
+	}
+	return TAKE_FD(fd);
+}
+
+/**
+ * clock_anchor_check_tag() - is the tag another live daemon's?
+ * @tag: the tag this daemon's state directory names
+ * @holder: receives the other daemon ("pid N") when it is
+ * @n: its size
+ *
+ * Called at the start, before orphans are removed: an anchor instance
+ * whose directory is locked belongs to a daemon that is running (one that
+ * died left it unlocked, an orphan).
+ *
+ * Return: 0 (the tag is free), -EBUSY (taken: @holder says by whom), or -errno.
+ */
+int clock_anchor_check_tag(uint32_t tag, char *holder, size_t n)
+{
+	char path[PATH_MAX];
+	int r = anchor_dir(tag, path, sizeof(path));
+
+	if (r < 0)
+		return r;
+	r = lock_dir(path, holder, n);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	close(r); /* an orphan's: removed with the others */
+	return 0;
+}
+
+/*
+ * Takes the lock on the anchor instance (just made), the tag's mark in
+ * tracefs. Return: 0, -EBUSY if another daemon made it first, or -errno.
+ */
+static int lock_instance(struct clock_anchor *a)
+{
+	char path[PATH_MAX], holder[64];
+	int r = anchor_dir(a->tag, path, sizeof(path));
+
+	if (r >= 0)
+		r = lock_dir(path, holder, sizeof(holder));
+	if (r == -EBUSY)
+		log_error("The instance tag %08" PRIx32 " is held by another ftraced too (%s)",
+			  a->tag, holder);
+	if (r < 0)
+		return r;
+	a->lock_fd = safe_close(a->lock_fd);
+	a->lock_fd = r;
+	return 0;
+}
+
+static int calibration_instance(struct clock_anchor *a, const char *clock);
+
+/**
+ * clock_anchor_new() - the anchor, and its instance made and locked.
+ * @tag: the daemon's instance tag (orphans with it removed already)
+ * @ret: the anchor
+ *
+ * An instance that cannot be made now is tried again at its first use.
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int clock_anchor_new(uint32_t tag, struct clock_anchor **ret)
 {
 	struct clock_anchor *a = calloc(1, sizeof(*a));
+	int r;
 
 	if (!a)
 		return -ENOMEM;
 	a->tag = tag;
+	a->lock_fd = -EBADF;
+	r = calibration_instance(a, NULL);
+	if (r < 0)
+		log_warning_errno(r, "Cannot make the clock-anchor instance now, trying again at "
+				  "its first use: %m");
 	*ret = a;
 	return 0;
 }
@@ -68,6 +226,7 @@ struct clock_anchor *clock_anchor_free(struct clock_anchor *a)
 	if (!a)
 		return NULL;
 	a->instance = instance_free(a->instance);
+	safe_close(a->lock_fd);
 	free(a);
 	return NULL;
 }
@@ -150,7 +309,9 @@ static int calibration_instance(struct clock_anchor *a, const char *clock)
 			return r; /* a crash's leftover: removed at the next start */
 		if (r < 0)
 			return r;
-		r = instance_set_buffer_size(a->instance, CLOCK_ANCHOR_BUFFER_KB);
+		r = lock_instance(a);
+		if (r >= 0)
+			r = instance_set_buffer_size(a->instance, CLOCK_ANCHOR_BUFFER_KB);
 		if (r >= 0)
 			r = instance_set_tracing(a->instance, true);
 		if (r < 0) {
@@ -159,7 +320,7 @@ static int calibration_instance(struct clock_anchor *a, const char *clock)
 		}
 		a->clock[0] = '\0';
 	}
-	if (strcmp(a->clock, clock) != 0) {
+	if (clock && strcmp(a->clock, clock) != 0) {
 		r = instance_set_clock(a->instance, clock);
 		if (r < 0)
 			return r;

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ftraced/macro.h"
 
 struct clock_anchor;
 
+int clock_anchor_check_tag(uint32_t tag, char *holder, size_t n);
 int clock_anchor_new(uint32_t tag, struct clock_anchor **ret);
 struct clock_anchor *clock_anchor_free(struct clock_anchor *a);
 DEFINE_CLEANUP(struct clock_anchor *, clock_anchor_free)

@@ -728,7 +728,7 @@ int recovery_run_offline(const char *state_dir, bool json)
 	_cleanup_free_ char *resolved = NULL;
 	unsigned recovered, failed;
 	uint32_t tag;
-	char prefix[32];
+	char prefix[32], holder[64];
 	struct stat st;
 	int r;
 
@@ -754,9 +754,16 @@ int recovery_run_offline(const char *state_dir, bool json)
 					       "itself when it starts", state_dir);
 		return log_error_errno(-errno, "Cannot lock '%s': %m", state_dir);
 	}
+	if (ftruncate(lock_fd, 0) < 0 || dprintf(lock_fd, "%d\n", (int)getpid()) < 0)
+		log_debug_errno(-errno, "Cannot write the pid into '%s/lock': %m", state_dir);
 	r = instance_tag_load(dir_fd, resolved, /* create= */ false, &tag);
 	if (r < 0)
 		return log_error_errno(r, "Cannot read '%s/%s': %m", state_dir, INSTANCE_TAG_FILE);
+	/* A copy of a running daemon's state directory: its instances are no orphans. */
+	if (clock_anchor_check_tag(tag, holder, sizeof(holder)) == -EBUSY)
+		return log_error_errno(-EBUSY, "Another ftraced (%s) runs with instance tag %08"
+				       PRIx32 ": '%s' is a copy of its state directory?", holder,
+				       tag, state_dir);
 	snprintf(prefix, sizeof(prefix), "ftraced-%08" PRIx32 "-", tag);
 	if (kallsyms_open(&ks) < 0 && !ks)
 		return log_error_errno(-ENOMEM, "Out of memory");

@@ -143,5 +143,60 @@ def test_refused_top_level_takes_no_lease():
     assert top_level_state() == before, "the top level changed"
 
 
+def refused_start(d):
+    """Starts daemon @d, which must refuse: its exit code and its log."""
+    d.launch()
+    try:
+        rc = d.proc.wait(timeout=60)
+    finally:
+        if d.proc.poll() is None:
+            d.proc.kill()
+            d.proc.wait()
+    d.proc = None
+    return rc, d.log()
+
+
+def test_second_daemon_with_the_same_tag_refuses():
+    """A second daemon on the first one's state directory, and one on a copy of it
+    (the same instance tag: as a copy in another mount namespace would have), refuse
+    to start, naming the first by its pid; the first's session and instances are
+    left as they were, and the first goes on."""
+    with daemon() as first:
+        first.ctl("create", "keep", "-e", "sched:sched_switch")
+        first.ctl("start", "keep")
+        tag = instance_tag(first.state)
+        ours = sorted(n for n in os.listdir(os.path.join(TRACING, "instances"))
+                      if n.startswith("ftraced-%s-" % tag))
+        assert "ftraced-%s-0" % tag in ours and len(ours) == 2, ours
+        pid = first.proc.pid
+        same = Daemon(state=first.state)
+        copy = Daemon()
+        # What makes the copy the first's twin: its instance tag (spools are large sparse
+        # files, sessions and symbols do not matter here).
+        os.makedirs(os.path.join(copy.state, "spool"))
+        shutil.copy(os.path.join(first.state, "instance-tag"), copy.state)
+        try:
+            rc, log = refused_start(same)
+            assert rc != 0 and "Another ftraced (pid %d) uses state directory" % pid in log, log
+            rc, log = refused_start(copy)
+            assert instance_tag(copy.state) == tag
+            assert rc != 0 and "Another ftraced (pid %d) runs with instance tag %s" % (
+                pid, tag) in log, log
+            # ftracectl recover of the copy would drain and remove the first's instances.
+            r = subprocess.run([FTRACECTL, "recover", copy.state], capture_output=True,
+                               text=True, timeout=120)
+            assert r.returncode != 0 and "runs with instance tag %s" % tag in r.stderr, \
+                r.stdout + r.stderr
+        finally:
+            same.cleanup()
+            copy.cleanup()
+        assert sorted(n for n in os.listdir(os.path.join(TRACING, "instances"))
+                      if n.startswith("ftraced-%s-" % tag)) == ours
+        st = first.ctl_json("status", "keep")
+        assert st["state"] == "running" and "error" not in st and "warning" not in st, st
+        first.ctl("stop", "keep")
+        first.ctl("destroy", "keep")
+
+
 if __name__ == "__main__":
     sys.exit(run())
