@@ -310,6 +310,11 @@ static int calibration_instance(struct clock_anchor *a, const char *clock)
 		if (r < 0)
 			return r;
 		r = lock_instance(a);
+		if (r == -EBUSY) {
+			/* Made by us, locked by another daemon in between: its now, left alone. */
+			a->instance = instance_abandon(a->instance);
+			return r;
+		}
 		if (r >= 0)
 			r = instance_set_buffer_size(a->instance, CLOCK_ANCHOR_BUFFER_KB);
 		if (r >= 0)

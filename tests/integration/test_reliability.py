@@ -260,6 +260,9 @@ def test_kill_during_a_kernel_backend_snapshot_loses_nothing_silently():
         assert len(files) == 1, os.listdir(snapshots)
         assert_loss_said_exactly(files[0], {"t": written})
         assert "Recovered the flight recorder history" in second.log(), second.log()
+        # The saved session is started again after the daemon listens (its ring is sized
+        # on a thread): a destroy before it runs is refused as busy.
+        second.wait_state("kf")
         second.ctl("destroy", "kf")
         assert os.listdir(spool) == []
     finally:
