@@ -1055,8 +1055,8 @@ def test_crash_recovered_on_restart():
         p = subprocess.run([FTRACED, "--socket", os.path.join(first.dir, "other"),
                             "--state-dir", first.state], capture_output=True, text=True,
                            timeout=20)
-        assert p.returncode == 1 and "Another ftraced uses state directory" in p.stderr, \
-            p.stderr
+        assert p.returncode == 1 and "Another ftraced (pid %d) uses state directory" % \
+            second.proc.pid in p.stderr, p.stderr
         assert session["instance"] not in our_instances(), "orphan not removed at restart"
         recovered = os.path.join(first.state, "recovered")
         files = [f for f in os.listdir(recovered) if not f.startswith(".")]
