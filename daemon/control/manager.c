@@ -463,8 +463,8 @@ static int open_state_dir(struct manager *m, const char *path)
  * directory (into another mount namespace, say) names the same tag; both
  * daemons would take each other's instances for a crash's orphans and
  * remove or shrink them. tracefs is shared by them all: the tag's
- * clock-anchor instance, locked by a running daemon, tells
- * (clock-anchor.c).
+ * clock-anchor instance, locked by a running daemon from its first
+ * session on a marker clock, tells (clock-anchor.c).
  */
 static int check_tag(struct manager *m, const char *path)
 {

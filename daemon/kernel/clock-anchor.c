@@ -17,8 +17,9 @@
  * tracefs is shared, so the instance may be removed by another process
  * (nothing holds its files open between readings): it is made again at
  * the next reading. It is also the daemon's mark on its instance tag in
- * tracefs: the daemon holds a lock (flock) on the instance's directory for
- * its life. A state directory copied, with its tag, to another daemon (in
+ * tracefs: from its first reading on (the first session on a marker
+ * clock: local, the default, global or perf), the daemon holds a lock
+ * (flock) on the instance's directory for its life. A state directory copied, with its tag, to another daemon (in
  * another mount namespace, say) shares nothing else with this one, but
  * tracefs is the same everywhere: that daemon finds the lock taken and
  * refuses to start, naming the holder (clock_anchor_check_tag()). The
@@ -68,7 +69,7 @@
 
 struct clock_anchor {
 	uint32_t tag;
-	struct instance *instance; /* made at the start, and again if it was removed */
+	struct instance *instance; /* made at first use, and again if it was removed */
 	int lock_fd;               /* its directory, locked: the tag is this daemon's */
 	char clock[32];            /* the instance's clock now */
 	uint64_t stamps;           /* markers written so far */
@@ -193,30 +194,26 @@ static int lock_instance(struct clock_anchor *a)
 	return 0;
 }
 
-static int calibration_instance(struct clock_anchor *a, const char *clock);
-
 /**
- * clock_anchor_new() - the anchor, and its instance made and locked.
+ * clock_anchor_new() - the anchor; its instance is made (and locked) at its first use.
  * @tag: the daemon's instance tag (orphans with it removed already)
  * @ret: the anchor
  *
- * An instance that cannot be made now is tried again at its first use.
+ * Not at the start: sizing any instance's buffer sets the kernel's
+ * "expanded" flag for good, after which the top level's boot ring (7 KiB
+ * per CPU) is never grown for the next tool that uses it. A daemon that
+ * records nothing leaves that as it is.
  *
  * Return: 0 or -ENOMEM.
  */
 int clock_anchor_new(uint32_t tag, struct clock_anchor **ret)
 {
 	struct clock_anchor *a = calloc(1, sizeof(*a));
-	int r;
 
 	if (!a)
 		return -ENOMEM;
 	a->tag = tag;
 	a->lock_fd = -EBADF;
-	r = calibration_instance(a, NULL);
-	if (r < 0)
-		log_warning_errno(r, "Cannot make the clock-anchor instance now, trying again at "
-				  "its first use: %m");
 	*ret = a;
 	return 0;
 }
