@@ -8,8 +8,8 @@
 
 #include "client/json.h"
 #include "ftraced/proto.h"
-#include "lib/ctl-proto.h"
-#include "lib/ctl-reply.h"
+#include "lib/ctl/ctl-proto.h"
+#include "lib/ctl/ctl-reply.h"
 #include "lib/parse-util.h"
 
 /* Exit codes of ftracectl, documented in ftracectl(1). */

@@ -3,6 +3,6 @@
 
 #include <stdio.h>
 
-#include "lib/ctl-reply.h"
+#include "lib/ctl/ctl-reply.h"
 
 int prom_metrics_write(FILE *f, const struct reply *rep);

@@ -18,7 +18,7 @@
 #include "daemon/kernel/instance-offer.h"
 #include "daemon/control/reply-route.h"
 #include "daemon/session/session.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 
 struct slot {
 	struct session *session;

@@ -36,7 +36,7 @@
 #include "daemon/session/reaper.h"
 #include "daemon/store/session-file.h"
 #include "daemon/session/session.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 #include "lib/io-util.h"
 #include "lib/time-util.h"
 

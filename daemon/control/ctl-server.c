@@ -39,7 +39,7 @@
 #include "daemon/control/ctl-server.h"
 #include "daemon/base/event-timer.h"
 #include "daemon/base/log.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 #include "lib/io-util.h"
 
 #define PEER_GROUPS_MAX 256

@@ -47,7 +47,7 @@
 #include "daemon/store/sessions-dir.h"
 #include "daemon/store/spool.h"
 #include "daemon/base/task-limit.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 #include "lib/io-util.h"
 
 struct manager {

@@ -26,8 +26,8 @@
 #include "daemon/control/daemon-config.h"
 #include "daemon/base/log.h"
 #include "daemon/control/metrics-file.h"
-#include "lib/ctl-proto.h"
-#include "lib/ctl-reply.h"
+#include "lib/ctl/ctl-proto.h"
+#include "lib/ctl/ctl-reply.h"
 #include "lib/io-util.h"
 #include "lib/prom-metrics.h"
 

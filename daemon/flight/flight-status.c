@@ -19,7 +19,7 @@
 #include "daemon/output/stream-set.h"
 #include "daemon/flight/trigger.h"
 #include "ftraced/macro.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 #include "lib/time-util.h"
 #include "lib/wall-clock.h"
 

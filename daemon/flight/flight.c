@@ -49,8 +49,8 @@
 #include "daemon/store/spool.h"
 #include "daemon/output/stream-set.h"
 #include "daemon/flight/trigger.h"
-#include "lib/ctl-proto.h"
-#include "lib/ctl-reply.h"
+#include "lib/ctl/ctl-proto.h"
+#include "lib/ctl/ctl-reply.h"
 #include "lib/time-util.h"
 #include "lib/wall-clock.h"
 

@@ -21,7 +21,7 @@
 #include "daemon/output/runner.h"
 #include "daemon/output/session-config.h"
 #include "ftraced/macro.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 
 /**
  * default_buffer_kb() - the ring per CPU a session gets without -b.

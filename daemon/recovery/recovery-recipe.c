@@ -24,7 +24,7 @@
 #include "daemon/base/log.h"
 #include "daemon/store/metadata.h"
 #include "daemon/recovery/recovery-recipe.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 #include "lib/io-util.h"
 
 /* An "event=SYSTEM:EVENT" line per event: at most 4 bytes for each byte of the list's names. */

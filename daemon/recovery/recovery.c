@@ -52,7 +52,7 @@
 #include "daemon/recovery/persistent-history.h"
 #include "daemon/recovery/recovery.h"
 #include "daemon/store/spool.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 #include "lib/chunk-record.h"
 #include "lib/compress.h"
 #include "lib/io-util.h"

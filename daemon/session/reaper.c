@@ -32,7 +32,7 @@
 #include "daemon/kernel/instance.h"
 #include "daemon/base/log.h"
 #include "daemon/session/reaper.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 #include "lib/time-util.h"
 
 struct pending {

@@ -13,7 +13,7 @@
 
 #include "daemon/flight/flight.h"
 #include "daemon/session/session-internal.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 #include "lib/time-util.h"
 
 static uint64_t delta(uint64_t now, uint64_t then)

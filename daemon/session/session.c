@@ -53,7 +53,7 @@
 #include "daemon/kernel/ring-alloc.h"
 #include "daemon/session/session-internal.h"
 #include "daemon/store/spool.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 #include "lib/time-util.h"
 
 /**

@@ -36,8 +36,8 @@
 #include "daemon/base/keyfile.h"
 #include "daemon/store/session-file.h"
 #include "ftraced/macro.h"
-#include "lib/ctl-proto.h"
-#include "lib/ctl-reply.h"
+#include "lib/ctl/ctl-proto.h"
+#include "lib/ctl/ctl-reply.h"
 #include "lib/parse-util.h"
 
 #define SESSION_FILE_KEYS_MAX 48 /* more than there are keys: an unknown one fails anyway */

@@ -35,7 +35,7 @@
 #include "daemon/store/session-file.h"
 #include "daemon/store/session-store.h"
 #include "ftraced/macro.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 #include "lib/io-util.h"
 
 #define SEPARATOR "%%\n"

@@ -18,7 +18,7 @@
 #include "daemon/store/session-file.h"
 #include "daemon/store/sessions-dir.h"
 #include "ftraced/macro.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 #include "lib/io-util.h"
 
 /* FNV-1a: which version of a file a session came from. */

@@ -239,7 +239,7 @@ enum ftraced_attr {
 	FTRACED_ATTR_EVENT_LIST = 90,
 	_FTRACED_ATTR_MAX,
 };
-/* Requests' attribute sets are two u64 bitmaps (lib/ctl-proto.h). */
+/* Requests' attribute sets are two u64 bitmaps (lib/ctl/ctl-proto.h). */
 #define FTRACED_ATTR_SET_MAX 128u
 static_assert(_FTRACED_ATTR_MAX <= FTRACED_ATTR_SET_MAX, "attribute sets hold every attribute");
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ctl-proto.h"
-#include "lib/ctl-reply.h"
+#include "lib/ctl/ctl-proto.h"
+#include "lib/ctl/ctl-reply.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

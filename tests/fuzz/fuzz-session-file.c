@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "daemon/store/session-file.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

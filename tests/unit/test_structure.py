@@ -30,8 +30,8 @@ FILE_LINES_MAX = 800
 FUNC_LINES_MAX = 120
 # One case per attribute or option: splitting them would only scatter the table.
 PARSER_TABLES = {
-    ("lib/ctl-proto.c", "request_parse"),
-    ("lib/ctl-reply.c", "decode_session"),
+    ("lib/ctl/ctl-proto.c", "request_parse"),
+    ("lib/ctl/ctl-reply.c", "decode_session"),
     ("daemon/store/session-file.c", "parse_line"),
     ("client/capture-options.c", "capture_option"),
 }

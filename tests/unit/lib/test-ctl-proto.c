@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "ftraced/macro.h"
-#include "lib/ctl-proto.h"
-#include "lib/ctl-reply.h"
+#include "lib/ctl/ctl-proto.h"
+#include "lib/ctl/ctl-reply.h"
 
 static struct ctl_builder b;
 static struct ctl_request req;

@@ -29,7 +29,7 @@
 #include "daemon/output/session-config.h"
 #include "daemon/output/session-mode.h"
 #include "daemon/output/stream-set.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 #include "tests/unit/v7-fixture.h"
 
 #define MAX_REPORTS (2 * SNAPSHOTS_PENDING_MAX)

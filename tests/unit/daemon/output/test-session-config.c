@@ -13,7 +13,7 @@
 #include "daemon/base/bounds.h"
 #include "daemon/capture/capture.h"
 #include "daemon/output/session-config.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 
 #define CPUS 4
 #define PLENTY_KB (UINT64_C(64) << 20) /* 64 GiB available */

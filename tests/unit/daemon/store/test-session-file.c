@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "daemon/store/session-file.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 
 static struct ctl_builder b;
 static struct ctl_request req;

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "daemon/store/sessions-dir.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 
 static char dir[] = "/tmp/test-sessions-dir-XXXXXX";
 

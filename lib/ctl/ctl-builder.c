@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "ftraced/macro.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 
 void ctl_builder_init(struct ctl_builder *b, enum ftraced_msg_type type)
 {

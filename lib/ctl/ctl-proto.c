@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "ftraced/macro.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 
 /**
  * ctl_msg_parse() - check a packet's header against its length.

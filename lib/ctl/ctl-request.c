@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "ftraced/macro.h"
-#include "lib/ctl-proto.h"
+#include "lib/ctl/ctl-proto.h"
 
 /*
  * An EVENT or EVENT_FILTER string at the end of the request's event text,

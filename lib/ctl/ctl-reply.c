@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "ftraced/macro.h"
-#include "lib/ctl-proto.h"
-#include "lib/ctl-reply.h"
+#include "lib/ctl/ctl-proto.h"
+#include "lib/ctl/ctl-reply.h"
 
 static int add_cpu(struct ftraced_cpu_stats **cpus, unsigned *n, const struct ctl_attr *a)
 {
