@@ -37,6 +37,7 @@
 
 #include "daemon/base/bounds.h"
 #include "daemon/control/ctl-server.h"
+#include "daemon/control/ctl-socket.h"
 #include "daemon/base/event-timer.h"
 #include "daemon/base/log.h"
 #include "lib/ctl/ctl-proto.h"
@@ -674,74 +675,6 @@ static int on_listen(sd_event_source *source, int fd, uint32_t revents, void *us
 	return 0;
 }
 
-/* The activated socket if systemd passed one for @path, else -ENOENT. Unknown fds are closed. */
-static int listen_fd_from_systemd(const char *path)
-{
-	int n, found = -ENOENT;
-
-	n = sd_listen_fds(1);
-	if (n < 0)
-		return n;
-	for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
-		if (found < 0 && sd_is_socket_unix(fd, SOCK_SEQPACKET, 1, path, 0) > 0) {
-			found = fd;
-			continue;
-		}
-		log_warning("Closing unexpected file descriptor %d passed by the service manager",
-			    fd);
-		safe_close(fd);
-	}
-	return found;
-}
-
-static int bind_socket(const char *path, gid_t group)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	_cleanup_close_ int fd = -EBADF;
-	_cleanup_free_ char *dir = NULL;
-	char *slash;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-
-	dir = strdup(path);
-	if (!dir)
-		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return negative_errno();
-	}
-
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return negative_errno();
-	/* A socket file is left behind by a daemon that died; one that answers is alive. */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-		return -EADDRINUSE;
-	safe_close(fd);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return negative_errno();
-	{
-		struct stat st;
-
-		if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
-			unlink(path);
-	}
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return negative_errno();
-	if (chmod(path, 0660) < 0)
-		return negative_errno();
-	if (group != (gid_t)-1 && chown(path, 0, group) < 0)
-		return negative_errno();
-	if (listen(fd, 32) < 0)
-		return negative_errno();
-	return TAKE_FD(fd);
-}
-
 /**
  * ctl_server_new() - listen on the control socket.
  * @e: event loop
@@ -769,11 +702,11 @@ int ctl_server_new(sd_event *e, const char *path, gid_t group,
 	s->event = sd_event_ref(e);
 	s->handlers = *h;
 	s->group = group;
-	s->listen_fd = listen_fd_from_systemd(path);
+	s->listen_fd = ctl_socket_from_systemd(path);
 	if (s->listen_fd >= 0)
 		log_info("Using the control socket passed by the service manager");
 	else {
-		s->listen_fd = bind_socket(path, group);
+		s->listen_fd = ctl_socket_bind(path, group);
 		if (s->listen_fd >= 0)
 			s->bound_path = strdup(path);
 	}

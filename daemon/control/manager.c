@@ -46,6 +46,7 @@
 #include "daemon/output/runner.h"
 #include "daemon/store/sessions-dir.h"
 #include "daemon/store/spool.h"
+#include "daemon/store/state-dir.h"
 #include "daemon/base/task-limit.h"
 #include "lib/ctl/ctl-proto.h"
 #include "lib/io-util.h"
@@ -415,50 +416,6 @@ static void handle_reload(struct manager *m, struct ctl_conn *conn)
 }
 
 /*
- * Opens (creating it if needed) and locks the state directory: one daemon
- * per state directory, which is what makes its instance tag its own.
- */
-static int open_state_dir(struct manager *m, const char *path)
-{
-	_cleanup_free_ char *resolved = NULL;
-	int r;
-
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		return log_error_errno(negative_errno(), "Cannot create state directory '%s': %m",
-				       path);
-	m->state_dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (m->state_dir_fd < 0)
-		return log_error_errno(negative_errno(), "Cannot open state directory '%s': %m",
-				       path);
-	m->lock_fd = openat(m->state_dir_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-			    0600);
-	if (m->lock_fd < 0)
-		return log_error_errno(negative_errno(), "Cannot open '%s/lock': %m", path);
-	if (flock(m->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		char pid[STATE_LOCK_PID_MAX + 1] = "";
-
-		if (errno != EWOULDBLOCK)
-			return log_error_errno(negative_errno(), "Cannot lock '%s/lock': %m", path);
-		/* The holder wrote its pid in it once it had the lock (below). */
-		(void)!pread(m->lock_fd, pid, STATE_LOCK_PID_MAX, 0);
-		pid[strspn(pid, "0123456789")] = '\0';
-		return log_error_errno(-EBUSY, "Another ftraced (pid %s) uses state directory '%s'",
-				       pid[0] ? pid : "unknown", path);
-	}
-	/* So that a second daemon on this state directory can name this one. */
-	if (ftruncate(m->lock_fd, 0) < 0 || dprintf(m->lock_fd, "%d\n", (int)getpid()) < 0)
-		log_debug_errno(negative_errno(), "Cannot write the pid into '%s/lock': %m", path);
-	resolved = realpath(path, NULL);
-	if (!resolved)
-		return log_error_errno(negative_errno(), "Cannot resolve '%s': %m", path);
-	r = instance_tag_load(m->state_dir_fd, resolved, /* create= */ true, &m->instance_tag);
-	if (r < 0)
-		return log_error_errno(r, "Cannot read or write '%s/%s': %m", path,
-				       INSTANCE_TAG_FILE);
-	return 0;
-}
-
-/*
  * Is the state directory's tag another live daemon's? A copy of a state
  * directory (into another mount namespace, say) names the same tag; both
  * daemons would take each other's instances for a crash's orphans and
@@ -723,7 +680,7 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	if (r < 0)
 		return r;
 
-	r = open_state_dir(m, c->state_dir);
+	r = state_dir_open(c->state_dir, &m->state_dir_fd, &m->lock_fd, &m->instance_tag);
 	if (r < 0)
 		return r;
 	r = check_tag(m, c->state_dir);

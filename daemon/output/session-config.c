@@ -486,6 +486,39 @@ static int top_level_option(const struct ctl_request *req, uid_t owner, struct s
 	return 0;
 }
 
+/* The request's lists and strings, copied into @c (freed with it). Return: 0 or -ENOMEM. */
+static int copy_lists(const struct ctl_request *req, struct session_config *c)
+{
+	if (req->n_probes > 0) {
+		c->probes = copy_text_strings(req->text, req->probes, req->n_probes);
+		if (!c->probes)
+			return -ENOMEM;
+		c->n_probes = req->n_probes;
+	}
+	if (req->n_options > 0) {
+		c->trace_options = copy_text_strings(req->text, req->options, req->n_options);
+		if (!c->trace_options)
+			return -ENOMEM;
+		c->n_trace_options = req->n_options;
+	}
+	if (ctl_request_cpumask(req) && !(c->cpumask = strdup(ctl_request_cpumask(req))))
+		return -ENOMEM;
+	if (event_specs(req, c) < 0)
+		return -ENOMEM;
+	c->triggers = copy_strings(req->triggers, req->n_triggers, sizeof(*c->triggers));
+	c->n_excluded = req->n_excluded;
+	c->excluded = copy_strings(req->excluded, req->n_excluded, sizeof(*c->excluded));
+	if (ctl_request_has(req, FTRACED_ATTR_FILTER))
+		c->filter = strdup(req->filter);
+	if (ctl_request_has(req, FTRACED_ATTR_CLOCK))
+		c->clock = strdup(req->clock);
+	if ((c->n_triggers > 0 && !c->triggers) || (c->n_excluded > 0 && !c->excluded) ||
+	    (ctl_request_has(req, FTRACED_ATTR_FILTER) && !c->filter) ||
+	    (ctl_request_has(req, FTRACED_ATTR_CLOCK) && !c->clock))
+		return -ENOMEM;
+	return 0;
+}
+
 /**
  * session_config_from_request() - the configuration a RECORD or CREATE request asks for.
  * @req: the parsed request
@@ -576,47 +609,11 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 			 "tracer with -p, or a --probe");
 		return -EINVAL;
 	}
-	if (req->n_probes > 0) {
-		c.probes = copy_text_strings(req->text, req->probes, req->n_probes);
-		if (!c.probes) {
-			snprintf(error, n_error, "out of memory");
-			return -ENOMEM;
-		}
-		c.n_probes = req->n_probes;
-	}
-	if (req->n_options > 0) {
-		c.trace_options = copy_text_strings(req->text, req->options, req->n_options);
-		if (!c.trace_options) {
-			snprintf(error, n_error, "out of memory");
-			return -ENOMEM;
-		}
-		c.n_trace_options = req->n_options;
-	}
-	if (ctl_request_cpumask(req)) {
-		c.cpumask = strdup(ctl_request_cpumask(req));
-		if (!c.cpumask) {
-			snprintf(error, n_error, "out of memory");
-			return -ENOMEM;
-		}
-	}
 	c.no_filter = req->no_filter;
 	r = top_level_option(req, owner, &c, error, n_error);
 	if (r < 0)
 		return r;
-	if (event_specs(req, &c) < 0) {
-		snprintf(error, n_error, "out of memory");
-		return -ENOMEM;
-	}
-	c.triggers = copy_strings(req->triggers, req->n_triggers, sizeof(*c.triggers));
-	c.n_excluded = req->n_excluded;
-	c.excluded = copy_strings(req->excluded, req->n_excluded, sizeof(*c.excluded));
-	if (ctl_request_has(req, FTRACED_ATTR_FILTER))
-		c.filter = strdup(req->filter);
-	if (ctl_request_has(req, FTRACED_ATTR_CLOCK))
-		c.clock = strdup(req->clock);
-	if ((c.n_triggers > 0 && !c.triggers) || (c.n_excluded > 0 && !c.excluded) ||
-	    (ctl_request_has(req, FTRACED_ATTR_FILTER) && !c.filter) ||
-	    (ctl_request_has(req, FTRACED_ATTR_CLOCK) && !c.clock)) {
+	if (copy_lists(req, &c) < 0) {
 		snprintf(error, n_error, "out of memory");
 		return -ENOMEM;
 	}

@@ -371,30 +371,32 @@ static int text_string(struct ctl_request *req, const struct ctl_attr *a, size_t
 	return 0;
 }
 
-/* An EVENT: checked as any string, then stored (ctl-request.c). */
-static int add_event(struct ctl_request *req, const struct ctl_attr *a)
+/*
+ * An EVENT, or the EVENT_FILTER or EVENT_TRIGGER of the event just before:
+ * checked as any string, then stored with its event (ctl-request.c).
+ */
+static int add_event_attr(struct ctl_request *req, const struct ctl_attr *a)
 {
-	char spec[FTRACED_EVENT_SPEC_MAX + 1];
-	int r = ctl_attr_string(a, FTRACED_EVENT_SPEC_MAX, spec);
+	static_assert(FTRACED_FILTER_MAX >= FTRACED_EVENT_TRIGGER_MAX &&
+		      FTRACED_FILTER_MAX >= FTRACED_EVENT_SPEC_MAX, "the longest is a filter");
+	size_t max = a->type == FTRACED_ATTR_EVENT ? FTRACED_EVENT_SPEC_MAX :
+		     a->type == FTRACED_ATTR_EVENT_FILTER ? FTRACED_FILTER_MAX :
+		     FTRACED_EVENT_TRIGGER_MAX;
+	char text[FTRACED_FILTER_MAX + 1];
+	int r = ctl_attr_string(a, max, text);
 
-	return r < 0 ? r : ctl_request_store_event(req, spec, a->len);
-}
-
-/* An EVENT_FILTER: checked as any string, then stored with its event. */
-static int add_event_filter(struct ctl_request *req, const struct ctl_attr *a)
-{
-	char filter[FTRACED_FILTER_MAX + 1];
-	int r = ctl_attr_string(a, FTRACED_FILTER_MAX, filter);
-
-	return r < 0 ? r : ctl_request_store_event_filter(req, filter, a->len);
-}
-
-static int add_event_trigger(struct ctl_request *req, const struct ctl_attr *a)
-{
-	char trigger[FTRACED_EVENT_TRIGGER_MAX + 1];
-	int r = ctl_attr_string(a, FTRACED_EVENT_TRIGGER_MAX, trigger);
-
-	return r < 0 ? r : ctl_request_store_event_trigger(req, trigger, a->len);
+	if (r < 0)
+		return r;
+	switch (a->type) {
+	case FTRACED_ATTR_EVENT:
+		return ctl_request_store_event(req, text, a->len);
+	case FTRACED_ATTR_EVENT_FILTER:
+		return ctl_request_store_event_filter(req, text, a->len);
+	case FTRACED_ATTR_EVENT_TRIGGER:
+		return ctl_request_store_event_trigger(req, text, a->len);
+	default:
+		return -EBADMSG;
+	}
 }
 
 /**
@@ -423,14 +425,7 @@ int ctl_request_parse_event_list(struct ctl_request *req, const void *list, size
 	while ((r = ctl_attr_next(&it, &a)) > 0) {
 		if (ret_bad_attr)
 			*ret_bad_attr = a.type;
-		if (a.type == FTRACED_ATTR_EVENT)
-			r = add_event(req, &a);
-		else if (a.type == FTRACED_ATTR_EVENT_FILTER)
-			r = add_event_filter(req, &a);
-		else if (a.type == FTRACED_ATTR_EVENT_TRIGGER)
-			r = add_event_trigger(req, &a);
-		else
-			r = -EBADMSG;
+		r = add_event_attr(req, &a);
 		if (r < 0)
 			return r;
 	}
@@ -519,7 +514,7 @@ static int request_parse(const struct ctl_msg *m, struct ctl_request *req, uint1
 
 		switch (a.type) {
 		case FTRACED_ATTR_EVENT:
-			r = add_event(req, &a);
+			r = add_event_attr(req, &a);
 			after_exclude = false;
 			break;
 		case FTRACED_ATTR_EVENT_LIST:
@@ -672,13 +667,13 @@ static int request_parse(const struct ctl_msg *m, struct ctl_request *req, uint1
 			/* Like trace-cmd's -f: for the event just before, not an excluded one. */
 			if (after_exclude)
 				return -EBADMSG;
-			r = add_event_filter(req, &a);
+			r = add_event_attr(req, &a);
 			break;
 		case FTRACED_ATTR_EVENT_TRIGGER:
 			/* Like trace-cmd's -R: for the event just before, not an excluded one. */
 			if (after_exclude)
 				return -EBADMSG;
-			r = add_event_trigger(req, &a);
+			r = add_event_attr(req, &a);
 			break;
 		case FTRACED_ATTR_TRACER:
 			r = ctl_attr_string(&a, FTRACED_TRACER_MAX, req->tracer);
