@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The systemd units as built: `systemd-analyze verify` finds nothing, and
 `systemd-analyze security --offline=true` rates the service 2.0 or better.
-ExecStart= points at the built daemon, so verify checks a real binary."""
+ExecStart= and ExecReload= point at the built daemon and client, so verify checks
+real binaries."""
 
 import os
 import re
@@ -14,6 +15,7 @@ import tempfile
 SERVICE = os.environ["FTRACED_SERVICE"]
 SOCKET = os.environ["FTRACED_SOCKET_UNIT"]
 FTRACED = os.environ["FTRACED"]
+FTRACECTL = os.environ["FTRACECTL"]
 EXPOSURE_MAX = 2.0
 
 
@@ -25,9 +27,14 @@ def main():
         with open(SERVICE) as f:
             text = f.read()
         assert re.search(r"^ExecStart=\S*/ftraced$", text, re.M), "unexpected ExecStart="
+        assert re.search(r"^ExecReload=\S*/ftracectl .*reload$", text, re.M), \
+            "unexpected ExecReload="
+        text = re.sub(r"^ExecStart=.*$", "ExecStart=" + os.path.abspath(FTRACED), text,
+                      flags=re.M)
+        text = re.sub(r"^ExecReload=\S*/ftracectl ", "ExecReload=" + os.path.abspath(FTRACECTL)
+                      + " ", text, flags=re.M)
         with open(os.path.join(tmp, "ftraced.service"), "w") as f:
-            f.write(re.sub(r"^ExecStart=.*$", "ExecStart=" + os.path.abspath(FTRACED), text,
-                           flags=re.M))
+            f.write(text)
         shutil.copy(SOCKET, os.path.join(tmp, "ftraced.socket"))
         units = [os.path.join(tmp, u) for u in ("ftraced.service", "ftraced.socket")]
         r = subprocess.run(["systemd-analyze", "verify", "--man=no"] + units,
