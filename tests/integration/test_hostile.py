@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (CPUS, Daemon, assert_complete_sequences, check_events,  # noqa: E402
                      daemon_fds, fifo_reader, is_symbol_cache, markers, parse_markers,
-                     proto_constants, report, run)
+                     proto_constants, report, run, TRACING)
 
 
 # The wire format as include/ftraced/proto.h defines it, so the two cannot drift apart.
@@ -108,9 +108,17 @@ def sanitized(d):
         return "libasan" in f.read()
 
 
+def is_anchor_lock(link):
+    """The daemon's clock-anchor instance's directory, locked for its life from the first
+    session on a marker clock (it marks the tag as taken in tracefs)."""
+    return bool(re.search(r"^%s/instances/ftraced-[0-9a-f]{8}-0$" % re.escape(TRACING), link))
+
+
 def fd_count(d):
-    """The daemon's fds, but for its symbol cache (made by the first session, and kept)."""
-    return sum(not is_symbol_cache(d, link) for link in daemon_fds(d).values())
+    """The daemon's fds, but for its symbol cache and its clock anchor's lock (made by the
+    first session, and kept)."""
+    return sum(not is_symbol_cache(d, link) and not is_anchor_lock(link)
+               for link in daemon_fds(d).values())
 
 
 def wait_fd_count(d, baseline, timeout=120):

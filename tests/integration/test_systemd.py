@@ -192,8 +192,8 @@ def test_stop_asks_for_time_while_writing():
         fifo = os.path.join(a.dir, "stream")
         os.mkfifo(fifo)
         out = os.path.join(a.dir, "slow.dat")
-        # About 300 KiB/s: the file (kallsyms alone is over 1 MiB) takes seconds.
-        reader = fifo_reader(fifo, out, block=16384, pause=0.05)
+        # About 80 KiB/s: the file (its symbols alone about half a MiB) takes seconds.
+        reader = fifo_reader(fifo, out, block=8192, pause=0.1)
         rec = subprocess.Popen([FTRACECTL, "--socket", a.socket, "record", "--quiet",
                                 "-e", "ftrace:print", "-o", fifo],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
