@@ -266,6 +266,30 @@ static int function_refused(struct instance *i, bool notrace, const char *glob, 
 }
 
 /*
+ * A module command the kernel took without a match (a module not loaded, or
+ * none of its functions traceable) leaves the filter empty, which traces
+ * every function: refused instead, naming the glob.
+ */
+static int check_filter_took(struct instance *i, char **globs, unsigned n, char *error,
+			     size_t n_error)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *mod = NULL;
+
+	for (unsigned k = 0; k < n && !mod; k++)
+		if (strstr(globs[k], ":mod:"))
+			mod = globs[k];
+	if (!mod)
+		return 0;
+	text = tracefs_instance_file_read(i->tfs, "set_ftrace_filter", NULL);
+	if (text && !strstr(text, "all functions enabled"))
+		return 0;
+	snprintf(error, n_error, "-l '%s' matches no function this kernel can trace (is the "
+		 "module loaded?): it would trace every function", mod);
+	return -EINVAL;
+}
+
+/*
  * -l and -n: each glob through libtracefs, all committed at once. A glob
  * "NAME:mod:MODULE" (trace-cmd's and the kernel's syntax, --module's) goes
  * to the kernel as written, after them: the kernel parses the module
@@ -310,7 +334,7 @@ static int set_functions(struct instance *i, bool notrace, char **globs, unsigne
 			return function_refused(i, notrace, globs[k], errno ? -errno : -EINVAL,
 						error, n_error);
 	}
-	return 0;
+	return notrace ? 0 : check_filter_took(i, globs, n, error, n_error);
 }
 
 /* -g: function_graph's roots, in the instance's own set_graph_function. */
