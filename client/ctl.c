@@ -174,15 +174,25 @@ int ctl_connect(const struct client_options *o, int *ret_fd)
 	return 0;
 }
 
+static int send_request(int fd, struct ctl_builder *b, int pass_fd);
+
 /**
  * ctl_send() - send one request, optionally passing a file descriptor.
  * @fd: connected socket
- * @b: request
+ * @b: request; the events it gathered are freed (ctl_builder_done()) either way
  * @pass_fd: fd to pass with SCM_RIGHTS, or -1
  *
  * Return: 0 or -errno.
  */
 int ctl_send(int fd, struct ctl_builder *b, int pass_fd)
+{
+	int r = send_request(fd, b, pass_fd);
+
+	ctl_builder_done(b);
+	return r;
+}
+
+static int send_request(int fd, struct ctl_builder *b, int pass_fd)
 {
 	union {
 		struct cmsghdr align;

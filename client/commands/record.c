@@ -506,7 +506,7 @@ static int start_command(struct record_args *a, const struct sigaction *sa,
 
 int cmd_record(const struct client_options *global, int argc, char *argv[])
 {
-	_cleanup_free_ struct ctl_builder *req = malloc(sizeof(*req));
+	_cleanup_(ctl_builder_freep) struct ctl_builder *req = calloc(1, sizeof(*req));
 	struct record_args a = { .req = req, .json = global->json };
 	struct sigaction sa = { .sa_handler = on_stop_signal };
 	_cleanup_close_ int sock = -EBADF, out = -EBADF;

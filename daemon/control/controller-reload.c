@@ -180,7 +180,7 @@ int controller_check_session_files(struct controller *c, const struct session_fi
  */
 static void restart_from(struct controller *c, struct slot *slot, struct session_file *file)
 {
-	free(slot->next_req);
+	ctl_request_freep(&slot->next_req);
 	slot->next_req = TAKE_PTR(file->req);
 	slot->next_hash = file->hash;
 	slot->file_generation = c->file_generation;
@@ -258,7 +258,7 @@ void controller_apply_session_files(struct controller *c, const char *dir,
 			   slot->file, session_name(slot->session));
 		count(k.stopped, sizeof(k.stopped), &k.n_stopped, session_name(slot->session));
 		slot->file[0] = '\0';
-		slot->next_req = mfree(slot->next_req);
+		ctl_request_freep(&slot->next_req);
 		slot->reload_when_done = false;
 		controller_destroy_slot(c, slot);
 	}

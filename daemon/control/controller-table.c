@@ -67,7 +67,7 @@ struct slot *controller_free_slot(struct controller *c)
 	for (size_t i = 0; i < SESSION_MAX; i++)
 		if (!c->slots[i].session) {
 			free(c->slots[i].conf);
-			free(c->slots[i].next_req);
+			ctl_request_freep(&c->slots[i].next_req);
 			c->slots[i] = (struct slot){};
 			return &c->slots[i];
 		}

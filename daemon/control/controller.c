@@ -120,7 +120,7 @@ static void on_session_done(struct session *s, void *userdata)
 	slot->reply = (struct pending_reply){ .kind = route.then };
 	/* A changed session file: its session comes back with what the reload checked. */
 	if (slot->next_req && !c->exiting) {
-		_cleanup_free_ struct ctl_request *req = TAKE_PTR(slot->next_req);
+		_cleanup_(ctl_request_freep) struct ctl_request *req = TAKE_PTR(slot->next_req);
 		uint64_t hash = slot->next_hash;
 		char file[sizeof(slot->file)];
 
@@ -350,7 +350,7 @@ static void on_session_ready(struct session *s, int result, void *userdata)
 			log_info("Session '%s' not started: %s", session_name(s), message);
 		slot->session = session_free(s);
 		free(slot->conf);
-		free(slot->next_req);
+		ctl_request_freep(&slot->next_req);
 		*slot = (struct slot){};
 		controller_changed(c);
 		return;
@@ -735,7 +735,7 @@ struct controller *controller_free(struct controller *c)
 	for (size_t i = 0; i < SESSION_MAX; i++) {
 		c->slots[i].session = session_free(c->slots[i].session);
 		free(c->slots[i].conf);
-		free(c->slots[i].next_req);
+		ctl_request_freep(&c->slots[i].next_req);
 	}
 	c->reaper = reaper_free(c->reaper);
 	instance_offer_done(&c->offer);

@@ -188,6 +188,8 @@ int ctl_conn_send_fd(struct ctl_conn *c, struct ctl_builder *b, int fd)
 			return log_error_errno(r, "Cannot pass a reply's event list: %m");
 		fd = list_fd;
 	}
+	/* Events that went inline leave the list's memory behind: the next init forgets it. */
+	ctl_builder_done(b);
 	if (fd >= 0) {
 		cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;

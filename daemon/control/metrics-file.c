@@ -54,6 +54,7 @@ static int format(struct metrics_file *mf, char **ret, size_t *ret_size)
 
 	mf->fill(mf->userdata, &mf->reply);
 	r = ctl_builder_finish(&mf->reply, &n_msg);
+	ctl_builder_done(&mf->reply); /* a long event list stays out: the metrics name no events */
 	if (r < 0)
 		return r;
 	r = ctl_reply_decode(mf->reply.buf, n_msg, &rep);

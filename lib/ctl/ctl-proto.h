@@ -180,12 +180,13 @@ int ctl_request_parse_event_list(struct ctl_request *req, const void *list, size
 				 uint16_t *ret_bad_attr);
 void ctl_request_done(struct ctl_request *req);
 
-/* For _cleanup_: a heap request and its events. */
+/* For _cleanup_: a heap request and its events (the pointer is cleared). */
 static inline void ctl_request_freep(struct ctl_request **p)
 {
 	if (*p) {
 		ctl_request_done(*p);
 		free(*p);
+		*p = NULL;
 	}
 }
 void ctl_attr_rule(uint16_t type, char *buf, size_t n);
@@ -222,4 +223,13 @@ void ctl_put_event(struct ctl_builder *b, enum ftraced_attr type, const char *s)
 void ctl_put_events_end(struct ctl_builder *b);
 int ctl_builder_finish(struct ctl_builder *b, size_t *ret_size);
 void ctl_builder_done(struct ctl_builder *b);
+
+/* For _cleanup_: a heap builder (zeroed or initialized) and the events it gathered. */
+static inline void ctl_builder_freep(struct ctl_builder **p)
+{
+	if (*p) {
+		ctl_builder_done(*p);
+		free(*p);
+	}
+}
 int ctl_builder_parse(struct ctl_builder *b, struct ctl_request *ret, uint16_t *ret_bad_attr);
