@@ -97,6 +97,15 @@
  */
 #define CAPTURE_BATCH_BYTES       (512u * 1024u)
 /*
+ * What a worker took from the kernel reaches its spool within this long
+ * at any rate: an idle worker writes out a batch that has waited this
+ * long (capture_stream_freshen()). The kernel's ring outlives a killed
+ * daemon (recovery drains it) and the spool's pages do, the worker's heap
+ * does not: at a quiet server's 1 KB/s a batch held hours of trace. The
+ * cost is smaller chunks below a batch a second per CPU.
+ */
+#define CAPTURE_FRESH_USEC        (UINT64_C(1000) * 1000u)
+/*
  * A reader wakes once its CPU's ring is this full at most (buffer_percent),
  * earlier when a batch fills less. Measured flat out on 2 CPUs with 256 KiB
  * rings (bench/compare.py, 3 runs each): waking at 50% lost 23-27 k of 4.5 M

@@ -39,6 +39,7 @@ struct capture_stream {
 	uint64_t next_notify;
 	uint8_t *pending;   /* zstd or ring: sub-buffers not stored yet, up to batch_bytes */
 	size_t n_pending;
+	uint64_t pending_since; /* CLOCK_MONOTONIC usec when the oldest pending sub-buffer came */
 	size_t torn;        /* none: bytes of a sub-buffer a failed splice left at the spool's end */
 	uint64_t spool_pos;   /* zstd: where the next record goes in the spool's file */
 	uint64_t spool_limit; /* in place: where the next CPU's region begins */

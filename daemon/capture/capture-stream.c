@@ -6,7 +6,8 @@
  * splice() trace_pipe_raw -> the stream's pipe, in whole sub-buffers, then
  *   - "none": splice() pipe -> spool file, raw pages;
  *   - "zstd": read() the pipe into the stream's pending batch and, when it
- *     is full, compress it as chunks of whole sub-buffers (about 128 KiB),
+ *     is full or has waited CAPTURE_FRESH_USEC (capture_stream_freshen(),
+ *     from an idle worker), compress it as chunks of whole sub-buffers,
  *     each an independent zstd frame with a checksum, appended to the
  *     spool as a chunk record (chunk-record.c) -
  *     exactly what a v7 file holds, so the file is later assembled by
@@ -222,6 +223,9 @@ static int store_from_pipe(struct capture_scratch *w, struct capture_stream *s, 
 		for (size_t left = n; left > 0;) {
 			size_t want = MIN(left, (size_t)s->batch_bytes - s->n_pending);
 
+			/* One clock read a batch: its age is capture_stream_freshen()'s. */
+			if (s->n_pending == 0)
+				s->pending_since = monotonic_usec();
 			r = loop_read_exact(s->pipe_fd[0], s->pending + s->n_pending, want);
 			if (r < 0)
 				return r;
@@ -582,6 +586,36 @@ int capture_stream_drain(struct capture_stream *s, struct capture_scratch *w, ui
 	if (r >= 0 && atomic_load_explicit(&s->bytes_raw, memory_order_relaxed) != before)
 		watch_counters(s);
 	return r;
+}
+
+/**
+ * capture_stream_freshen() - store a pending batch that has waited CAPTURE_FRESH_USEC.
+ * @s: stream held by the calling worker
+ * @w: the worker's scratch
+ * @now: CLOCK_MONOTONIC usec
+ * @deadline: lowered to when the batch still pending must be stored (0: none yet)
+ *
+ * The batch fills at the rate events come; below a batch a second it
+ * would sit in the worker's heap, which a kill -9 takes with it. Stored
+ * now, it is in the spool's pages, which the next start recovers. Only
+ * streams into a spool: a flight ring lives in the heap anyway, and a
+ * snapshot brings it up to date (capture_pool_flush()).
+ *
+ * Return: 0, or -errno (the caller fails the stream).
+ */
+int capture_stream_freshen(struct capture_stream *s, struct capture_scratch *w, uint64_t now,
+			   uint64_t *deadline)
+{
+	uint64_t due;
+
+	if (s->dead || s->ring || s->n_pending == 0)
+		return 0;
+	due = s->pending_since + CAPTURE_FRESH_USEC;
+	if (now >= due)
+		return capture_store_flush(w, s);
+	if (*deadline == 0 || due < *deadline)
+		*deadline = due;
+	return 0;
 }
 
 /**

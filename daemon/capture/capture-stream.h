@@ -104,6 +104,8 @@ bool capture_stream_drain_only(const struct capture_stream *s);
 unsigned capture_stream_rt_priority(const struct capture_stream *s);
 int capture_stream_begin(struct capture_stream *s);
 int capture_stream_drain(struct capture_stream *s, struct capture_scratch *w, uint64_t max_bytes);
+int capture_stream_freshen(struct capture_stream *s, struct capture_scratch *w, uint64_t now,
+			   uint64_t *deadline);
 void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, int spool_fd);
 void capture_stream_read_now(struct capture_stream *s, struct capture_scratch *w);
 void capture_stream_finish(struct capture_stream *s, struct capture_scratch *w);

@@ -4,7 +4,9 @@
  * waits in its own epoll on the trace_pipe_raw fd of each stream (one
  * stream = one session on that CPU) plus a wake-up eventfd, so the number
  * of threads is bounded by the CPU count and an idle worker sleeps. What
- * a stream does with the data is capture-stream.c's.
+ * a stream does with the data is capture-stream.c's. A worker holding a
+ * pending batch wakes once it is CAPTURE_FRESH_USEC old, to store it: what
+ * it took from the kernel is in a spool within that time at any rate.
  *
  * Ownership: the main thread creates a stream, hands it to the pool with
  * capture_pool_add() and asks for it back with capture_pool_finish(). From
@@ -71,6 +73,10 @@ struct capture_worker {
 	 */
 	struct capture_scratch scratch;
 	unsigned n_streams;
+	/* Worker-thread only: the streams it holds, whose pending batches it keeps fresh. */
+	struct capture_stream **held;
+	size_t n_held;
+	size_t cap_held;
 	/* Worker-thread only: the streams held at each -r priority, and the one in force. */
 	unsigned n_at_priority[FTRACED_RT_PRIORITY_MAX + 1];
 	unsigned rt_priority;
@@ -147,6 +153,64 @@ static void hold_priority(struct capture_worker *w, unsigned priority, int delta
 	w->rt_priority = want;
 }
 
+static int hold_stream(struct capture_worker *w, struct capture_stream *s)
+{
+	if (w->n_held == w->cap_held) {
+		size_t cap = MAX(w->cap_held * 2, (size_t)4);
+		struct capture_stream **held = reallocarray(w->held, cap, sizeof(*held));
+
+		if (!held)
+			return -ENOMEM;
+		w->held = held;
+		w->cap_held = cap;
+	}
+	w->held[w->n_held++] = s;
+	return 0;
+}
+
+static void release_stream(struct capture_worker *w, struct capture_stream *s)
+{
+	for (size_t i = 0; i < w->n_held; i++)
+		if (w->held[i] == s) {
+			w->held[i] = w->held[--w->n_held];
+			return;
+		}
+}
+
+/*
+ * Stores every pending batch that has waited CAPTURE_FRESH_USEC (see
+ * capture_stream_freshen()). Return: when the next one is due, 0 if none
+ * is pending.
+ */
+static uint64_t freshen_streams(struct capture_worker *w, uint64_t now)
+{
+	uint64_t deadline = 0;
+
+	for (size_t i = 0; i < w->n_held; i++) {
+		struct capture_stream *s = w->held[i];
+		int r = capture_stream_freshen(s, &w->scratch, now, &deadline);
+
+		if (r < 0) {
+			capture_stream_fail(s, r);
+			unwatch(w, s);
+		}
+	}
+	return deadline;
+}
+
+/* epoll_wait()'s timeout until @deadline (0: none, wait for ever), rounded up to a ms. */
+static int wait_timeout(uint64_t deadline)
+{
+	uint64_t now;
+
+	if (deadline == 0)
+		return -1;
+	now = monotonic_usec();
+	if (now >= deadline)
+		return 0;
+	return (int)MIN((deadline - now + 999) / 1000, (uint64_t)INT_MAX);
+}
+
 static bool process_commands(struct capture_worker *w)
 {
 	struct cmd *queue;
@@ -172,6 +236,8 @@ static bool process_commands(struct capture_worker *w)
 			if (r < 0)
 				capture_scratch_done(&w->scratch);
 			else
+				r = hold_stream(w, s);
+			if (r >= 0)
 				r = capture_stream_begin(s);
 			hold_priority(w, capture_stream_rt_priority(s), +1);
 			if (r < 0)
@@ -197,6 +263,7 @@ static bool process_commands(struct capture_worker *w)
 			unsigned priority = capture_stream_rt_priority(s);
 
 			unwatch(w, s);
+			release_stream(w, s);
 			/* Once finished, the main thread may free it: not touched after. */
 			capture_stream_finish(s, &w->scratch);
 			hold_priority(w, priority, -1);
@@ -212,6 +279,7 @@ static void *worker_main(void *userdata)
 {
 	struct capture_worker *w = userdata;
 	struct epoll_event evs[EPOLL_BATCH];
+	uint64_t deadline = 0; /* when a pending batch must be stored; 0: none pending */
 
 	if (pthread_getaffinity_np(pthread_self(), sizeof(w->affinity), &w->affinity) != 0)
 		for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++)
@@ -219,12 +287,18 @@ static void *worker_main(void *userdata)
 
 	for (;;) {
 		bool commands = false;
+		uint64_t now;
 		int n;
 
-		/* No timeout: an idle daemon does not wake (the watchdog asks how long a turn lasts). */
+		/*
+		 * A timeout only while a batch is pending, so it reaches its spool
+		 * within CAPTURE_FRESH_USEC: an idle daemon does not wake (the
+		 * watchdog asks how long a turn lasts).
+		 */
 		atomic_store_explicit(&w->busy_since_usec, 0, memory_order_relaxed);
-		n = epoll_wait(w->epoll_fd, evs, EPOLL_BATCH, -1);
-		atomic_store_explicit(&w->busy_since_usec, monotonic_usec(), memory_order_relaxed);
+		n = epoll_wait(w->epoll_fd, evs, EPOLL_BATCH, wait_timeout(deadline));
+		now = monotonic_usec();
+		atomic_store_explicit(&w->busy_since_usec, now, memory_order_relaxed);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -253,6 +327,7 @@ static void *worker_main(void *userdata)
 		}
 		if (commands && process_commands(w))
 			break;
+		deadline = freshen_streams(w, now);
 	}
 	return NULL;
 }
@@ -297,6 +372,8 @@ static void worker_deinit(struct capture_worker *w)
 	w->wake_fd = safe_close(w->wake_fd);
 	free(w->queue);
 	w->queue = NULL;
+	w->held = mfree(w->held);
+	w->n_held = w->cap_held = 0;
 	capture_scratch_done(&w->scratch);
 	pthread_mutex_destroy(&w->lock);
 }

@@ -25,6 +25,9 @@ FTRACED = os.environ.get("FTRACED", "build/daemon/ftraced")
 FTRACECTL = os.environ.get("FTRACECTL", "build/client/ftracectl")
 LOADGEN = os.environ.get("LOADGEN", "build/bench/ftraced-loadgen")
 COUNTER = os.environ.get("COUNTER", "build/bench/ftraced-count")
+# Beside the daemon's build: tests/ftraced-spool-events (tests/tools/spool-events.c).
+SPOOL_EVENTS = os.environ.get("SPOOL_EVENTS", os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(FTRACED))), "tests", "ftraced-spool-events"))
 TRACING = "/sys/kernel/tracing"
 SKIP = 77
 CPUS = list(range(os.cpu_count()))
@@ -350,6 +353,33 @@ def wait_cpus_have_events(instance, cpus, timeout=60):
         assert not pending or time.monotonic() < deadline, \
             "no event on CPUs %s of %s" % (sorted(pending), instance)
         time.sleep(0.01)
+
+
+def read_events(instance, cpu):
+    """The kernel's count of events the readers of INSTANCE took on CPU."""
+    with open(os.path.join(TRACING, "instances", instance, "per_cpu", "cpu%d" % cpu,
+                           "stats")) as f:
+        return int(re.search(r"^read events: (\d+)", f.read(), re.M).group(1))
+
+
+def spool_events(spool_dir):
+    """Per CPU, what a live spool holds as recovery reads it: {cpu: (events, the kernel's
+    read events when it began)}."""
+    out = subprocess.run([SPOOL_EVENTS, spool_dir], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return {c["cpu"]: (c["events"], c["start_read"]) for c in json.loads(out.stdout)["cpus"]}
+
+
+def spool_holds_all_read(state, instance):
+    """Everything the daemon took from INSTANCE's ring is in its one spool (under STATE):
+    on each CPU, the kernel's read events since the spool began are the spool's events."""
+    spool = os.path.join(state, "spool")
+    names = os.listdir(spool)
+    if len(names) != 1 or not os.path.exists(os.path.join(spool, names[0], "recipe")):
+        return False
+    held = spool_events(os.path.join(spool, names[0]))
+    return all(start >= 0 and read_events(instance, cpu) - start == events
+               for cpu, (events, start) in held.items() if cpu in CPUS)
 
 
 def markers(instance, cpus, count, rate=0, tag="t"):

@@ -12,10 +12,11 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (CPUS, FTRACECTL, Daemon, count_markers, daemon, loadgen,  # noqa: E402
-                     loadgen_result, our_instances, run, start_markers,
+                     loadgen_result, our_instances, run, spool_holds_all_read, start_markers,
                      wait_cpus_have_events, wait_until)
 
 
@@ -181,6 +182,64 @@ def test_kill_with_the_load_going_on_loss_counted_exactly():
     finally:
         first.cleanup()
 
+
+
+def kill_once_stored(mode):
+    """Markers, then none: what the daemon took from the ring reaches its spool by itself
+    (within a second; a quiet server's batch used to wait in the daemon's heap for hours).
+    Killed then, the daemon loses nothing: the next start's file holds every marker once,
+    the spool's and the rest the orphan's ring kept."""
+    first = Daemon().start()
+    try:
+        rec = None
+        if mode == "record":
+            rec = first.record_background("-e", "ftrace:print",
+                                          "-o", os.path.join(first.dir, "x.dat"))
+            instance = first.wait_running()["instance"]
+        else:
+            first.ctl("create", "k", "-e", "ftrace:print", "--segment-time", "1h")
+            first.ctl("start", "k")
+            instance = first.ctl_json("status", "k")["instance"]
+        # 2 MB of markers a CPU: batches of 512 KiB are stored as they fill, the last
+        # one only by its age.
+        written = start_markers(instance, CPUS, 30000, 15000, tag="f")()
+        stopped = time.monotonic()
+        wait_until("the spool holds what the daemon read",
+                   lambda: spool_holds_all_read(first.state, instance), timeout=30)
+        print("%s: the spool held what was read %.2f s after the load stopped" % (
+            mode, time.monotonic() - stopped))
+        first.kill()
+        if rec:
+            rec.communicate(timeout=30)
+        second = Daemon(state=first.state).start()
+        try:
+            if mode == "record":
+                directory = os.path.join(first.state, "recovered")
+                files = [os.path.join(directory, f) for f in os.listdir(directory)
+                         if f.endswith("-recovered.dat")]
+            else:
+                files = [os.path.join(session_dir(second, "k"), f)
+                         for f in dat_files(second, "k")]
+            assert len(files) == 1, files
+            lost = assert_loss_said_exactly(files[0], {"f": written})
+            assert sum(lost.values()) == 0, (lost, second.log())
+            assert instance not in our_instances()
+            if mode != "record":
+                second.wait_state("k")
+                second.ctl("destroy", "k")
+        finally:
+            second.stop()
+            second.cleanup()
+    finally:
+        first.cleanup()
+
+
+def test_continuous_spools_what_it_read_and_a_kill_loses_nothing():
+    kill_once_stored("continuous")
+
+
+def test_record_spools_what_it_read_and_a_kill_loses_nothing():
+    kill_once_stored("record")
 
 
 def read_events(instance, cpu):

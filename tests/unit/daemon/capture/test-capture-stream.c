@@ -193,6 +193,41 @@ static void test_rotation(void)
 	free(c.pages);
 }
 
+/*
+ * Less than a batch, then nothing: the pending sub-buffers are stored once
+ * they have waited CAPTURE_FRESH_USEC, not before, and not again.
+ */
+static void test_freshen(void)
+{
+	uint64_t deadline = 0, later = 0;
+	struct capture_counters n;
+	struct cpu_pages c = {};
+	struct spool_scan scan;
+	struct rig g;
+
+	make_pages(&c, 0, 1000, PAGE);
+	assert(c.n_pages * PAGE < CAPTURE_BATCH_BYTES);
+	rig_init(&g, true, NULL);
+	assert(capture_stream_freshen(g.stream, &g.scratch, 0, &deadline) == 0 && deadline == 0);
+	feed(&g, &c, 0, c.n_pages);
+	assert(capture_stream_freshen(g.stream, &g.scratch, 0, &deadline) == 0);
+	assert(deadline > CAPTURE_FRESH_USEC);
+	assert(capture_stream_freshen(g.stream, &g.scratch, deadline - 1, &later) == 0);
+	assert(later == deadline);
+	capture_stream_counters(g.stream, &n);
+	assert(n.bytes_raw == c.n_pages * PAGE && n.bytes_stored == 0);
+	later = 0;
+	assert(capture_stream_freshen(g.stream, &g.scratch, deadline, &later) == 0 && later == 0);
+	spool_scan(g.spool_fd, 0, true, PAGE, &scan);
+	assert(scan.events == 1000 && scan.chunks == 1);
+	assert(capture_stream_freshen(g.stream, &g.scratch, UINT64_MAX, &later) == 0 && later == 0);
+	capture_stream_finish(g.stream, &g.scratch);
+	spool_scan(g.spool_fd, 0, true, PAGE, &scan);
+	assert(scan.events == 1000 && scan.chunks == 1);
+	rig_done(&g);
+	free(c.pages);
+}
+
 static int count_event(const struct rb_event *e, void *userdata)
 {
 	(*(uint64_t *)userdata)++;
@@ -304,6 +339,7 @@ int main(void)
 	test_ring_chunk_at_a_time();
 	test_spool(false);
 	test_rotation();
+	test_freshen();
 	test_ring();
 	test_failure_is_reported();
 	test_progress_notifications();
