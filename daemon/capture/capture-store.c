@@ -18,6 +18,7 @@
 #include "daemon/capture/capture-stream-internal.h"
 #include "daemon/capture/chunk-ring.h"
 #include "daemon/base/log.h"
+#include "daemon/store/hold.h"
 #include "lib/chunk-record.h"
 #include "lib/io-util.h"
 #include "lib/rb-page.h"
@@ -32,6 +33,30 @@
  * once does not crowd the machine's page cache.
  */
 #define SPOOL_WRITEBACK_BYTES (UINT64_C(2) << 20)
+
+/*
+ * The hold's header says how much of the batch there is (after the bytes
+ * came: a kill between leaves them out, counted as lost by recovery).
+ */
+void capture_store_held(struct capture_stream *s)
+{
+	if (s->hold)
+		atomic_store_explicit(&s->hold->hdr->n_pending, s->n_pending, memory_order_release);
+}
+
+/*
+ * The batch is in the spool: the hold is emptied before it says how much
+ * the spool holds. Killed between, recovery finds the spool holding more
+ * than the hold says came before its batch, so it takes nothing twice.
+ */
+static void hold_stored(struct capture_stream *s)
+{
+	if (!s->hold)
+		return;
+	atomic_store_explicit(&s->hold->hdr->n_pending, 0, memory_order_release);
+	atomic_store_explicit(&s->hold->hdr->stored, s->spool_pos - s->spool_data,
+			      memory_order_release);
+}
 
 void capture_store_notify(struct capture_stream *s)
 {
@@ -188,11 +213,14 @@ int capture_store_flush(struct capture_scratch *w, struct capture_stream *s)
 			/* What was not stored stays pending: capture_stream_fail() counts it. */
 			memmove(s->pending, s->pending + off, s->n_pending - off);
 			s->n_pending -= off;
+			if (off > 0)
+				hold_stored(s); /* the rest is counted by capture_stream_fail() */
 			return r;
 		}
 		capture_store_stored(s, n, 1);
 	}
 	s->n_pending = 0;
+	hold_stored(s);
 	return 0;
 }
 

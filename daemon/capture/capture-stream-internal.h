@@ -37,11 +37,14 @@ struct capture_stream {
 	/* Worker-only while the stream is in the pool. */
 	bool dead;          /* an error stopped reading */
 	uint64_t next_notify;
-	uint8_t *pending;   /* zstd or ring: sub-buffers not stored yet, up to batch_bytes */
+	uint8_t *pending;   /* zstd or ring: sub-buffers not stored yet, up to batch_bytes;
+			     * the hold's data if there is one, else the heap's */
+	struct hold *hold;  /* compressed into a spool: the pending batch, outliving us */
 	size_t n_pending;
 	uint64_t pending_since; /* CLOCK_MONOTONIC usec when the oldest pending sub-buffer came */
 	size_t torn;        /* none: bytes of a sub-buffer a failed splice left at the spool's end */
 	uint64_t spool_pos;   /* zstd: where the next record goes in the spool's file */
+	uint64_t spool_data;  /* zstd: where the spool's records begin in it */
 	uint64_t spool_limit; /* in place: where the next CPU's region begins */
 	uint64_t kicked;      /* in place: writeback started up to here */
 	uint64_t dropped;     /* in place: dropped from the page cache up to here */
@@ -67,6 +70,7 @@ struct capture_stream {
 };
 
 void capture_store_notify(struct capture_stream *s);
+void capture_store_held(struct capture_stream *s);
 void capture_store_discarded(struct capture_stream *s, const uint8_t *pages, size_t n);
 void capture_store_stored(struct capture_stream *s, uint64_t bytes, uint64_t chunks);
 int capture_store_flush(struct capture_scratch *w, struct capture_stream *s);

@@ -14,6 +14,11 @@
  *     copying the spool as it is. Raw pages never reach the disk and
  *     nothing is compressed twice.
  *
+ * Into a compressed spool, the pending batch is a hold (store/hold.h): a
+ * shared mapping of a tmpfs file that outlives the daemon, whose header
+ * says which spool the batch follows and how much (capture-store.c keeps
+ * it exact), so the next start recovers it in order and once.
+ *
  * Flight recorder (memory backend): the stream has a chunk ring instead of
  * a spool. Sub-buffers always go through the pending batch and each chunk
  * (compressed, or raw with "none") is pushed to the ring, which evicts the
@@ -44,6 +49,7 @@
 #include "daemon/capture/chunk-ring.h"
 #include "daemon/kernel/instance.h"
 #include "daemon/base/log.h"
+#include "daemon/store/hold.h"
 #include "daemon/store/spool.h"
 #include "lib/chunk-record.h"
 #include "lib/compress.h"
@@ -132,7 +138,18 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 	 */
 	s->batch_bytes = c->wake_bytes >= CAPTURE_BATCH_BYTES ? s->chunk_bytes :
 			 MAX(1u, CAPTURE_BATCH_BYTES / s->chunk_bytes) * s->chunk_bytes;
-	if (s->zstd || s->ring) {
+	/* One record a batch (a spool's batch is a chunk): a hold's header tells it exactly. */
+	if (s->zstd && !s->ring && c->spool_id && c->hold_dir_fd > 0 &&
+	    s->batch_bytes == s->chunk_bytes) {
+		int r = hold_new(c->hold_dir_fd, c->cpu, c->subbuf_size, s->batch_bytes, &s->hold);
+
+		if (r < 0) {
+			capture_stream_free(s);
+			return r;
+		}
+		atomic_store_explicit(&s->hold->hdr->spool_id, c->spool_id, memory_order_release);
+		s->pending = s->hold->data;
+	} else if (s->zstd || s->ring) {
 		s->pending = malloc(s->batch_bytes);
 		if (!s->pending) {
 			capture_stream_free(s);
@@ -174,7 +191,10 @@ struct capture_stream *capture_stream_free(struct capture_stream *s)
 	safe_close(s->trace_fd);
 	safe_close(s->stats_fd);
 	close_pair(s->pipe_fd);
-	free(s->pending);
+	if (s->hold)
+		s->hold = hold_free(s->hold);
+	else
+		free(s->pending);
 	free(s);
 	return NULL;
 }
@@ -230,6 +250,7 @@ static int store_from_pipe(struct capture_scratch *w, struct capture_stream *s, 
 			if (r < 0)
 				return r;
 			s->n_pending += want;
+			capture_store_held(s);
 			left -= want;
 			if (s->n_pending == s->batch_bytes) {
 				r = capture_store_flush(w, s);
@@ -339,6 +360,7 @@ static int drain_partial_pages(struct capture_scratch *w, struct capture_stream 
 			if (k <= 0)
 				break;
 			s->n_pending += s->subbuf_size;
+			capture_store_held(s);
 			atomic_fetch_add_explicit(&s->bytes_raw, s->subbuf_size,
 						  memory_order_relaxed);
 		}
@@ -391,6 +413,9 @@ static int write_spool_header(struct capture_stream *s, int spool_fd)
 	r = spool_write_header(spool_fd, &start, &s->spool_pos);
 	if (r < 0)
 		return r;
+	s->spool_data = s->spool_pos;
+	if (s->hold) /* nothing pending: a new spool, none of its records stored yet */
+		atomic_store_explicit(&s->hold->hdr->stored, 0, memory_order_release);
 	s->kicked = s->dropped = s->spool_pos;
 	s->mirror_kicked = s->mirror_dropped = s->mirror.base + s->spool_pos;
 	s->spool_limit = spool_region_end(s->region_bytes, s->spool_pos);
@@ -410,6 +435,7 @@ static void discard_held(struct capture_stream *s)
 
 	capture_store_discarded(s, s->pending, s->n_pending);
 	s->n_pending = 0;
+	capture_store_held(s); /* counted as lost: recovery must not bring them back */
 	if (!page)
 		return;
 	if (s->torn > 0 && (end = lseek(s->spool_fd, 0, SEEK_CUR)) >= (off_t)s->torn &&
@@ -448,13 +474,15 @@ void capture_stream_fail(struct capture_stream *s, int error)
  * @s: stream
  * @w: the worker's scratch
  * @spool_fd: the next spool (borrowed); -EBADF for a ring (a flush)
+ * @spool_id: its trace id, for the hold (0: a ring)
  *
  * What the kernel holds now (it wakes us only at its watermark,
  * buffer_percent, so at a low rate that can be everything since the last cut) and
  * what is pending go to the current spool, then the next spool takes
  * over. The cut is published and the session notified.
  */
-void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, int spool_fd)
+void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, int spool_fd,
+			   uint64_t spool_id)
 {
 	int r;
 
@@ -468,6 +496,10 @@ void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, 
 	s->cut_bytes_stored = atomic_load_explicit(&s->bytes_stored, memory_order_relaxed);
 	s->cut_chunks = atomic_load_explicit(&s->chunks, memory_order_relaxed);
 	if (!s->ring) {
+		/* Nothing pending now (or dead, and counted): the hold is the next spool's. */
+		if (s->hold)
+			atomic_store_explicit(&s->hold->hdr->spool_id, spool_id,
+					      memory_order_release);
 		if (!s->dead) {
 			r = write_spool_header(s, spool_fd);
 			if (r < 0)

@@ -55,6 +55,13 @@ struct capture_stream_config {
 				      * stream stops short of the next one, and starts the
 				      * writeback of what it wrote); 0: files of their own */
 	struct capture_mirror mirror;
+	/*
+	 * Compressed into a spool: the pending batch lives in a hold (hold.h)
+	 * in this directory, so that it outlives the daemon. Either -EBADF
+	 * or 0: none (the batch lives in the heap).
+	 */
+	int hold_dir_fd;
+	uint64_t spool_id; /* the spool's trace id, which the hold names */
 };
 
 /* Where the last rotation cut a stream: totals stored before the new spool took over. */
@@ -106,7 +113,8 @@ int capture_stream_begin(struct capture_stream *s);
 int capture_stream_drain(struct capture_stream *s, struct capture_scratch *w, uint64_t max_bytes);
 int capture_stream_freshen(struct capture_stream *s, struct capture_scratch *w, uint64_t now,
 			   uint64_t *deadline);
-void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, int spool_fd);
+void capture_stream_rotate(struct capture_stream *s, struct capture_scratch *w, int spool_fd,
+			   uint64_t spool_id);
 void capture_stream_read_now(struct capture_stream *s, struct capture_scratch *w);
 void capture_stream_finish(struct capture_stream *s, struct capture_scratch *w);
 void capture_stream_fail(struct capture_stream *s, int error);

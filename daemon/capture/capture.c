@@ -47,6 +47,7 @@ struct cmd {
 	enum cmd_op op;
 	struct capture_stream *stream;
 	int spool_fd; /* CMD_ROTATE: the next spool */
+	uint64_t spool_id; /* ... and its trace id */
 };
 
 struct capture_worker {
@@ -247,7 +248,7 @@ static bool process_commands(struct capture_worker *w)
 					   &ev) < 0)
 				capture_stream_fail(s, negative_errno());
 		} else if (queue[i].op == CMD_ROTATE) {
-			capture_stream_rotate(s, &w->scratch, queue[i].spool_fd);
+			capture_stream_rotate(s, &w->scratch, queue[i].spool_fd, queue[i].spool_id);
 			if (capture_stream_dead(s))
 				unwatch(w, s);
 		} else if (queue[i].op == CMD_READ) {
@@ -333,7 +334,7 @@ static void *worker_main(void *userdata)
 }
 
 static int worker_queue(struct capture_worker *w, enum cmd_op op, struct capture_stream *s,
-			int spool_fd)
+			int spool_fd, uint64_t spool_id)
 {
 	uint64_t one = 1;
 
@@ -349,7 +350,8 @@ static int worker_queue(struct capture_worker *w, enum cmd_op op, struct capture
 		w->queue = q;
 		w->cap_queue = cap;
 	}
-	w->queue[w->n_queue++] = (struct cmd){ .op = op, .stream = s, .spool_fd = spool_fd };
+	w->queue[w->n_queue++] = (struct cmd){ .op = op, .stream = s, .spool_fd = spool_fd,
+						.spool_id = spool_id };
 	pthread_mutex_unlock(&w->lock);
 	if (write(w->wake_fd, &one, sizeof(one)) < 0)
 		return negative_errno();
@@ -505,7 +507,7 @@ int capture_pool_test_stall(struct capture_pool *p, unsigned cpu)
 {
 	if (cpu >= p->n_cpus)
 		return -EINVAL;
-	return worker_queue(&p->workers[cpu], CMD_TEST_STALL, NULL, -EBADF);
+	return worker_queue(&p->workers[cpu], CMD_TEST_STALL, NULL, -EBADF, 0);
 }
 
 unsigned capture_pool_cpus(const struct capture_pool *p)
@@ -524,7 +526,7 @@ int capture_pool_add(struct capture_pool *p, struct capture_stream *s)
 {
 	if (capture_stream_cpu(s) >= p->n_cpus)
 		return -EINVAL;
-	return worker_queue(&p->workers[capture_stream_cpu(s)], CMD_ADD, s, -EBADF);
+	return worker_queue(&p->workers[capture_stream_cpu(s)], CMD_ADD, s, -EBADF, 0);
 }
 
 /**
@@ -540,7 +542,7 @@ int capture_pool_finish(struct capture_pool *p, struct capture_stream *s)
 {
 	if (capture_stream_cpu(s) >= p->n_cpus)
 		return -EINVAL;
-	return worker_queue(&p->workers[capture_stream_cpu(s)], CMD_FINISH, s, -EBADF);
+	return worker_queue(&p->workers[capture_stream_cpu(s)], CMD_FINISH, s, -EBADF, 0);
 }
 
 /**
@@ -548,17 +550,19 @@ int capture_pool_finish(struct capture_pool *p, struct capture_stream *s)
  * @p: pool
  * @s: a stream in the pool
  * @spool_fd: the next spool (borrowed, as the first one)
+ * @spool_id: its trace id (a hold names the spool its batch is for)
  *
  * The cut is published through capture_stream_cut() and the stream's
  * notify fd fires. Capture continues throughout.
  *
  * Return: 0, or -errno if the request could not be queued.
  */
-int capture_pool_rotate(struct capture_pool *p, struct capture_stream *s, int spool_fd)
+int capture_pool_rotate(struct capture_pool *p, struct capture_stream *s, int spool_fd,
+			uint64_t spool_id)
 {
 	if (capture_stream_cpu(s) >= p->n_cpus)
 		return -EINVAL;
-	return worker_queue(&p->workers[capture_stream_cpu(s)], CMD_ROTATE, s, spool_fd);
+	return worker_queue(&p->workers[capture_stream_cpu(s)], CMD_ROTATE, s, spool_fd, spool_id);
 }
 
 /**
@@ -572,7 +576,7 @@ int capture_pool_read(struct capture_pool *p, struct capture_stream *s)
 {
 	if (capture_stream_cpu(s) >= p->n_cpus)
 		return -EINVAL;
-	return worker_queue(&p->workers[capture_stream_cpu(s)], CMD_READ, s, -EBADF);
+	return worker_queue(&p->workers[capture_stream_cpu(s)], CMD_READ, s, -EBADF, 0);
 }
 
 /**
@@ -590,5 +594,5 @@ int capture_pool_flush(struct capture_pool *p, struct capture_stream *s)
 {
 	if (capture_stream_cpu(s) >= p->n_cpus || !capture_stream_has_ring(s))
 		return -EINVAL;
-	return worker_queue(&p->workers[capture_stream_cpu(s)], CMD_ROTATE, s, -EBADF);
+	return worker_queue(&p->workers[capture_stream_cpu(s)], CMD_ROTATE, s, -EBADF, 0);
 }

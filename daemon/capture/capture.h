@@ -21,7 +21,8 @@ bool capture_pool_stalled(const struct capture_pool *p, uint64_t max_age_usec, u
 			  uint64_t *ret_age_usec);
 int capture_pool_test_stall(struct capture_pool *p, unsigned cpu);
 int capture_pool_add(struct capture_pool *p, struct capture_stream *s);
-int capture_pool_rotate(struct capture_pool *p, struct capture_stream *s, int spool_fd);
+int capture_pool_rotate(struct capture_pool *p, struct capture_stream *s, int spool_fd,
+			uint64_t spool_id);
 int capture_pool_read(struct capture_pool *p, struct capture_stream *s);
 int capture_pool_flush(struct capture_pool *p, struct capture_stream *s);
 int capture_pool_finish(struct capture_pool *p, struct capture_stream *s);

@@ -710,6 +710,7 @@ int controller_new(const struct controller_env *env, struct controller **ret)
 		.state_dir_fd = env->state_dir_fd,
 		.instance_tag = env->instance_tag,
 		.clock_anchor = env->clock_anchor,
+		.hold_dir_fd = env->hold_dir_fd,
 		.runner = env->runner,
 		.written = env->written,
 		.retire_instance = retire_instance,

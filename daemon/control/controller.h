@@ -28,6 +28,7 @@ struct controller_env {
 	struct capture_pool *pool;
 	struct runner *runner;
 	int state_dir_fd;
+	int hold_dir_fd;   /* holds (hold.h) of compressed streams; -EBADF: none */
 	uint32_t instance_tag;
 	struct kallsyms *kallsyms;
 	struct clock_anchor *clock_anchor;

@@ -39,6 +39,7 @@
 #include "daemon/base/log.h"
 #include "daemon/kernel/probe.h"
 #include "daemon/control/manager.h"
+#include "daemon/store/hold.h"
 #include "daemon/store/metadata.h"
 #include "daemon/control/metrics-file.h"
 #include "daemon/control/privileges.h"
@@ -57,6 +58,7 @@ struct manager {
 	struct capture_pool *pool;
 	struct controller *controller; /* the session table and the requests that change it */
 	int state_dir_fd;
+	int hold_dir_fd; /* hold.h: what capture workers took and have not stored; -EBADF */
 	int lock_fd;
 	uint32_t instance_tag;
 	struct instance **busy_orphans; /* from start-up to the controller's reaper */
@@ -595,6 +597,7 @@ static int start_controller(struct manager *m)
 		.pool = m->pool,
 		.runner = m->runner,
 		.state_dir_fd = m->state_dir_fd,
+		.hold_dir_fd = m->hold_dir_fd,
 		.instance_tag = m->instance_tag,
 		.kallsyms = m->kallsyms,
 		.clock_anchor = m->clock_anchor,
@@ -645,6 +648,7 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	if (!m)
 		return log_error_errno(-ENOMEM, "Out of memory");
 	m->state_dir_fd = -EBADF;
+	m->hold_dir_fd = -EBADF;
 	m->lock_fd = -EBADF;
 	h.userdata = m;
 	m->settings = *c->settings;
@@ -690,6 +694,13 @@ int manager_new(const struct manager_config *c, struct manager **ret)
 	if (r < 0)
 		return log_error_errno(r, "Cannot duplicate the state directory's fd: %m");
 	recover_leftovers(m);
+	/* After recovery took what the last run held: the same directory, emptied. */
+	r = hold_dir_create(m->state_dir_fd, m->instance_tag, &m->hold_dir_fd);
+	if (r < 0)
+		log_warning_errno(r, "Cannot keep what capture workers take from the kernel in "
+				  "memory that outlives the daemon (" HOLD_SHM_DIR " or "
+				  "$RUNTIME_DIRECTORY), proceeding anyway: a crash loses up to a "
+				  "second of it, counted: %m");
 	r = clock_anchor_new(m->instance_tag, &m->clock_anchor);
 	if (r < 0)
 		return log_error_errno(r, "Out of memory");
@@ -761,7 +772,10 @@ struct manager *manager_free(struct manager *m)
 	m->runner = runner_free(m->runner);
 	m->metrics = metrics_file_free(m->metrics);
 	sd_event_unref(m->event);
+	if (m->hold_dir_fd >= 0)
+		hold_dir_remove(m->state_dir_fd);
 	safe_close(m->state_dir_fd);
+	safe_close(m->hold_dir_fd);
 	safe_close(m->lock_fd);
 	m->kallsyms = kallsyms_free(m->kallsyms);
 	m->clock_anchor = clock_anchor_free(m->clock_anchor);

@@ -85,6 +85,8 @@ int stream_set_open(struct stream_set *set, struct instance *inst, const struct 
 			.spool_region_bytes = p->spool_region_bytes,
 			.stats_fd = -EBADF,
 			.mirror = { .fd = -EBADF },
+			.hold_dir_fd = seg ? p->hold_dir_fd : -EBADF,
+			.spool_id = seg ? segment_trace_id(seg) : 0,
 		};
 		int r;
 

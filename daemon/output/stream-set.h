@@ -40,6 +40,7 @@ struct stream_params {
 	uint64_t wake_bytes;    /* what a CPU's ring holds when its reader wakes; 0: unknown */
 	uint64_t spool_region_bytes; /* in-place spools: each CPU's region; 0: a file per CPU */
 	const int *copy_fds;    /* with rings: per CPU, a file each chunk is also written to; NULL */
+	int hold_dir_fd;        /* into spools: where pending batches outlive the daemon; -EBADF */
 };
 
 /* All CPUs of one session. */

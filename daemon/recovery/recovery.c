@@ -12,8 +12,9 @@
  * would have gone, as "...-recovered.dat", with formats, symbols and comms
  * read at recovery time.
  *
- * Data the daemon had taken from the kernel but not yet stored dies with
- * it, and a ring in overwrite mode goes on overwriting after the crash.
+ * Data the daemon had taken from the kernel but not yet stored outlives
+ * it in a hold (recovery-hold.c), which goes between the spool and the
+ * ring's rest; a ring in overwrite mode goes on overwriting after the crash.
  * Each spool's header records the kernel's "read events", "overrun" and
  * "dropped events" counters when the spool began; with the orphan's, read
  * before its drain, they count per CPU what was lost between the spool
@@ -48,9 +49,11 @@
 #include "daemon/kernel/clock-anchor.h"
 #include "daemon/base/log.h"
 #include "daemon/recovery/recovered-file.h"
+#include "daemon/recovery/recovery-hold.h"
 #include "daemon/recovery/recovery-recipe.h"
 #include "daemon/recovery/persistent-history.h"
 #include "daemon/recovery/recovery.h"
+#include "daemon/store/hold.h"
 #include "daemon/store/spool.h"
 #include "lib/ctl/ctl-proto.h"
 #include "lib/chunk-record.h"
@@ -292,6 +295,8 @@ struct recovery {
 	char *last_boot_info;      /* persistent: the boot-mapped instance's, before the drain */
 	bool followed;             /* a later segment's spool of its instance follows it */
 	struct spool_carry *carry; /* the older spools of its instance; NULL: none */
+	int hold_dir_fd;           /* what killed daemons held (hold.h); -EBADF: none */
+	uint64_t spool_id;
 };
 
 static void recovery_done(struct recovery *rc)
@@ -363,6 +368,8 @@ static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
 							    rc->scan[cpu].bytes)) < 0)
 				log_warning_errno(negative_errno(),
 						  "Recovery: cannot trim spool, ignoring: %m");
+			recovery_hold_append(rc->hold_dir_fd, rc->spool_id, cpu, &rc->p,
+					     rc->fds[cpu], &rc->scan[cpu]);
 		} else if (rc->p.kernel_history) {
 			/* No drain was under way: the history is all in the ring. */
 			rc->fds[cpu] = openat(spool_dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
@@ -413,9 +420,11 @@ static uint64_t open_spools(struct recovery *rc, int spool_dir_fd, bool split)
  * -ESRCH: that instance is gone, and the history with it.
  */
 static int recover_one(int state_dir_fd, int spool_dir_fd, const char *prefix, bool followed,
-		       struct spool_carry *carry, struct kallsyms *ks, char *out, size_t n_out)
+		       struct spool_carry *carry, struct kallsyms *ks, char *out, size_t n_out,
+		       int hold_dir_fd, uint64_t spool_id)
 {
-	struct recovery rc = { .followed = followed, .carry = carry };
+	struct recovery rc = { .followed = followed, .carry = carry, .hold_dir_fd = hold_dir_fd,
+			       .spool_id = spool_id };
 	uint64_t total, lost;
 	int r;
 
@@ -603,7 +612,7 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct k
 			 unsigned *ret_files, unsigned *ret_failed)
 {
 	_cleanup_free_ struct found_spool *spools = NULL;
-	_cleanup_close_ int spool_fd = -EBADF;
+	_cleanup_close_ int spool_fd = -EBADF, hold_fd = -EBADF;
 	struct spool_carry carry = {};
 	size_t n_spools = 0;
 	int r;
@@ -616,6 +625,8 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct k
 	r = find_spools(spool_fd, &spools, &n_spools);
 	if (r < 0)
 		return r;
+	if (hold_dir_open(state_dir_fd, &hold_fd) < 0)
+		hold_fd = -EBADF; /* none kept (by a reboot, or an older daemon): lost, counted */
 	for (size_t i = 0; i < n_spools; i++) {
 		const char *name = spools[i].name;
 		char out[PATH_MAX];
@@ -629,7 +640,8 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct k
 		if (dir_fd < 0)
 			continue;
 		r = recover_one(state_dir_fd, dir_fd, instance_prefix, spools[i].followed,
-				spools[i].instance[0] ? &carry : NULL, ks, out, sizeof(out));
+				spools[i].instance[0] ? &carry : NULL, ks, out, sizeof(out), hold_fd,
+				strtoull(name, NULL, 16));
 		if (r == -EEXIST) {
 			log_info("Removing spool '%s': its file is complete", name);
 			spool_remove_dir(spool_fd, name);
@@ -657,6 +669,8 @@ int recovery_recover_all(int state_dir_fd, const char *instance_prefix, struct k
 		close(dir_fd);
 	}
 	spool_carry_done(&carry);
+	if (hold_fd >= 0)
+		hold_dir_prune(hold_fd, spool_fd);
 	return 0;
 }
 
@@ -688,8 +702,9 @@ int recovery_recover_spool(int state_dir_fd, uint64_t trace_id, struct kallsyms 
 	dir_fd = openat(spool_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (dir_fd < 0)
 		return negative_errno();
+	/* Its streams are finished: nothing of it is held. */
 	r = recover_one(state_dir_fd, dir_fd, /* prefix= */ NULL, /* followed= */ false,
-			/* carry= */ NULL, ks, out, n_out);
+			/* carry= */ NULL, ks, out, n_out, -EBADF, trace_id);
 	if (r >= 0)
 		spool_remove_dir(spool_fd, name);
 	return r;

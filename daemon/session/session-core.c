@@ -120,6 +120,7 @@ void session_stream_params(const struct session *s, struct stream_params *ret)
 		.progress = s->env.written,
 		.rt_priority = s->config.rt_priority,
 		.wake_bytes = s->wake_bytes,
+		.hold_dir_fd = s->env.hold_dir_fd,
 		.spool_region_bytes = s->segment_env.in_place ?
 			spool_in_place_region(s->cpus.n_cpus) : 0,
 	};

@@ -188,7 +188,7 @@ void session_rotate(struct session *s)
 	session_rotations_close(s, segment_seq(s->current));
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
 		r = capture_pool_rotate(s->env.pool, s->cpus.cpus[cpu].stream,
-					segment_spool_fd(s->next, cpu));
+					segment_spool_fd(s->next, cpu), segment_trace_id(s->next));
 		if (r < 0) {
 			/* Some CPUs may already write to the next segment: stop cleanly. */
 			session_set_error(s, r, "cannot rotate CPU %u: %s", cpu, strerror(-r));

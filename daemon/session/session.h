@@ -46,6 +46,7 @@ struct session_env {
 	sd_event *event;
 	struct capture_pool *pool;
 	int state_dir_fd;
+	int hold_dir_fd;             /* holds (hold.h) of compressed streams; -EBADF or 0: none */
 	uint32_t instance_tag;
 	struct kallsyms *kallsyms;   /* symbols for the session's files; NULL: none */
 	struct clock_anchor *clock_anchor; /* wall-clock anchors for its files; NULL: none */

@@ -551,7 +551,8 @@ def test_kill9_loop_recovers_everything():
 def test_kill9_between_two_workers_cuts():
     """A rotation cuts the CPUs one worker at a time. A daemon killed when CPU 1 was cut
     and CPU 0 was not (its worker held by a test hook, with markers it had read and not
-    yet stored): the next start counts those as lost, and recovers every other one."""
+    yet stored): those outlived it in the worker's hold (or reached the spool within a
+    second), and the next start recovers them with every other one, once each."""
     first = Daemon()
     first.daemon_env = dict(os.environ, FTRACED_TEST_HOOKS="1")
     daemons = [first]
@@ -592,7 +593,10 @@ def test_kill9_between_two_workers_cuts():
         assert got["duplicates"] == 0 and got["in_order"], got
         assert written - got["distinct"] == lost, \
             "%s, written %d, the files say %d lost (%s)" % (got, written, lost, d.log())
-        assert lost > 0, "nothing was in the worker's hands: %s (%s)" % (got, d.log())
+        assert (got["distinct"], lost) == (written, 0), (got, d.log())
+        # Held, unless the worker stored them (a second old) before the hook held it.
+        print("what CPU 0's worker had read was %s" % (
+            "still held" if "were still held" in d.log() else "stored before the kill"))
         # The session came back by itself (made with create): it goes, its spool with it.
         d.wait_state("k")
         d.ctl("destroy", "k")

@@ -19,6 +19,7 @@
 #include "daemon/base/bounds.h"
 #include "daemon/capture/capture-stream.h"
 #include "daemon/capture/chunk-ring.h"
+#include "daemon/store/hold.h"
 #include "daemon/store/spool.h"
 #include "ftraced/macro.h"
 #include "lib/chunk-record.h"
@@ -175,7 +176,7 @@ static void test_rotation(void)
 	rig_init(&g, true, NULL);
 	feed(&g, &c, 0, half);
 	/* The cut takes what is pending into the first spool, then the next one takes over. */
-	capture_stream_rotate(g.stream, &g.scratch, next);
+	capture_stream_rotate(g.stream, &g.scratch, next, 0);
 	capture_stream_cut(g.stream, &cut);
 	assert(cut.generation == 1);
 	feed(&g, &c, half, c.n_pages - half);
@@ -228,6 +229,60 @@ static void test_freshen(void)
 	free(c.pages);
 }
 
+/*
+ * Into a compressed spool, the batch is a hold whose header tracks it: how
+ * much is held, and how much of the spool came before. A reader after a
+ * crash finds exactly what the spool lacks, and nothing once it is stored.
+ */
+static void test_hold(void)
+{
+	char dir[] = "/tmp/test-hold-XXXXXX";
+	uint64_t deadline = 0;
+	struct capture_stream_config c;
+	struct cpu_pages p = {};
+	struct spool_scan scan;
+	uint8_t *held = NULL;
+	size_t n_held = 0;
+	struct rig g;
+	int dir_fd;
+
+	assert(mkdtemp(dir));
+	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert(dir_fd >= 0);
+	make_pages(&p, 0, 1000, PAGE);
+	assert(pipe2(g.src, O_CLOEXEC | O_NONBLOCK) == 0);
+	g.spool_fd = memfd_create("spool", MFD_CLOEXEC);
+	g.notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	c = (struct capture_stream_config){
+		.trace_fd = g.src[0], .stats_fd = -EBADF, .spool_fd = g.spool_fd,
+		.notify_fd = g.notify_fd, .subbuf_size = PAGE, .zstd = true, .level = 1,
+		.hold_dir_fd = dir_fd, .spool_id = 42,
+	};
+	assert(capture_scratch_init(&g.scratch) == 0);
+	assert(capture_stream_new(&c, &g.stream) == 0);
+	assert(capture_stream_begin(g.stream) == 0);
+	feed(&g, &p, 0, p.n_pages);
+	/* Held: found for its spool, CPU and the spool's size, and only then. */
+	assert(hold_find(dir_fd, 42, 0, PAGE, 0, &held, &n_held) == 1);
+	assert(n_held == p.n_pages * PAGE && memcmp(held, p.pages, n_held) == 0);
+	free(held);
+	assert(hold_find(dir_fd, 43, 0, PAGE, 0, &held, &n_held) == 0);
+	assert(hold_find(dir_fd, 42, 1, PAGE, 0, &held, &n_held) == 0);
+	assert(hold_find(dir_fd, 42, 0, PAGE, 1, &held, &n_held) == 0);
+	/* Stored: the spool holds it, the hold nothing. */
+	assert(capture_stream_freshen(g.stream, &g.scratch, 0, &deadline) == 0);
+	assert(capture_stream_freshen(g.stream, &g.scratch, deadline, &deadline) == 0);
+	spool_scan(g.spool_fd, 0, true, PAGE, &scan);
+	assert(scan.events == 1000);
+	assert(hold_find(dir_fd, 42, 0, PAGE, scan.bytes, &held, &n_held) == 0);
+	/* No spool left: pruned; the directory is empty again. */
+	hold_dir_prune(dir_fd, -EBADF);
+	rig_done(&g);
+	assert(rmdir(dir) == 0);
+	close(dir_fd);
+	free(p.pages);
+}
+
 static int count_event(const struct rb_event *e, void *userdata)
 {
 	(*(uint64_t *)userdata)++;
@@ -250,7 +305,7 @@ static void test_ring(void)
 	rig_init(&g, true, ring);
 	feed(&g, &c, 0, c.n_pages);
 	/* A flush (a snapshot) pushes what is pending and publishes a cut. */
-	capture_stream_rotate(g.stream, &g.scratch, -EBADF);
+	capture_stream_rotate(g.stream, &g.scratch, -EBADF, 0);
 	capture_stream_cut(g.stream, &cut);
 	capture_stream_counters(g.stream, &n);
 	assert(cut.generation == 1 && n.bytes_raw == c.n_pages * PAGE);
@@ -340,6 +395,7 @@ int main(void)
 	test_spool(false);
 	test_rotation();
 	test_freshen();
+	test_hold();
 	test_ring();
 	test_failure_is_reported();
 	test_progress_notifications();
