@@ -1,30 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Crash recovery: rebuilding readable v7 files from the spools of captures
- * that never completed (the daemon was killed, or a file could not be
- * written). When a segment opens, its spool directory gets a recipe: the
- * target file, compression, CPU count, events, instance name, and the
- * instance's header_page, header_event and trace_clock, verbatim. After a
- * crash that and the spools are enough: whatever the orphaned instance still
- * holds in its ring buffers is drained, each spool is read up to its last
- * intact chunk (sizes checked, every zstd frame decompressed against its
- * checksum, pages well formed), and the file is written next to where it
- * would have gone, as "...-recovered.dat", with formats, symbols and comms
- * read at recovery time.
+ * Crash recovery: rebuilding readable v7 files from the spools of captures that never
+ * completed (the daemon was killed, or a file could not be written). When a segment
+ * opens, its spool directory gets a recipe: the target file, compression, CPU count,
+ * events, instance name, and the instance's header_page, header_event and trace_clock,
+ * verbatim. After a crash that and the spools are enough: whatever the orphaned instance
+ * still holds in its ring buffers is drained, each spool is read up to its last intact
+ * chunk (sizes checked, every zstd frame decompressed against its checksum, pages well
+ * formed), and the file is written next to where it would have gone, as
+ * "...-recovered.dat", with formats, symbols and comms read at recovery time.
  *
- * Data the daemon had taken from the kernel but not yet stored outlives
- * it in a hold (recovery-hold.c), which goes between the spool and the
- * ring's rest; a ring in overwrite mode goes on overwriting after the crash.
- * Each spool's header records the kernel's "read events", "overrun" and
- * "dropped events" counters when the spool began; with the orphan's, read
- * before its drain, they count per CPU what was lost between the spool
- * and the ring's rest, which follows in the same file. The counts go into
- * the file's CPU statistics as a session's files have them. The orphan is
- * removed only once the file is on disk: a crash during recovery leaves
- * the spool and the orphan for the next start.
- *
- * Used by the daemon at start-up, before orphaned instances are removed,
- * and by `ftracectl recover`, with the state directory locked either way.
+ * Data the daemon had taken from the kernel but not yet stored outlives it in a hold
+ * (recovery-hold.c), which goes between the spool and the ring's rest; a ring in
+ * overwrite mode goes on overwriting after the crash. Each spool's header records the
+ * kernel's "read events", "overrun" and "dropped events" counters when the spool began;
+ * with the orphan's, read before its drain, they count per CPU what was lost between the
+ * spool and the ring's rest, which follows in the same file. The counts go into the
+ * file's CPU statistics as a session's files have them. The orphan is removed only once
+ * the file is on disk: a crash during recovery leaves the spool and the orphan for the
+ * next start. Used at start-up, before orphans are removed, and by `ftracectl recover`;
+ * the state directory locked.
  */
 #include <dirent.h>
 #include <errno.h>
