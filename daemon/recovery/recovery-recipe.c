@@ -172,7 +172,7 @@ int recipe_instance(int dir_fd, char *buf, size_t n)
 /**
  * recipe_parse() - read a spool's recipe and the instance metadata kept beside it.
  * @dir_fd: the spool directory
- * @p: filled in; recipe_done() frees it, whatever the result
+ * @p: zeroed by the caller, filled in; recipe_done() frees it, whatever the result
  *
  * Nothing in it is trusted: the target must stay inside the state
  * directory, names must be ours, every length is bounded.

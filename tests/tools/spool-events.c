@@ -37,7 +37,7 @@ static int open_cpu(int dir_fd, unsigned cpu, unsigned n_cpus, uint64_t *ret_hea
 
 int main(int argc, char *argv[])
 {
-	struct parsed_recipe p;
+	struct parsed_recipe p = {};
 	int dir_fd, r;
 
 	if (argc != 2) {
