@@ -105,7 +105,10 @@ def our_instances():
         if tag is None:
             STATE_DIR_TAGS[path] = instance_tag(path)
     prefixes = tuple("ftraced-%s-" % t for t in STATE_DIR_TAGS.values() if t)
-    return [n for n in ftraced_instances() if prefixes and n.startswith(prefixes)]
+    if not prefixes:
+        return []
+    return sorted(n for n in os.listdir(os.path.join(TRACING, "instances"))
+                  if n.startswith(prefixes))
 
 
 def remove_instances_since(before):
