@@ -49,6 +49,37 @@ static char *text_of(const struct v7_blob *b)
 	return t;
 }
 
+/*
+ * libtraceevent 1.7's printk parser copies from one byte past a line's first
+ * ':' (it skips the space of "ADDR : FORMAT"), so a line with nothing after
+ * its ':' makes it read past the text's end. Only lines with an address
+ * before the ':' and something after it are kept; the others name nothing.
+ */
+static int parse_printk(struct tep_handle *tep, const char *text)
+{
+	size_t n = strlen(text), kept = 0;
+	char *safe = malloc(n + 1);
+	int k;
+
+	if (!safe)
+		return -ENOMEM;
+	for (const char *line = text; *line;) {
+		const char *end = strchrnul(line, '\n');
+		const char *colon = memchr(line, ':', (size_t)(end - line));
+
+		if (colon && colon > line && colon + 1 < end) {
+			memcpy(safe + kept, line, (size_t)(end - line));
+			kept += (size_t)(end - line);
+			safe[kept++] = '\n';
+		}
+		line = *end ? end + 1 : end;
+	}
+	safe[kept] = '\0';
+	k = tep_parse_printk_formats(tep, safe);
+	free(safe);
+	return k;
+}
+
 typedef int (*tep_text_fn)(struct tep_handle *tep, const char *text);
 
 static int parse_text(struct tep_handle *tep, const struct v7_blob *b, tep_text_fn fn)
@@ -104,7 +135,7 @@ static int load_tep(struct tc_file *f, char *error, size_t n_error)
 			parse_format(f->tep, &m->systems[s].formats[i], m->systems[s].name);
 	/* Symbols, printk formats and comms only make output nicer: damaged ones are not fatal. */
 	(void)parse_text(f->tep, &m->kallsyms, tep_parse_kallsyms);
-	(void)parse_text(f->tep, &m->printk, tep_parse_printk_formats);
+	(void)parse_text(f->tep, &m->printk, parse_printk);
 	(void)parse_text(f->tep, &m->cmdlines, tep_parse_saved_cmdlines);
 	return 0;
 }
