@@ -374,9 +374,9 @@ static void on_session_ready(struct session *s, int result, void *userdata)
 	controller_changed(c);
 }
 
-/* Finds the named session a request may change, or replies with the reason. */
-static struct slot *slot_for_change(struct controller *c, struct ctl_conn *conn,
-				    const struct ctl_request *req)
+/* Finds the named session the client may act on, or replies with the reason. */
+static struct slot *slot_owned(struct controller *c, struct ctl_conn *conn,
+			       const struct ctl_request *req)
 {
 	struct slot *slot = controller_find_slot(c, req->session);
 	uid_t uid = ctl_conn_uid(conn);
@@ -390,6 +390,17 @@ static struct slot *slot_for_change(struct controller *c, struct ctl_conn *conn,
 				    req->session);
 		return NULL;
 	}
+	return slot;
+}
+
+/* Finds the named session a request may change, or replies with the reason. */
+static struct slot *slot_for_change(struct controller *c, struct ctl_conn *conn,
+				    const struct ctl_request *req)
+{
+	struct slot *slot = slot_owned(c, conn, req);
+
+	if (!slot)
+		return NULL;
 	if (reply_blocks_changes(&slot->reply)) {
 		ctl_conn_send_error(conn, -EBUSY, "session '%s' is busy with another request",
 				    req->session);
@@ -511,7 +522,9 @@ static void handle_rotate(struct controller *c, struct ctl_conn *conn,
 			  const struct ctl_request *req)
 {
 	char error[FTRACED_MESSAGE_MAX] = "";
-	struct slot *slot = slot_for_change(c, conn, req);
+	/* Not refused as busy: a rotation changes no setting, and one asked while a
+	 * stop is under way hears "stopping, not running" from the session. */
+	struct slot *slot = slot_owned(c, conn, req);
 	int r;
 
 	if (!slot)
