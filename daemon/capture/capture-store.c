@@ -189,17 +189,35 @@ static void copy_chunk(struct capture_stream *s, const uint8_t *record, size_t n
 }
 
 /*
+ * A compressed ring's next chunk: as many whole sub-buffers as would store
+ * in chunk_stored_max at the ratio @raw bytes just stored in @stored had.
+ */
+static void ring_chunk_adapt(struct capture_stream *s, size_t raw, size_t stored)
+{
+	uint64_t next;
+
+	if (!s->chunk_stored_max || stored == 0)
+		return;
+	next = s->chunk_stored_max * raw / stored;
+	next = MIN(next, (uint64_t)s->chunk_max) / s->subbuf_size * s->subbuf_size;
+	s->chunk_bytes = (uint32_t)MAX(next, (uint64_t)s->subbuf_size);
+}
+
+/*
  * Stores the stream's pending sub-buffers chunk by chunk: each is framed as
  * a v7 chunk record (zstd) or left raw (ring without compression), then
  * appended to the spool or pushed to the ring.
  */
 int capture_store_flush(struct capture_scratch *w, struct capture_stream *s)
 {
-	for (size_t off = 0; off < s->n_pending; off += s->chunk_bytes) {
-		size_t len = MIN((size_t)s->chunk_bytes, s->n_pending - off), n = len;
+	for (size_t off = 0, len; off < s->n_pending; off += len) {
 		const uint8_t *raw = s->pending + off, *record = raw;
+		size_t n;
 		int r;
 
+		/* A ring's chunk size follows its ratio (ring_chunk_adapt()). */
+		len = MIN((size_t)s->chunk_bytes, s->n_pending - off);
+		n = len;
 		if (s->zstd) {
 			r = chunk_record_encode(w->zc, s->level, raw, len, w->out, w->out_cap, &n);
 			if (r < 0)
@@ -207,6 +225,8 @@ int capture_store_flush(struct capture_scratch *w, struct capture_stream *s)
 			record = w->out;
 		}
 		r = s->ring ? push_chunk(s, record, n, raw, len) : spool_append(s, record, n);
+		if (r >= 0 && s->ring)
+			ring_chunk_adapt(s, len, n);
 		if (r >= 0 && s->ring && s->spool_fd >= 0)
 			copy_chunk(s, record, n);
 		if (r < 0) {

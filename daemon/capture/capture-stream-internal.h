@@ -23,7 +23,9 @@ struct capture_stream {
 	int notify_fd;
 	uint32_t subbuf_size;
 	uint32_t chunk_bytes; /* a whole number of sub-buffers */
-	uint32_t batch_bytes; /* a whole number of chunks: the pending buffer's size */
+	uint32_t chunk_max;   /* what chunk_bytes may grow to (a compressed ring's) */
+	uint32_t batch_bytes; /* a whole number of chunk_max: the pending buffer's size */
+	uint64_t chunk_stored_max; /* a compressed ring's chunk stores at most this, or 0 */
 	size_t splice_bytes;  /* at most this per splice(), a whole number of sub-buffers */
 	bool zstd;
 	int level;
