@@ -155,13 +155,18 @@ int capture_stream_new(const struct capture_stream_config *c, struct capture_str
 	    s->batch_bytes == s->chunk_bytes) {
 		int r = hold_new(c->hold_dir_fd, c->cpu, c->subbuf_size, s->batch_bytes, &s->hold);
 
-		if (r < 0) {
-			capture_stream_free(s);
-			return r;
+		if (r >= 0) {
+			atomic_store_explicit(&s->hold->hdr->spool_id, c->spool_id,
+					      memory_order_release);
+			s->pending = s->hold->data;
+		} else {
+			/* Full or gone (tmpfs): the batch in our memory, as before holds. */
+			log_warning_errno(r, "CPU %u: what the worker takes and has not stored is "
+					  "not kept beyond the daemon's life (no room for its hold): "
+					  "%m", c->cpu);
 		}
-		atomic_store_explicit(&s->hold->hdr->spool_id, c->spool_id, memory_order_release);
-		s->pending = s->hold->data;
-	} else if (s->zstd || s->ring) {
+	}
+	if (!s->pending && (s->zstd || s->ring)) {
 		s->pending = malloc(s->batch_bytes);
 		if (!s->pending) {
 			capture_stream_free(s);

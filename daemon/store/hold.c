@@ -162,7 +162,9 @@ static int map_file(int fd, bool create, unsigned cpu, uint32_t subbuf_size, siz
 		    (uint64_t)st.st_size > HOLD_HDR_SIZE + HOLD_CAPACITY_MAX)
 			return -EBADMSG;
 		capacity = (size_t)st.st_size - HOLD_HDR_SIZE;
-	} else if (ftruncate(fd, (off_t)(HOLD_HDR_SIZE + capacity)) < 0) {
+	} else if (ftruncate(fd, (off_t)(HOLD_HDR_SIZE + capacity)) < 0 ||
+		   /* Allocated now: a store into a full tmpfs's mapping would be a SIGBUS. */
+		   fallocate(fd, 0, 0, (off_t)(HOLD_HDR_SIZE + capacity)) < 0) {
 		return negative_errno();
 	}
 	h = mmap(NULL, HOLD_HDR_SIZE + capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
