@@ -97,15 +97,8 @@ void capture_store_stored(struct capture_stream *s, uint64_t bytes, uint64_t chu
 static int push_chunk(struct capture_stream *s, const uint8_t *record, size_t n,
 		      const uint8_t *raw, size_t n_raw)
 {
-	struct chunk *c = chunk_new(n);
-
-	if (!c)
-		return -ENOMEM;
-	memcpy(c->data, record, n);
-	c->raw_size = (uint32_t)n_raw;
-	c->first_ts = get_le64(raw);
-	c->last_ts = get_le64(raw + n_raw - s->subbuf_size);
-	return chunk_ring_push(s->ring, c);
+	return chunk_ring_append(s->ring, record, n, (uint32_t)n_raw, get_le64(raw),
+				 get_le64(raw + n_raw - s->subbuf_size));
 }
 
 /*

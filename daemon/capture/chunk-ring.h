@@ -8,6 +8,9 @@
 
 #include "ftraced/macro.h"
 
+struct ring_keep;
+struct ring_slab;
+
 /*
  * One chunk of one CPU's trace data, immutable once made: with zstd a v7
  * chunk record (`u32 csize, u32 usize, frame`), without compression whole
@@ -16,11 +19,14 @@
  */
 struct chunk {
 	_Atomic unsigned refs;
-	uint32_t size;     /* bytes in data[] */
+	uint32_t size;     /* bytes at data */
 	uint32_t raw_size; /* sub-buffer bytes it holds */
 	uint64_t first_ts; /* header timestamp of its first sub-buffer */
 	uint64_t last_ts;  /* and of its last one */
-	uint8_t data[];
+	uint8_t *data;     /* bytes[], or in a kept ring's slab */
+	struct ring_slab *slab; /* a reference, or NULL */
+	bool resumed;      /* kept by the daemon's run before: a gap follows it */
+	uint8_t bytes[];
 };
 
 struct chunk *chunk_new(size_t size);
@@ -34,6 +40,8 @@ struct chunk_list {
 	uint64_t bytes;     /* sum of sizes */
 	uint64_t raw_bytes; /* sum of raw sizes */
 	bool evicted;       /* older data of this CPU was dropped to stay in budget */
+	uint64_t gap_from_ts; /* a restart's gap: after the last kept chunk (0: none) ... */
+	uint64_t gap_to_ts;   /* ... to the first one after it (0: none yet) */
 };
 
 void chunk_list_done(struct chunk_list *l);
@@ -47,6 +55,8 @@ struct chunk_ring_stats {
 	uint64_t last_ts;   /* of the newest chunk's last sub-buffer */
 	uint64_t evicted_chunks;
 	uint64_t evicted_raw_bytes;
+	uint64_t resumed_chunks; /* of them held, kept by the daemon's run before */
+	uint64_t resumed_last_ts; /* the last of those (0: none) */
 };
 
 struct chunk_ring;
@@ -56,6 +66,10 @@ struct chunk_ring *chunk_ring_free(struct chunk_ring *r);
 DEFINE_CLEANUP(struct chunk_ring *, chunk_ring_free)
 uint64_t chunk_ring_budget(const struct chunk_ring *r);
 int chunk_ring_push(struct chunk_ring *r, struct chunk *c);
+int chunk_ring_keep(struct chunk_ring *r, struct ring_keep *k, bool resume);
+int chunk_ring_append(struct chunk_ring *r, const void *data, size_t size, uint32_t raw_size,
+		      uint64_t first_ts, uint64_t last_ts);
+void chunk_ring_leave(struct chunk_ring *r);
 int chunk_ring_collect(struct chunk_ring *r, struct chunk_list *ret);
 void chunk_ring_stats(struct chunk_ring *r, struct chunk_ring_stats *ret);
 void chunk_ring_clear(struct chunk_ring *r);

@@ -24,6 +24,7 @@
 #include "daemon/control/controller-internal.h"
 #include "daemon/control/ctl-server.h"
 #include "daemon/base/log.h"
+#include "daemon/store/ring-keep.h"
 #include "daemon/store/session-file.h"
 #include "daemon/store/session-store.h"
 #include "daemon/store/sessions-dir.h"
@@ -165,6 +166,8 @@ void controller_start_from_file(struct controller *c, struct slot *slot)
 	/* Before it starts: its first file's recipe says the gap, should a crash recover it. */
 	if (slot->saved)
 		account_gap(c, slot);
+	/* A flight recorder's history the daemon kept before it stopped (or was killed). */
+	session_resume_history(slot->session);
 	r = controller_start_session(c, slot->session);
 	if (r < 0) {
 		session_error(slot->session, &message);
@@ -233,6 +236,22 @@ void controller_restore_saved(struct controller *c)
 		log_error_errno(r, "Cannot read the saved sessions, none is restored: %m");
 	else if (r > 0)
 		log_info("Restoring %d saved session(s)", r);
+}
+
+static bool session_exists(const char *name, void *userdata)
+{
+	return controller_find_slot(userdata, name) != NULL;
+}
+
+/**
+ * controller_prune_kept() - at start-up, once every session is back: the
+ * flight recorder histories kept for sessions that are no more go.
+ * @c: controller
+ */
+void controller_prune_kept(struct controller *c)
+{
+	if (c->env.hold_dir_fd >= 0)
+		ring_keep_prune(c->env.hold_dir_fd, session_exists, c);
 }
 
 /**
@@ -325,8 +344,10 @@ void controller_shutdown(struct controller *c)
 		if (slot->saved && session_state(s) == SESSION_RUNNING)
 			controller_save(c, slot, /* running= */ true, now);
 		slot->session = session_leave_armed(s);
-		if (slot->session)
+		if (slot->session) {
+			session_leave_history(s);
 			session_destroy(s); /* may free it */
+		}
 		else
 			controller_changed(c);
 	}

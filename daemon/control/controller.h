@@ -67,5 +67,6 @@ int controller_check_session_files(struct controller *c, const struct session_fi
 void controller_apply_session_files(struct controller *c, const char *dir,
 				    struct session_files *f, char *summary, size_t n_summary);
 void controller_restore_saved(struct controller *c);
+void controller_prune_kept(struct controller *c);
 void controller_retire_instance(struct controller *c, struct instance *i);
 void controller_shutdown(struct controller *c);

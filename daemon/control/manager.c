@@ -620,6 +620,7 @@ static int start_controller(struct manager *m)
 	if (m->sessions_dir)
 		controller_load_session_files(m->controller, m->sessions_dir);
 	controller_restore_saved(m->controller);
+	controller_prune_kept(m->controller);
 	return 0;
 }
 

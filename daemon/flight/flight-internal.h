@@ -55,6 +55,9 @@ struct flight {
 	bool drain_again;             /* kernel: jobs came in during a drain */
 	bool keep_history;            /* persistent: the daemon exits, the ring records on */
 	bool resume;                  /* persistent: the ring holds this boot's history already */
+	bool resume_kept;             /* memory: the next start takes up the slabs a run before kept */
+	bool leaving;                 /* memory: the daemon exits, its rings' slabs stay */
+	char kept_gap[256];           /* memory: the gap after a history taken up, for snapshots */
 	uint64_t drain_start_usec;
 	struct trigger_slot *triggers;
 	unsigned n_triggers;
@@ -108,6 +111,10 @@ _printf_(3, 4) static inline void flight_fail(struct flight *f, int error, const
 void flight_serve_jobs(struct flight *f);
 void flight_snapshot_failed(struct flight *f, void *waiter, struct trigger_slot *trigger,
 			    int error);
+
+/* flight-keep.c */
+void flight_keep_rings(struct flight *f, bool resume);
+void flight_keep_remove(struct flight *f);
 
 /* flight-kernel.c */
 int flight_keep_history_recipe(struct flight *f);

@@ -76,6 +76,9 @@ static void write_snapshot(struct flight *f, struct snapshot_job *job)
 		}
 		/* Memory: evicted from our ring; kernel: overwritten in the kernel's. */
 		older_lost = flight_kernel_backend(f) ? cs->cut.overrun > cs->lost_base : l.evicted;
+		if (l.gap_from_ts && f->kept_gap[0] && segment_set_gap(seg, f->kept_gap) < 0)
+			log_warning("Session '%s': out of memory saying the gap in a snapshot",
+				    f->host.name);
 		segment_close_cpu(seg, cpu, 0, 0, &cs->cut, TAKE_PTR(cs->cut_text));
 		segment_set_chunks(seg, cpu, &l, older_lost);
 	}

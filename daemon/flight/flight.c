@@ -71,6 +71,7 @@ struct flight *flight_free(struct flight *f)
 		trigger_free(f->triggers[k].trigger);
 	}
 	free(f->triggers);
+	flight_keep_remove(f);
 	for (size_t i = 0; i < f->n_jobs; i++)
 		safe_close(f->jobs[i].out_fd);
 	free(f->jobs);
@@ -238,14 +239,19 @@ int flight_start(struct flight *f)
 	}
 	f->resume = false; /* a later start is a new history */
 	if (!flight_kernel_backend(f)) {
-		if (!f->host.cpus->cpus[0].ring &&
-		    stream_set_rings_new(f->host.cpus, f->host.config->flight_size / f->host.cpus->n_cpus) < 0) {
-			flight_fail(f, -ENOMEM, "out of memory");
-			return -ENOMEM;
+		if (!f->host.cpus->cpus[0].ring) {
+			if (stream_set_rings_new(f->host.cpus, f->host.config->flight_size /
+								f->host.cpus->n_cpus) < 0) {
+				flight_fail(f, -ENOMEM, "out of memory");
+				return -ENOMEM;
+			}
+			flight_keep_rings(f, f->resume_kept);
+		} else {
+			/* No gap may hide inside a history, but the one a restart made. */
+			for (unsigned cpu = 0; cpu < f->host.cpus->n_cpus; cpu++)
+				chunk_ring_clear(f->host.cpus->cpus[cpu].ring);
 		}
-		/* No gap may hide inside a history. */
-		for (unsigned cpu = 0; cpu < f->host.cpus->n_cpus; cpu++)
-			chunk_ring_clear(f->host.cpus->cpus[cpu].ring);
+		f->resume_kept = false;
 		f->host.ops->stream_params(f->host.session, &params);
 		r = stream_set_open(f->host.cpus, f->host.instance, &params, NULL, error, sizeof(error));
 		if (r < 0) {

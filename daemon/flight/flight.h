@@ -32,6 +32,8 @@ int flight_snapshot(struct flight *f, void *waiter, int out_fd, bool trim, uint6
 		    char *error, size_t n_error);
 size_t flight_pending(const struct flight *f);
 bool flight_leave_armed(struct flight *f);
+void flight_resume_kept(struct flight *f);
+void flight_leave_kept(struct flight *f);
 void flight_forget_waiter(struct flight *f, const void *waiter);
 bool flight_has_waiter(const struct flight *f, const void *waiter);
 void flight_describe(struct flight *f, uint64_t start_usec, struct ctl_builder *b);

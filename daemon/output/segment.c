@@ -83,6 +83,7 @@ struct segment {
 	struct segment_cpu *cpus;
 
 	bool memory; /* a snapshot: data in chunks, no spool */
+	char *gap_note; /* a snapshot's: a restart's gap in its history */
 	const char *file_name; /* in place: the finished file, in the spool directory */
 	struct snapshot_window window; /* a snapshot's */
 	bool keep_spool;
@@ -211,6 +212,20 @@ void segment_set_chunks(struct segment *s, unsigned cpu, struct chunk_list *l,
 	c->older_lost = older_data_lost;
 }
 
+/**
+ * segment_set_gap() - what a snapshot's CPU statistics say of a gap its chunks span.
+ * @s: a snapshot segment
+ * @note: the session's gap note (a restart of the daemon), copied
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int segment_set_gap(struct segment *s, const char *note)
+{
+	free(s->gap_note);
+	s->gap_note = strdup(note);
+	return s->gap_note ? 0 : -ENOMEM;
+}
+
 const char *segment_target(const struct segment *s)
 {
 	return s->target;
@@ -240,6 +255,7 @@ struct segment *segment_free(struct segment *s)
 		chunk_list_done(&s->cpus[cpu].held);
 	}
 	free(s->cpus);
+	free(s->gap_note);
 	free(s->target);
 	safe_close(s->out_fd);
 	safe_close(s->mirror_fd);
@@ -395,7 +411,19 @@ static int prepare_snapshot(struct segment *s, uint32_t page_size)
 	for (unsigned cpu = 0; cpu < s->env.n_cpus; cpu++) {
 		struct segment_cpu *c = &s->cpus[cpu];
 		uint64_t from = MAX(start, snapshot_complete_from(&c->held, c->older_lost));
+		/* A restart's gap still inside what is kept: complete only after it. */
+		bool gap = c->held.gap_from_ts && c->held.n > 0 &&
+			   c->held.chunks[0]->first_ts <= c->held.gap_from_ts;
+		char *gap_line = NULL;
 		int k;
+
+		if (gap) {
+			from = MAX(from, c->held.gap_to_ts ? c->held.gap_to_ts : c->held.gap_from_ts);
+			if (asprintf(&gap_line, "ftraced-gap: %s (the history before %" PRIu64 " was "
+				     "kept by the daemon's run before)\n", s->gap_note ?: "the daemon "
+				     "restarted", c->held.gap_from_ts) < 0)
+				return -ENOMEM;
+		}
 
 		c->blobs = calloc(MAX(c->held.n, (size_t)1), sizeof(*c->blobs));
 		if (!c->blobs)
@@ -408,11 +436,12 @@ static int prepare_snapshot(struct segment *s, uint32_t page_size)
 		/* Text, so `trace-cmd report --stat` shows it too; ftracectl info parses it. */
 		if (from > 0)
 			k = asprintf(&c->flight_stat, "CPU: %u (flight recorder)\n"
-				     "complete from: %" PRIu64 "\nolder data dropped: %s\n", cpu, from,
-				     c->older_lost ? "yes" : "no");
+				     "complete from: %" PRIu64 "\nolder data dropped: %s\n%s", cpu, from,
+				     c->older_lost ? "yes" : "no", gap_line ?: "");
 		else
 			k = asprintf(&c->flight_stat, "CPU: %u (flight recorder)\n"
 				     "complete from: capture start\nolder data dropped: no\n", cpu);
+		free(gap_line);
 		if (k < 0) {
 			c->flight_stat = NULL;
 			return -ENOMEM;

@@ -70,6 +70,7 @@ struct mode_host {
 	struct capture_pool *pool;
 	struct kallsyms *kallsyms;
 	uint32_t instance_tag;
+	int hold_dir_fd;           /* store/hold.h: memory that outlives the daemon; <0 none */
 	const struct mode_host_ops *ops;
 	void *session;
 };

@@ -100,6 +100,7 @@ int session_new_flight(struct session *s, char *error, size_t n_error)
 		.pool = s->env.pool,
 		.kallsyms = s->env.kallsyms,
 		.instance_tag = s->env.instance_tag,
+		.hold_dir_fd = s->env.hold_dir_fd,
 		.ops = &flight_host_ops,
 		.session = s,
 	};

@@ -535,6 +535,24 @@ static int on_event_fd(sd_event_source *source, int fd, uint32_t revents, void *
 }
 
 /**
+ * session_resume_history() - its next start takes up the history the daemon's run before kept.
+ * @s: session; only a memory flight recorder has one (flight-keep.c)
+ */
+void session_resume_history(struct session *s)
+{
+	flight_resume_kept(s->flight);
+}
+
+/**
+ * session_leave_history() - the daemon exits: the history it kept stays for the next start.
+ * @s: session; only a memory flight recorder has one
+ */
+void session_leave_history(struct session *s)
+{
+	flight_leave_kept(s->flight);
+}
+
+/**
  * session_leave_armed() - the daemon exits: a persistent flight recorder keeps recording.
  * @s: session
  *

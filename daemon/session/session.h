@@ -80,6 +80,8 @@ int session_stop(struct session *s);
 int session_set_proc_maps(struct session *s, const char *const *texts, unsigned n);
 void session_destroy(struct session *s);
 void session_set_gap(struct session *s, const char *note);
+void session_resume_history(struct session *s);
+void session_leave_history(struct session *s);
 const char *session_recovered_file(const struct session *s);
 struct session *session_leave_armed(struct session *s);
 int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, uint64_t since_us,

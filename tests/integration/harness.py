@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import struct
 import subprocess
@@ -264,6 +265,12 @@ class Daemon:
         stop_loadgens()
         note_raised_cmdlines(self.log_path)
         remove_instances_since(getattr(self, "instances_before", set()))
+        # What the daemon keeps beyond its life (holds, flight histories) is in memory
+        # outside the state directory: removed with a state directory of its own.
+        holds = os.path.join(self.state, "hold")
+        if self.state.startswith(self.dir + "/") and os.path.islink(holds) and \
+                os.path.basename(os.readlink(holds)).startswith("ftraced-hold-"):
+            shutil.rmtree(os.readlink(holds), ignore_errors=True)
         subprocess.run(["umount", "-q", self.state], capture_output=True)
         self.tmp.cleanup()
 

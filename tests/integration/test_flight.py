@@ -94,6 +94,104 @@ def test_memory_suffix_and_recording_goes_on():
         d.ctl("destroy", "fl")
 
 
+def hold_dir_entries(state):
+    """The kept flight histories (flight-<session>) in a state directory's holds."""
+    holds = os.path.join(state, "hold")
+    return sorted(e for e in os.listdir(holds) if e.startswith("flight-")) \
+        if os.path.isdir(holds) else []
+
+
+def test_memory_history_survives_kill9_and_restart():
+    """A memory flight recorder holding 1 M markers is killed with -9 and started again:
+    a snapshot then holds every one of them (as one taken before the kill did), what
+    came after, and says the gap. A clean restart (SIGTERM, as systemctl restart) keeps
+    the history too; destroy removes it."""
+    first = Daemon()
+    daemons = [first]
+    try:
+        first.start()
+        first.ctl("create", "fk", "--mode", "flight", "-e", "ftrace:print", "--flight-size",
+                  "16M")
+        first.ctl("start", "fk")
+        instance = first.ctl_json("status", "fk")["instance"]
+        written = markers(instance, CPUS, 1000000 // len(CPUS), rate=250000, tag="a")
+        before, _ = snapshot(first, "fk")
+        a = count_markers(before, "a")
+        assert a["markers"] == sum(written.values()), "lost before the kill: %s" % a
+        assert hold_dir_entries(first.state) == ["flight-fk"]
+        first.kill()
+        d = Daemon(state=first.state)
+        daemons.append(d)
+        d.start()
+        d.wait_state("fk")
+        assert "took up the history the daemon kept" in d.log(), d.log()[-3000:]
+        st = d.ctl_json("status", "fk")
+        assert "after a crash" in st["gap"], st
+        instance = st["instance"]
+        later = markers(instance, CPUS, 20000, tag="b")
+        after, _ = snapshot(d, "fk")
+        got = count_markers(after, "a")
+        for cpu, n in written.items():
+            g = got["generators"][str(cpu)]
+            assert (g["distinct"], g["duplicates"], g["in_order"]) == (n, 0, True), (cpu, g)
+        assert_suffix(after, "b", later)
+        check_report_count(after)
+        text = subprocess.run(["trace-cmd", "report", "--stat", after], capture_output=True,
+                              text=True).stdout
+        assert "ftraced-gap:" in text and "after a crash" in text, text[-2000:]
+        # A clean restart: SIGTERM leaves it, the next start takes it up again.
+        d.stop()
+        assert hold_dir_entries(first.state) == ["flight-fk"]
+        d = Daemon(state=first.state)
+        daemons.append(d)
+        d.start()
+        d.wait_state("fk")
+        again, _ = snapshot(d, "fk")
+        assert count_markers(again, "a")["markers"] == sum(written.values())
+        assert_suffix(again, "b", later)
+        d.ctl("destroy", "fk")
+        assert hold_dir_entries(first.state) == []
+        d.stop()
+    except BaseException:
+        print(daemons[-1].log()[-4000:])
+        raise
+    finally:
+        for x in reversed(daemons):
+            x.cleanup()
+
+
+def test_memory_history_with_no_room_to_keep_it():
+    """The memory the history is kept in beyond the daemon (its runtime directory, a
+    tmpfs) is full: the daemon goes on recording on its heap (no SIGBUS), says so, and a
+    snapshot holds every marker."""
+    d = Daemon()
+    runtime = os.path.join(d.dir, "run")
+    os.mkdir(runtime, 0o700)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", runtime],
+                   check=True)
+    d.daemon_env = dict(os.environ, RUNTIME_DIRECTORY=runtime)
+    try:
+        d.start()
+        d.ctl("create", "nr", "--mode", "flight", "-e", "ftrace:print", "--flight-size", "64M")
+        d.ctl("start", "nr")
+        instance = d.ctl_json("status", "nr")["instance"]
+        written = markers(instance, CPUS, 200000, rate=200000, tag="n")
+        path, _ = snapshot(d, "nr")
+        c = count_markers(path, "n")
+        assert c["markers"] == sum(written.values()), c
+        assert d.proc.poll() is None, d.log()[-3000:]
+        assert "no room to keep the flight recorder's history" in d.log(), d.log()[-3000:]
+        d.ctl("destroy", "nr")
+        d.stop()
+    finally:
+        if d.proc is not None:
+            d.proc.kill()
+            d.proc.wait()
+            d.proc = None
+        subprocess.run(["umount", "-q", runtime])
+        d.cleanup()
+
+
 def test_status_shows_history_at_a_low_rate():
     """A slow flight recorder holds trace long before its first chunk is full: status
     says how much and how long, and the snapshot holds it."""
