@@ -241,6 +241,39 @@ rm /etc/ftraced/sessions.d/fromfile.conf
 check "... without the file, systemctl reload succeeds and its session goes" \
     'systemctl reload ftraced.service && wait_session_gone fromfile'
 check "TasksMax= is a share of the machine's task limit" '[ "$(service TasksMax)" -gt 64 ]'
+
+# A memory flight recorder's history outlives the daemon: systemctl restart (the
+# unit keeps its runtime directory) and a kill -9 (the unit restarts it). The host
+# counts every marker in one snapshot taken after both.
+fl_markers() {
+    local inst
+    inst=$(session_instance fl)
+    for cpu in $(seq 0 $(($(nproc --all) - 1))); do
+        ftraced-loadgen --instance "$inst" --cpu "$cpu" --count 20000 --tag "$1" \
+            >"/results/fl-$1-$cpu.txt"
+    done
+}
+ftracectl create fl --mode flight -e ftrace:print --flight-size 8M >/dev/null
+ftracectl start fl >/dev/null
+fl_markers f1
+systemctl restart ftraced.service
+check "after systemctl restart, the flight recorder runs again" 'wait_session_running fl'
+check "... and took up its history" \
+    'journalctl -b -u ftraced.service | grep -q "Session .fl.: took up the history"'
+restarts=$(service NRestarts)
+kill -9 "$(service MainPID)"
+for _ in $(seq 150); do
+    [ "$(service NRestarts)" -gt "$restarts" ] && [ "$(service SubState)" = running ] && break
+    sleep 0.1
+done
+check "after a kill -9 and the unit's restart, the flight recorder runs again" \
+    'wait_session_running fl'
+fl_markers f2
+check "a snapshot after both" 'ftracectl snapshot fl -o /results/fl.dat >/dev/null'
+check "the kept history is in the runtime directory" \
+    'ls -d /run/ftraced-hold/ftraced-hold-*/flight-fl >/dev/null'
+ftracectl destroy fl >/dev/null
+check "destroy removes it" '! ls -d /run/ftraced-hold/ftraced-hold-*/flight-fl 2>/dev/null'
 echo $fail >/results/fail
 journalctl -b --no-pager >/results/journal-boot1.txt
 echo rebooted >/results/phase

@@ -230,10 +230,27 @@ def verify(results):
                               text=True).stdout
         gaps += [(os.path.basename(path), line) for line in
                  sorted(set(re.findall(r"ftraced-gap: (.*)", dump)))]
-    assert len(gaps) == 3, "files that say a gap, expected 3 (restart, kill -9, reboot): %s; " \
+    # restart, kill -9, the flight recorder's restart and kill -9 (checks.sh), reboot
+    assert len(gaps) == 5, "files that say a gap, expected 5 (restart, kill -9, restart, " \
+        "kill -9, reboot): %s; " \
         "all: %s" % (gaps, [os.path.basename(p) for p in keep])
     print("PASS the created session outlived a restart, a kill -9 and a reboot: every "
-          "marker in its %d files, 3 gaps said" % len(keep))
+          "marker in its %d files, 5 gaps said" % len(keep))
+
+    fl = os.path.join(results, "fl.dat")
+    check_events(fl)
+    for tag in ("f1", "f2"):
+        written = written_counts(results, "fl-" + tag)
+        assert written and all(n == 20000 for n in written.values()), (tag, written)
+        got = count_markers(fl, tag=tag)["generators"]
+        for cpu, n in written.items():
+            g = got[str(cpu)]
+            assert (g["distinct"], g["duplicates"], g["in_order"]) == (n, 0, True), (tag, cpu, g)
+    dump = subprocess.run(["trace-cmd", "dump", "--options", fl], capture_output=True,
+                          text=True).stdout
+    assert re.search(r"ftraced-gap: .*after a crash", dump), dump[-2000:]
+    print("PASS the memory flight recorder's history outlived systemctl restart and a "
+          "kill -9: one snapshot holds every marker, the gap said")
 
 
 def main():
