@@ -14,6 +14,9 @@ ensure_tracefs
 build build
 
 run_dir=$(mktemp -d /tmp/ftraced-demo.XXXXXX)
+# The daemon's state directory; FTRACED_DEMO_STATE_DIR keeps it after the demo (a test
+# reads the daemon's instance tag there, to remove only its instances if it failed).
+state_dir=${FTRACED_DEMO_STATE_DIR:-$run_dir/state}
 export FTRACED_SOCKET=$run_dir/control
 daemon_pid=
 cleanup() {
@@ -26,7 +29,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== starting ftraced (socket $FTRACED_SOCKET, log $run_dir/ftraced.log)"
-build/daemon/ftraced --socket "$FTRACED_SOCKET" --state-dir "$run_dir/state" \
+build/daemon/ftraced --socket "$FTRACED_SOCKET" --state-dir "$state_dir" \
     2>"$run_dir/ftraced.log" &
 daemon_pid=$!
 for _ in $(seq 100); do

@@ -21,7 +21,7 @@ from test_nspawn import CACHE, copy_tree, skip_unless_possible
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from harness import (check_events, event_lines, ftraced_instances,  # noqa: E402
+from harness import (check_events, event_lines, ftraced_instances, instance_tag,  # noqa: E402
                      report, TRACING)
 
 DEMO_TIMEOUT = 1500
@@ -42,26 +42,27 @@ def bare_root():
     return root
 
 
-def instance_tag(name):
-    """ftraced-<tag>-<id>: the tag."""
-    return name.split("-")[1]
+# Where the demo's daemon keeps its state in the container (FTRACED_DEMO_STATE_DIR).
+DEMO_STATE = "var/tmp/demo-state"
 
 
-def remove_new_tags(before):
-    """The demo's daemon keeps its state in the container's own /tmp, gone with it: its
-    instances are those of a tag that was not in tracefs before (another daemon's are not)."""
-    old = {instance_tag(n) for n in before}
-    for name in ftraced_instances():
-        if instance_tag(name) not in old:
-            try:
-                os.rmdir(os.path.join(TRACING, "instances", name))
-            except OSError:
-                pass
+def remove_demo_instances(root):
+    """What the demo's daemon left in tracefs (nothing, unless it failed): only instances
+    of its own tag, read in its state directory; another daemon's are not touched."""
+    tag = instance_tag(os.path.join(root, DEMO_STATE))
+    if not tag:
+        return []
+    left = [n for n in ftraced_instances() if n.startswith("ftraced-%s-" % tag)]
+    for name in left:
+        try:
+            os.rmdir(os.path.join(TRACING, "instances", name))
+        except OSError:
+            pass
+    return left
 
 
 def main():
     skip_unless_possible()
-    before = ftraced_instances()
     # ftraced raises saved_cmdlines_size, as a real install does; the machine's is put back.
     cmdlines = os.path.join(TRACING, "saved_cmdlines_size")
     with open(cmdlines) as f:
@@ -77,7 +78,8 @@ def main():
         p = subprocess.run(
             ["systemd-nspawn", "--quiet", "--directory=" + root, "--register=no",
              "--keep-unit", "--console=pipe", "--capability=CAP_SYSLOG",
-             "--bind=/sys/kernel/tracing", "--chdir=/src", "--", "bash", "scripts/demo.sh"],
+             "--bind=/sys/kernel/tracing", "--chdir=/src",
+             "--setenv=FTRACED_DEMO_STATE_DIR=/" + DEMO_STATE, "--", "bash", "scripts/demo.sh"],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             timeout=DEMO_TIMEOUT)
         out = p.stdout.decode(errors="replace")
@@ -91,12 +93,14 @@ def main():
         assert events, "demo.dat holds no events"
         assert any(name.startswith("sched_") for _, name, _ in events), "no sched events in demo.dat"
         assert "events:" in out and "by type:" in out, "demo.sh printed no summary"
+        left = remove_demo_instances(root)
+        assert not left, "the demo's daemon left instances behind: %s" % left
         print("PASS scripts/demo.sh in a fresh Debian 12 root: %d events in demo.dat"
               % len(events))
         print("1 passed, 0 failed")
         return 0
     finally:
-        remove_new_tags(before)
+        remove_demo_instances(root)
         with open(cmdlines, "w") as f:
             f.write(cmdlines_before)
         shutil.rmtree(work, ignore_errors=True)
