@@ -41,6 +41,14 @@ struct names {
 	char *name[EVENT_IDS_MAX];
 };
 
+static void names_free(struct names *n)
+{
+	for (int id = 0; id < EVENT_IDS_MAX; id++)
+		free(n->name[id]);
+	free(n);
+}
+DEFINE_CLEANUP(struct names *, names_free)
+
 static int add_name(const char *system, const char *name, int id, void *userdata)
 {
 	struct names *n = userdata;
@@ -72,6 +80,43 @@ static bool complete_from(const struct v7_reader *r, uint32_t cpu, uint64_t *ret
 		return true;
 	}
 	return false;
+}
+
+/*
+ * A line ftraced put in the file's CPU statistics (@key is "ftraced-origin: "
+ * or "ftraced-cause: "): where the file came from and why it was taken.
+ * Return: a copy of its value (without the newline), or NULL.
+ */
+static char *ftraced_line(const struct v7_reader *r, const char *key)
+{
+	for (size_t i = 0; i < v7_reader_n_cpustat(r); i++) {
+		const char *t = v7_reader_cpustat(r, i), *p = t ? strstr(t, key) : NULL;
+
+		if (p && (p == t || p[-1] == '\n')) {
+			p += strlen(key);
+			return strndup(p, strcspn(p, "\n"));
+		}
+	}
+	return NULL;
+}
+
+/* Where the file came from and why it was taken: into @json, or printed (@json NULL). */
+static void put_origin(const struct v7_reader *r, json_t *json)
+{
+	_cleanup_free_ char *origin = ftraced_line(r, "ftraced-origin: ");
+	_cleanup_free_ char *cause = ftraced_line(r, "ftraced-cause: ");
+
+	if (json) {
+		if (origin)
+			json_put_text(json, "origin", origin);
+		if (cause)
+			json_put_text(json, "cause", cause);
+		return;
+	}
+	if (origin)
+		printf("origin:      %s\n", origin);
+	if (cause)
+		printf("taken for:   %s\n", cause);
 }
 
 static int open_file(const char *command, const char *path, int *ret_fd, struct v7_reader **ret,
@@ -250,7 +295,7 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 {
 	_cleanup_(v7_reader_freep) struct v7_reader *r = NULL;
 	_cleanup_free_ uint64_t *by_id = NULL, (*span)[2] = NULL;
-	_cleanup_free_ struct names *names = NULL;
+	_cleanup_(names_freep) struct names *names = NULL;
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ char *clock = NULL, *uname_text = NULL, *version = NULL;
 	_cleanup_(json_decrefp) json_t *json = NULL, *cpus_json = NULL, *events_json = NULL;
@@ -301,6 +346,7 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 		json_put_text(json, "file", argv[1]);
 		json_put_u64(json, "bytes", (uint64_t)st.st_size);
 		put_file_json(json, r, clock, uname_text, version, has_date ? &date_us : NULL);
+		put_origin(r, json);
 	} else {
 		print_size(size, sizeof(size), (uint64_t)st.st_size);
 		printf("file:        %s (%s)\n", argv[1], size);
@@ -313,6 +359,7 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 		print_wall_clock(has_date, date_us);
 		printf("trace id:    %016" PRIx64 "\n", v7_reader_trace_id(r));
 		printf("CPUs:        %u\n", v7_reader_cpu_count(r));
+		put_origin(r, NULL);
 		printf("\n%-10s %5s %10s %7s %8s %9s %16s %16s %9s %7s\n", "BUFFER", "CPU", "BYTES",
 		       "CHUNKS", "PAGES", "EVENTS", "FIRST", "LAST", "LOST", "MISSED");
 	}
@@ -357,8 +404,6 @@ int cmd_info(const struct client_options *o, int argc, char *argv[])
 		json_put(json, "events", TAKE_PTR(events_json));
 		json_print(TAKE_PTR(json));
 	}
-	for (int id = 0; id < EVENT_IDS_MAX; id++)
-		free(names->name[id]);
 	if (err < 0) {
 		print_error("info", "'%s' is damaged: %s", argv[1], problem[0] ? problem :
 			    v7_reader_error(r));

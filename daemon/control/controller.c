@@ -494,7 +494,7 @@ static void handle_stop(struct controller *c, struct ctl_conn *conn, const struc
 static void handle_snapshot(struct controller *c, struct ctl_conn *conn,
 			    const struct ctl_request *req, int fd)
 {
-	char error[FTRACED_MESSAGE_MAX] = "";
+	char error[FTRACED_MESSAGE_MAX] = "", cause[128];
 	struct slot *slot;
 	int r;
 
@@ -511,7 +511,9 @@ static void handle_snapshot(struct controller *c, struct ctl_conn *conn,
 		safe_close(fd);
 		return;
 	}
-	r = session_snapshot(slot->session, conn, fd, req->trim != 0, req->since_us, error,
+	snprintf(cause, sizeof(cause), "snapshot asked for by uid %u (pid %d, ftracectl snapshot)",
+		 (unsigned)ctl_conn_uid(conn), (int)ctl_conn_pid(conn));
+	r = session_snapshot(slot->session, conn, fd, req->trim != 0, req->since_us, cause, error,
 			     sizeof(error));
 	if (r < 0)
 		ctl_conn_send_error(conn, r, "%s", error);

@@ -81,6 +81,12 @@ uid_t ctl_conn_uid(const struct ctl_conn *c)
 	return c->uid;
 }
 
+/* The client's pid when it connected (SO_PEERCRED). */
+pid_t ctl_conn_pid(const struct ctl_conn *c)
+{
+	return c->pid;
+}
+
 static void close_fds(struct msghdr *mh);
 static void arm_sweep(struct ctl_server *s);
 

@@ -39,6 +39,7 @@ DEFINE_CLEANUP(struct ctl_server *, ctl_server_free)
 const struct ctl_server_counters *ctl_server_counters(const struct ctl_server *s);
 
 uid_t ctl_conn_uid(const struct ctl_conn *c);
+pid_t ctl_conn_pid(const struct ctl_conn *c);
 int ctl_conn_send(struct ctl_conn *c, struct ctl_builder *b);
 int ctl_conn_send_fd(struct ctl_conn *c, struct ctl_builder *b, int fd);
 int ctl_conn_send_error(struct ctl_conn *c, int error, const char *fmt, ...) _printf_(3, 4);

@@ -14,6 +14,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "daemon/flight/trigger.h"
 #include "daemon/output/session-config.h"
 #include "daemon/output/segment.h"
 #include "daemon/output/session-mode.h"
@@ -33,6 +34,7 @@ struct snapshot_job {
 	struct snapshot_window window;
 	uint32_t flush;               /* served once this flush (or drain) is complete */
 	struct trigger_slot *trigger;
+	char cause[TRIGGER_CAUSE_MAX]; /* why it is taken, for the file */
 };
 
 /* A trigger of a flight session, and its post timer. */
@@ -41,6 +43,7 @@ struct trigger_slot {
 	struct trigger *trigger;
 	sd_event_source *post; /* armed between firing and its snapshot */
 	uint64_t fired_ts;     /* the firing event's time (trace clock), for pre= */
+	char cause[TRIGGER_CAUSE_MAX]; /* that firing, for its snapshot */
 };
 
 struct flight {

@@ -43,6 +43,7 @@ void flight_snapshot_failed(struct flight *f, void *waiter, struct trigger_slot 
 static void write_snapshot(struct flight *f, struct snapshot_job *job)
 {
 	char stamp[32], target[PUBLISH_NAME_MAX + sizeof(SESSIONS_DIR) + FTRACED_NAME_MAX + 24];
+	char origin[FTRACED_NAME_MAX + TRIGGER_CAUSE_MAX + 96];
 	struct publish_ticket ticket = { .snapshot = true, .waiter = job->waiter,
 					 .cookie = job->trigger };
 	uint32_t seq = ++f->next_snapshot_seq;
@@ -57,6 +58,11 @@ static void write_snapshot(struct flight *f, struct snapshot_job *job)
 		flight_snapshot_failed(f, job->waiter, job->trigger, r);
 		return;
 	}
+	snprintf(origin, sizeof(origin), "ftraced-origin: session '%s' (flight recorder), snapshot "
+		 "%" PRIu32 "\nftraced-cause: %s\n", f->host.name, seq, job->cause);
+	if (segment_set_origin(seg, origin) < 0)
+		log_warning("Session '%s': out of memory saying why the snapshot was taken in it",
+			    f->host.name);
 	/* With a swap, the statistics of the buffer drained were read before it. */
 	r = f->swap ? 0 : stream_set_read_stats(f->host.cpus, f->host.instance, /* start= */ false,
 						 /* text= */ true);

@@ -352,14 +352,35 @@ bool flight_stop(struct flight *f)
 }
 
 /* Queues a snapshot; @out_fd is taken over. */
+/*
+ * Why a snapshot is taken, said in the history itself at that moment: a
+ * line in the session's own ring (ftrace:print), which trace-cmd report
+ * shows among the events. Best effort: the file says it too.
+ */
+static void mark_cause(struct flight *f, const char *cause)
+{
+	char line[TRIGGER_CAUSE_MAX + 16];
+	int r;
+
+	if (!f->host.instance)
+		return; /* no tracefs (a unit test's host) */
+	snprintf(line, sizeof(line), "ftraced: %s", cause);
+	r = instance_write_marker(f->host.instance, line);
+	if (r < 0)
+		log_debug_errno(r, "Session '%s': cannot mark the snapshot's cause in the ring: %m",
+				f->host.name);
+}
+
 static int queue_snapshot(struct flight *f, void *waiter, int out_fd,
-			  const struct snapshot_window *window, struct trigger_slot *trigger)
+			  const struct snapshot_window *window, struct trigger_slot *trigger,
+			  const char *cause)
 {
 	struct snapshot_job job = { .waiter = waiter, .out_fd = out_fd, .window = *window,
 				    .trigger = trigger };
 	struct snapshot_job *grown;
 	int r;
 
+	snprintf(job.cause, sizeof(job.cause), "%s", cause);
 	if (f->n_jobs >= SNAPSHOTS_PENDING_MAX) {
 		safe_close(out_fd);
 		return -EBUSY;
@@ -414,7 +435,7 @@ static void trigger_snapshot(struct trigger_slot *slot)
 	/* pre=: from that long before the event (on the trace clock both instances share). */
 	if (pre > 0 && slot->fired_ts > pre)
 		window.since_ts = slot->fired_ts - pre;
-	r = queue_snapshot(slot->flight, NULL, -EBADF, &window, slot);
+	r = queue_snapshot(slot->flight, NULL, -EBADF, &window, slot, slot->cause);
 	if (r < 0) {
 		snprintf(result, sizeof(result), "no snapshot: %s", strerror(-r));
 		trigger_set_result(slot->trigger, result);
@@ -440,6 +461,8 @@ static void on_trigger_fire(struct trigger *t, uint64_t ts, void *userdata)
 	if (flight_phase(slot->flight) != MODE_RUNNING || slot->post)
 		return;
 	slot->fired_ts = ts;
+	snprintf(slot->cause, sizeof(slot->cause), "%s", trigger_cause(t));
+	mark_cause(slot->flight, slot->cause);
 	if (post > 0) {
 		r = sd_event_add_time_relative(slot->flight->host.event, &slot->post,
 					       CLOCK_MONOTONIC, post * 1000, TIMER_ACCURACY_USEC,
@@ -508,13 +531,14 @@ void flight_published(struct flight *f, const struct publish_outcome *o)
  * @out_fd: the client's file, taken over; -EBADF for a file in the snapshots directory
  * @trim: start every CPU at the latest time from which any CPU is complete
  * @since_us: keep only events from this wall-clock time on (µs since the epoch); 0: all
+ * @cause: who asked for it, said in the history and in the file
  * @error: receives a message for the client on failure
  * @n_error: its size
  *
  * Return: 0 (snapshot_done follows), or -errno with @error set.
  */
 int flight_snapshot(struct flight *f, void *waiter, int out_fd, bool trim, uint64_t since_us,
-		    char *error, size_t n_error)
+		    const char *cause, char *error, size_t n_error)
 {
 	struct snapshot_window window = { .trim = trim };
 	int r;
@@ -531,7 +555,8 @@ int flight_snapshot(struct flight *f, void *waiter, int out_fd, bool trim, uint6
 		if ((long long)since_us > f->date_us)
 			window.since_ts = (since_us - (uint64_t)f->date_us) * 1000;
 	}
-	r = queue_snapshot(f, waiter, out_fd, &window, NULL);
+	mark_cause(f, cause);
+	r = queue_snapshot(f, waiter, out_fd, &window, NULL, cause);
 	if (r == -EBUSY)
 		snprintf(error, n_error, "'%s' has %u snapshots in progress already", f->host.name,
 			 SNAPSHOTS_PENDING_MAX);

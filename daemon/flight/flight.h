@@ -29,7 +29,7 @@ void flight_progress(struct flight *f);
 void flight_drained(struct flight *f);
 void flight_published(struct flight *f, const struct publish_outcome *o);
 int flight_snapshot(struct flight *f, void *waiter, int out_fd, bool trim, uint64_t since_us,
-		    char *error, size_t n_error);
+		    const char *cause, char *error, size_t n_error);
 size_t flight_pending(const struct flight *f);
 bool flight_leave_armed(struct flight *f);
 void flight_resume_kept(struct flight *f);

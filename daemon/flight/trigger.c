@@ -28,6 +28,8 @@
 #include "lib/wall-clock.h"
 
 #define TRIGGER_RESULT_MAX 256u
+/* A task's name as the kernel keeps it (TASK_COMM_LEN, with its NUL). */
+#define TASK_COMM_MAX 16u
 
 struct trigger {
 	struct trigger_env env;
@@ -47,6 +49,7 @@ struct trigger {
 	bool has_date;       /* the session's wall-clock anchor, for times people read */
 	long long date_us;
 	char last_wall[WALL_TEXT_MAX]; /* the last firing's event, UTC; "" */
+	char cause[TRIGGER_CAUSE_MAX]; /* the last firing: event, task, time */
 };
 
 struct trigger *trigger_free(struct trigger *t)
@@ -173,6 +176,34 @@ int trigger_new(const struct trigger_env *env, const char *text, struct trigger 
 	return 0;
 }
 
+/*
+ * Says what fired: the event, the task it happened in (its common_pid, the
+ * payload's bytes 4-7 in every event, and that task's name if it is still
+ * there to ask) and when.
+ */
+static void describe_firing(struct trigger *t, const struct rb_event *e)
+{
+	char comm[TASK_COMM_MAX + 8] = "?", path[48], when[WALL_TEXT_MAX + 48];
+	int32_t pid = e->size >= 8 ? (int32_t)get_le32(e->data + 4) : -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%" PRId32 "/comm", pid);
+	if (pid > 0 && (f = fopen(path, "re"))) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	} else if (pid > 0) {
+		(void)instance_task_comm(pid, comm, sizeof(comm)); /* it is gone: the kernel's name */
+	}
+	if (t->last_wall[0])
+		snprintf(when, sizeof(when), "%s", t->last_wall);
+	else
+		snprintf(when, sizeof(when), "trace clock %" PRIu64 ".%06" PRIu64, e->ts / 1000000000,
+			 e->ts / 1000 % 1000000);
+	snprintf(t->cause, sizeof(t->cause), "trigger '%s' fired: %s in pid %" PRId32 " (%s) at %s",
+		 t->text, t->spec.event, pid, comm, when);
+}
+
 /* One event passed the kernel's filter: fire unless a rate limit says no. */
 static int on_trigger_event(const struct rb_event *e, void *userdata)
 {
@@ -195,6 +226,7 @@ static int on_trigger_event(const struct rb_event *e, void *userdata)
 		log_info("Trigger '%s' fired (event at trace clock %" PRIu64 ".%06" PRIu64 ")",
 			 t->text, e->ts / 1000000000, e->ts / 1000 % 1000000);
 	}
+	describe_firing(t, e);
 	t->env.fire(t, e->ts, t->env.userdata);
 	return 0;
 }
@@ -256,6 +288,12 @@ void trigger_disarm(struct trigger *t)
 const struct trigger_spec *trigger_spec(const struct trigger *t)
 {
 	return &t->spec;
+}
+
+/* What the last firing was, for the snapshot it takes: "trigger '...' fired: ...". */
+const char *trigger_cause(const struct trigger *t)
+{
+	return t->cause;
 }
 
 /**

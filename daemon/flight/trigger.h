@@ -10,6 +10,9 @@
 
 struct trigger;
 
+/* What a firing says of itself: the trigger, the event, its task and time. */
+#define TRIGGER_CAUSE_MAX (FTRACED_TRIGGER_MAX + 256u)
+
 /* The trigger fired (its rate limits allowed it): @ts is the event's trace time. */
 typedef void (*trigger_fire_fn)(struct trigger *t, uint64_t ts, void *userdata);
 
@@ -33,4 +36,5 @@ void trigger_disarm(struct trigger *t);
 const struct trigger_spec *trigger_spec(const struct trigger *t);
 void trigger_set_result(struct trigger *t, const char *result);
 void trigger_describe(const struct trigger *t, char *buf, size_t n);
+const char *trigger_cause(const struct trigger *t);
 void trigger_add_counts(const struct trigger *t, uint64_t *fired, uint64_t *suppressed);

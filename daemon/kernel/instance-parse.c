@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The pure parsers behind the instance module: a CPU's stats file and
- * header_page. No I/O; unit-tested (test-instance-parse.c).
+ * header_page, saved_cmdlines. No I/O; unit-tested (test-instance-parse.c).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -67,3 +67,26 @@ int subbuf_size_from_header_page(const char *text, uint32_t *ret)
 	return 0;
 }
 
+
+/**
+ * saved_cmdlines_find() - a task's name in the kernel's saved_cmdlines text.
+ * @text: "PID COMM" lines
+ * @pid: the task
+ * @buf: receives the name
+ * @n: its size
+ *
+ * Return: 0, or -ENOENT if @text has no line for @pid.
+ */
+int saved_cmdlines_find(const char *text, pid_t pid, char *buf, size_t n)
+{
+	for (const char *line = text, *end; *line; line = *end ? end + 1 : end) {
+		char *name;
+
+		end = line + strcspn(line, "\n");
+		if (strtol(line, &name, 10) != pid || name == line || name >= end || *name != ' ')
+			continue;
+		snprintf(buf, n, "%.*s", (int)(end - name - 1), name + 1);
+		return 0;
+	}
+	return -ENOENT;
+}

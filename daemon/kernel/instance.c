@@ -751,6 +751,24 @@ int instance_write_marker(struct instance *i, const char *text)
 }
 
 /**
+ * instance_task_comm() - a task's name as the kernel's saved_cmdlines kept it.
+ * @pid: the task
+ * @buf: receives the name
+ * @n: its size
+ *
+ * For a task that is gone already (/proc no longer has it): the kernel
+ * keeps the names of the tasks events were recorded for.
+ *
+ * Return: 0, -ENOENT if the kernel keeps none for @pid, or -errno.
+ */
+int instance_task_comm(pid_t pid, char *buf, size_t n)
+{
+	_cleanup_free_ char *text = tracefs_instance_file_read(NULL, "saved_cmdlines", NULL);
+
+	return text ? saved_cmdlines_find(text, pid, buf, n) : -EIO;
+}
+
+/**
  * instance_raise_saved_cmdlines() - make the kernel keep at least @n task names.
  * @n: entries for saved_cmdlines (the pid -> name table every file carries)
  *

@@ -110,6 +110,7 @@ int instance_read_cpu_stats(struct instance *i, unsigned cpu, struct cpu_counter
 			    char **ret_text);
 int instance_check_writable(void);
 int instance_raise_saved_cmdlines(unsigned n);
+int instance_task_comm(pid_t pid, char *buf, size_t n);
 bool instance_gets_trace_printk(void);
 /* Takes over a busy orphan (see instance_remove_orphans()). */
 typedef void (*instance_busy_fn)(struct instance *i, void *userdata);
@@ -117,3 +118,4 @@ int instance_remove_orphans(uint32_t tag, instance_busy_fn busy, void *userdata)
 
 int instance_parse_cpu_counters(const char *text, struct cpu_counters *ret);
 int subbuf_size_from_header_page(const char *text, uint32_t *ret);
+int saved_cmdlines_find(const char *text, pid_t pid, char *buf, size_t n);

@@ -84,6 +84,7 @@ struct segment {
 
 	bool memory; /* a snapshot: data in chunks, no spool */
 	char *gap_note; /* a snapshot's: a restart's gap in its history */
+	char *origin;   /* why the file was taken (segment_set_origin()), or NULL */
 	const char *file_name; /* in place: the finished file, in the spool directory */
 	struct snapshot_window window; /* a snapshot's */
 	bool keep_spool;
@@ -226,6 +227,22 @@ int segment_set_gap(struct segment *s, const char *note)
 	return s->gap_note ? 0 : -ENOMEM;
 }
 
+/**
+ * segment_set_origin() - what the file says of where it came from and why.
+ * @s: segment
+ * @text: "ftraced-origin: ...\n" lines (and for a snapshot "ftraced-cause: ...\n"),
+ *	copied; a CPU statistics text of its own, so that `trace-cmd report --stat`
+ *	shows it and `ftracectl info` finds it
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int segment_set_origin(struct segment *s, const char *text)
+{
+	free(s->origin);
+	s->origin = strdup(text);
+	return s->origin ? 0 : -ENOMEM;
+}
+
 const char *segment_target(const struct segment *s)
 {
 	return s->target;
@@ -256,6 +273,7 @@ struct segment *segment_free(struct segment *s)
 	}
 	free(s->cpus);
 	free(s->gap_note);
+	free(s->origin);
 	free(s->target);
 	safe_close(s->out_fd);
 	safe_close(s->mirror_fd);
@@ -601,7 +619,7 @@ static void *assembler_main(void *userdata)
 	int r;
 
 	data = calloc(n_cpus, sizeof(*data));
-	cpustat = calloc(3 * (size_t)n_cpus, sizeof(*cpustat));
+	cpustat = calloc(3 * (size_t)n_cpus + 1, sizeof(*cpustat));
 	r = data && cpustat ? 0 : -ENOMEM;
 	if (r >= 0 && s->memory)
 		r = prepare_snapshot(s, s->env.imeta->subbuf_size);
@@ -634,7 +652,8 @@ static void *assembler_main(void *userdata)
 				.n_blobs = s->memory ? c->held.n : 0,
 			};
 		}
-		f.n_cpustat = 3 * (size_t)n_cpus;
+		cpustat[3 * (size_t)n_cpus] = s->origin;
+		f.n_cpustat = 3 * (size_t)n_cpus + 1;
 		f.cpustat = cpustat;
 		f.n_data = n_cpus;
 		f.data = data;

@@ -47,6 +47,7 @@ int segment_new_snapshot(const struct segment_env *env, uint32_t seq, const char
 void segment_set_chunks(struct segment *s, unsigned cpu, struct chunk_list *l,
 			bool older_data_lost);
 int segment_set_gap(struct segment *s, const char *note);
+int segment_set_origin(struct segment *s, const char *text);
 struct segment *segment_free(struct segment *s);
 DEFINE_CLEANUP(struct segment *, segment_free)
 

@@ -63,17 +63,27 @@ void session_arm_segment_timer(struct session *s)
 int session_open_segment(struct session *s, struct segment **ret)
 {
 	char stamp[32], target[PUBLISH_NAME_MAX + sizeof(SESSIONS_DIR) + FTRACED_NAME_MAX + 8];
+	char origin[FTRACED_NAME_MAX + 128];
 	uint32_t seq = s->next_seq++;
+	int r;
 
 	publish_utc_stamp(stamp, sizeof(stamp));
-	if (s->config.mode == FTRACED_MODE_CONTINUOUS)
+	if (s->config.mode == FTRACED_MODE_CONTINUOUS) {
 		snprintf(target, sizeof(target), SESSIONS_DIR "/%s/%s-%s-%06" PRIu32 ".dat", s->name,
 			 s->name, stamp, seq);
-	else
+		snprintf(origin, sizeof(origin), "ftraced-origin: session '%s' (continuous), "
+			 "segment %" PRIu32 "\n", s->name, seq);
+	} else {
 		snprintf(target, sizeof(target), "recovered/%s-%s.dat", s->name, stamp);
+		snprintf(origin, sizeof(origin), "ftraced-origin: session '%s' (record)\n"
+			 "ftraced-cause: ftracectl record by uid %u\n", s->name, (unsigned)s->owner);
+	}
 	/* Only the first file after a gap says it, in its recipe too (a crash recovers it). */
-	return segment_new(&s->segment_env, seq, target,
-			   s->gap_in_next_file && ret == &s->current ? s->gap : NULL, ret);
+	r = segment_new(&s->segment_env, seq, target,
+			s->gap_in_next_file && ret == &s->current ? s->gap : NULL, ret);
+	if (r >= 0 && segment_set_origin(*ret, origin) < 0)
+		log_warning("Session '%s': out of memory saying the file's origin in it", s->name);
+	return r;
 }
 
 /* Hands a closed segment to the publisher: the client's fd (record) or the session's directory. */

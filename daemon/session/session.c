@@ -375,13 +375,14 @@ static void on_published(const struct publish_outcome *o, void *userdata)
  * @out_fd: the client's file, taken over; -EBADF for a file in the snapshots directory
  * @trim: start every CPU at the latest time from which any CPU is complete
  * @since_us: keep only events from this wall-clock time on (µs since the epoch); 0: all
+ * @cause: who asked for it, said in the history and in the file
  * @error: receives a message for the client on failure
  * @n_error: its size
  *
  * Return: 0 (env.on_snapshot follows), or -errno with @error set.
  */
 int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, uint64_t since_us,
-		     char *error, size_t n_error)
+		     const char *cause, char *error, size_t n_error)
 {
 	if (!s->flight) {
 		safe_close(out_fd);
@@ -396,7 +397,7 @@ int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, uin
 			 s->destroy_requested ? "destroyed" : "never started");
 		return -ENODATA;
 	}
-	return flight_snapshot(s->flight, waiter, out_fd, trim, since_us, error, n_error);
+	return flight_snapshot(s->flight, waiter, out_fd, trim, since_us, cause, error, n_error);
 }
 
 /**

@@ -85,7 +85,7 @@ void session_leave_history(struct session *s);
 const char *session_recovered_file(const struct session *s);
 struct session *session_leave_armed(struct session *s);
 int session_snapshot(struct session *s, void *waiter, int out_fd, bool trim, uint64_t since_us,
-		     char *error, size_t n_error);
+		     const char *cause, char *error, size_t n_error);
 int session_rotate_request(struct session *s, void *waiter, char *error, size_t n_error);
 void session_forget_waiter(struct session *s, void *waiter);
 bool session_has_waiter(const struct session *s, const void *waiter);

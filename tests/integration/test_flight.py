@@ -9,6 +9,7 @@ post time and rate limits; concurrent snapshots; bad requests."""
 import calendar
 import json
 import re
+import signal
 import os
 import subprocess
 import sys
@@ -429,6 +430,49 @@ def test_trigger_post_and_rate_limit():
         finally:
             background()
         d.ctl("destroy", "tg")
+
+
+def test_snapshots_and_segments_say_why_they_were_taken():
+    """A triggered snapshot names its trigger, the event and the pid that fired it: in
+    trace-cmd report, as a line at that moment (the session records no markers of its
+    own), and in ftracectl info. A snapshot asked for names the uid and client; a
+    continuous segment names its session and number."""
+    with daemon() as d:
+        d.ctl("create", "why", "--mode", "flight", "-e", "sched:sched_process_exit",
+              "--trigger", "signal=SIGSEGV")
+        d.ctl("start", "why")
+        crash = subprocess.Popen([sys.executable, "-c", "import ctypes; ctypes.string_at(0)"])
+        assert crash.wait() == -signal.SIGSEGV
+        st = wait_snapshots(d, "why", 1)
+        path = st["triggers"][0].split("last: ")[1]
+        check_events(path)
+        said = "trigger 'signal=SIGSEGV' fired: signal:signal_deliver in pid %d (python3) " \
+            "at 20" % crash.pid
+        fired = [line for line in report(path) if "ftraced: " + said in line]
+        assert len(fired) == 1, [line for line in report(path) if "ftraced" in line]
+        i = info(path)
+        assert i["origin"] == "session 'why' (flight recorder), snapshot 1", i
+        assert i["cause"].startswith(said), i
+        out = subprocess.run([FTRACECTL, "info", path], capture_output=True, text=True).stdout
+        assert "taken for:   " + said in out, out
+        stat = subprocess.run(["trace-cmd", "report", "--stat", path], capture_output=True,
+                              text=True).stdout
+        assert "ftraced-cause: " + said in stat, stat[-2000:]
+        # Asked for: the uid and the client's pid.
+        asked, _ = snapshot(d, "why")
+        i = info(asked)
+        assert re.match(r"snapshot asked for by uid 0 \(pid \d+, ftracectl snapshot\)$",
+                        i["cause"]), i
+        assert i["origin"] == "session 'why' (flight recorder), snapshot 2", i
+        assert [line for line in report(asked) if "ftraced: snapshot asked for by uid 0" in line]
+        d.ctl("destroy", "why")
+        # A continuous session's segment.
+        d.ctl("create", "seg", "-e", "sched:sched_switch", "--segment-size", "64M")
+        d.ctl("start", "seg")
+        first = d.ctl("rotate", "seg").stdout.strip()
+        assert info(first)["origin"] == "session 'seg' (continuous), segment 1", info(first)
+        d.ctl("stop", "seg")
+        d.ctl("destroy", "seg")
 
 
 def test_trigger_pre_keeps_only_its_window():

@@ -195,7 +195,7 @@ int main(void)
 	assert(!flight_swaps(flight) && !flight_draining(flight));
 
 	/* Stopped: a snapshot is served at the next turn of the loop, reported through the host. */
-	assert(flight_snapshot(flight, &waiters[0], -EBADF, false, 0, error, sizeof(error)) == 0);
+	assert(flight_snapshot(flight, &waiters[0], -EBADF, false, 0, "test", error, sizeof(error)) == 0);
 	assert(session.wakes == 1 && flight_pending(flight) == 1);
 	assert(flight_has_waiter(flight, &waiters[0]));
 	flight_progress(flight);
@@ -210,11 +210,11 @@ int main(void)
 	/* Stopping: jobs wait for the final drain; the queue holds SNAPSHOTS_PENDING_MAX. */
 	session.phase = MODE_STOPPING;
 	for (unsigned i = 1; i <= SNAPSHOTS_PENDING_MAX; i++)
-		assert(flight_snapshot(flight, &waiters[i], -EBADF, false, 0, error,
+		assert(flight_snapshot(flight, &waiters[i], -EBADF, false, 0, "test", error,
 				       sizeof(error)) == 0);
 	flight_progress(flight);
 	assert(flight_pending(flight) == SNAPSHOTS_PENDING_MAX);
-	r = flight_snapshot(flight, &waiters[0], -EBADF, false, 0, error, sizeof(error));
+	r = flight_snapshot(flight, &waiters[0], -EBADF, false, 0, "test", error, sizeof(error));
 	assert(r == -EBUSY && strstr(error, "snapshots in progress already"));
 	/* A client that went away: its snapshot is still written, never reported. */
 	flight_forget_waiter(flight, &waiters[1]);

@@ -2,6 +2,7 @@
 /* The parsers behind the instance module: per-CPU stats and header_page. */
 #undef NDEBUG
 #include <assert.h>
+#include <string.h>
 #include <errno.h>
 #include <stdio.h>
 
@@ -28,6 +29,19 @@ int main(void)
 
 	assert(subbuf_size_from_header_page(header_16k, &size) == 0 && size == 16384);
 	assert(subbuf_size_from_header_page("\tfield: u64 timestamp;\n", &size) == -EINVAL);
+
+	/* A gone task's name, as saved_cmdlines keeps it. */
+	{
+		char comm[17];
+
+		assert(saved_cmdlines_find("1 systemd\n412 python3\n4120 kworker/0:1\n", 412, comm,
+					   sizeof(comm)) == 0 && strcmp(comm, "python3") == 0);
+		assert(saved_cmdlines_find("4120 kworker/0:1", 4120, comm, sizeof(comm)) == 0 &&
+		       strcmp(comm, "kworker/0:1") == 0);
+		assert(saved_cmdlines_find("412 python3\n", 41, comm, sizeof(comm)) == -ENOENT);
+		assert(saved_cmdlines_find("412\n412python3\n", 412, comm, sizeof(comm)) == -ENOENT);
+		assert(saved_cmdlines_find("", 1, comm, sizeof(comm)) == -ENOENT);
+	}
 
 	printf("instance-parse: all tests passed\n");
 	return 0;
