@@ -268,7 +268,9 @@ static int function_refused(struct instance *i, bool notrace, const char *glob, 
 /*
  * A module command the kernel took without a match (a module not loaded, or
  * none of its functions traceable) leaves the filter empty, which traces
- * every function: refused instead, naming the glob.
+ * every function: refused instead, naming the glob. The file then lists no
+ * function: only "#### all functions enabled ####", or (6.1, in an
+ * instance) the command cached for when the module loads, "*:mod:NAME".
  */
 static int check_filter_took(struct instance *i, char **globs, unsigned n, char *error,
 			     size_t n_error)
@@ -282,8 +284,11 @@ static int check_filter_took(struct instance *i, char **globs, unsigned n, char 
 	if (!mod)
 		return 0;
 	text = tracefs_instance_file_read(i->tfs, "set_ftrace_filter", NULL);
-	if (text && !strstr(text, "all functions enabled"))
-		return 0;
+	for (const char *line = text ?: "", *end; *line; line = *end ? end + 1 : end) {
+		end = line + strcspn(line, "\n");
+		if (end > line && line[0] != '#' && !memmem(line, (size_t)(end - line), ":mod:", 5))
+			return 0; /* a function */
+	}
 	snprintf(error, n_error, "-l '%s' matches no function this kernel can trace (is the "
 		 "module loaded?): it would trace every function", mod);
 	return -EINVAL;

@@ -175,19 +175,25 @@ def function_tracer_kprobe_and_refusals(series):
     function_graph only there, 6.12's instances have no set_graph_function):
     refused, naming --top-level, which leases it. So is the persistent flight
     backend on a kernel booted without a reservation (6.1 cannot have one). On 6.1,
-    --module limits the function tracer to a module's functions (crc7, Debian's own
-    module for that kernel, loaded first)."""
-    module = glob.glob("/lib/modules/%s*/kernel/lib/crc7.ko" % series) if series == "6.1" else []
+    --module limits the function tracer to a module's functions (nls_cp437, Debian's own
+    module for that kernel, loaded first; crc7, tried before, has no traceable function
+    in Debian's build: no __mcount_loc), and a module none of whose functions can be
+    traced is refused."""
+    module = glob.glob("/lib/modules/%s*/kernel/fs/nls/nls_cp437.ko" % series) \
+        if series == "6.1" else []
     r = boot(r"""
 set -e
-if [ -f /lib/crc7.ko ]; then
-    insmod /lib/crc7.ko
+if [ -f /lib/nls_cp437.ko ]; then
+    insmod /lib/nls_cp437.ko
     : > /tmp/modfilter
-    ftracectl record --quiet -p function --module crc7 -o /tmp/mod.dat -- \
-        sh -c 'cat /sys/kernel/tracing/instances/ftraced*/set_ftrace_filter > /tmp/modfilter' \
-        2> /tmp/mod.err || true
+    # The session's instance, not the clock anchor's (ftraced-TAG-0, no function tracer).
+    ftracectl record --quiet -p function --module nls_cp437 -o /tmp/mod.dat -- \
+        sh -c 'for f in /sys/kernel/tracing/instances/ftraced-*-[1-9]*/set_ftrace_filter; do
+                   cat "$f"; done > /tmp/modfilter'
     emit modfilter /tmp/modfilter
-    emit mod.err /tmp/mod.err
+    ftracectl record --quiet -p function --module no_such_module -o /tmp/nomod.dat -- true \
+        2> /tmp/nomod.err || true
+    emit nomod.err /tmp/nomod.err
 fi
 ftracectl record --quiet -p function -l 'vfs_*' -o /tmp/fn.dat -- cat /proc/version
 emit fn.dat /tmp/fn.dat
@@ -215,18 +221,16 @@ left_instances
 emit left /tmp/left
 cat /sys/kernel/tracing/saved_cmdlines_size > /tmp/cmdlines
 emit cmdlines /tmp/cmdlines
-""", series=series, files={module[0]: "/lib/crc7.ko"} if module else None)
+""", series=series, files={module[0]: "/lib/nls_cp437.ko"} if module else None)
     if module:
-        # Only the module's functions: set_ftrace_filter lists each as "NAME [crc7]". Where
-        # the kernel matched none of them (6.1 in an instance, as seen here), the record is
-        # refused rather than run with an empty filter, which traces every function.
+        # Only the module's functions: set_ftrace_filter lists each as "NAME [nls_cp437]".
         filt = r.files["modfilter"].decode().split()
-        err = r.files["mod.err"].decode()
-        if "matches no function" in err:
-            assert filt == [], filt[:20]
-        else:
-            assert "crc7_be" in filt and filt.count("[crc7]") == len(filt) // 2, (filt[:20],
-                                                                                  err)
+        assert "uni2char" in filt and "char2uni" in filt, filt[:20]
+        assert filt.count("[nls_cp437]") == len(filt) // 2, filt[:20]
+        # A module with no function to trace: refused, not run with an empty filter
+        # (which traces every function).
+        err = r.files["nomod.err"].decode()
+        assert "matches no function" in err and "no_such_module" in err, err
     # 6.1 keeps 128 task names by default; the daemon raised it at start (saved-cmdlines;
     # the kernel rounds up to fill the pages it allocates).
     assert int(r.files["cmdlines"]) >= 8192, r.files["cmdlines"]
