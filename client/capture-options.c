@@ -86,10 +86,6 @@ static const struct foreign_option foreign_options[] = {
 	  "the command's output is its own: redirect it in a shell" },
 	{ OPT_FOREIGN_VERBOSE, "--verbose", "set trace-cmd's log level",
 	  "the daemon's log is in its journal (journalctl -u ftraced)" },
-	{ 'm', "-m", "keep at most SIZE KiB per CPU, the most recent",
-	  "not in ftracectl yet: a flight recorder keeps the most recent events "
-	  "(ftracectl create NAME --mode flight --flight-size SIZE, then ftracectl snapshot "
-	  "NAME)" },
 };
 
 /**
@@ -155,6 +151,27 @@ int capture_finish(const char *command, struct ctl_builder *b, const struct capt
 		ctl_put_string(b, FTRACED_ATTR_FTRACE_FILTER, glob);
 	}
 	return 0;
+}
+
+/*
+ * -m SIZE: KiB per CPU, as trace-cmd's. The least is one sub-buffer, which
+ * only the daemon knows (it says so); FTRACED_KEEP_KB_MAX keeps it a size.
+ */
+static int keep_option(const char *command, const char *arg, struct ctl_builder *b)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < 1 || v > FTRACED_KEEP_KB_MAX) {
+		print_error(command, "invalid -m SIZE '%s': KiB of trace data per CPU, a whole "
+			    "number from 1 (at least one sub-buffer) to %llu", arg,
+			    (unsigned long long)FTRACED_KEEP_KB_MAX);
+		return -EINVAL;
+	}
+	ctl_put_u64(b, FTRACED_ATTR_KEEP_KB, (uint64_t)v);
+	return 1;
 }
 
 /**
@@ -399,6 +416,17 @@ int capture_option(const char *command, int c, const char *arg, struct ctl_build
 			return -EINVAL;
 		ctl_put_u32(b, FTRACED_ATTR_READ_INTERVAL_US, (uint32_t)v);
 		return 1;
+	case 'm':
+		/*
+		 * trace-cmd's meaning: at most SIZE KiB per CPU, the most recent.
+		 * A session that keeps the most recent data is a flight recorder.
+		 */
+		if (strcmp(command, "record") != 0) {
+			print_error(command, "-m keeps the most recent data of a record; a session "
+				    "keeps it as a flight recorder: --mode flight --flight-size SIZE");
+			return -EINVAL;
+		}
+		return keep_option(command, arg, b);
 	case OPT_LEVEL:
 		if (parse_long(command, "zstd level", arg, -100, 100, &v) < 0)
 			return -EINVAL;

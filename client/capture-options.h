@@ -45,7 +45,7 @@ enum {
  * and what to use instead (capture_foreign_option()), so that none can
  * ever mean something else here.
  */
-#define CAPTURE_SHORT_OPTIONS "e:f:R:ab:C:TiP:cp:l:n:g:r:O:M:vs:" "dDSN:V:A:tB:kGH:m:"
+#define CAPTURE_SHORT_OPTIONS "e:f:R:ab:C:TiP:cp:l:n:g:r:O:M:vs:m:" "dDSN:V:A:tB:kGH:"
 #define CAPTURE_LONG_OPTIONS \
 	{ "event", required_argument, NULL, 'e' }, \
 	{ "event-filter", required_argument, NULL, 'f' }, \

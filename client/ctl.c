@@ -594,6 +594,11 @@ json_t *session_json(const struct session_info *s)
 	}
 	if (s->mode == FTRACED_MODE_FLIGHT)
 		flight_json(o, s);
+	if (s->keep_kb) {
+		json_put_u64(o, "keep_kb", s->keep_kb);
+		json_put_u64(o, "kept_raw_bytes", s->history_raw_bytes);
+		json_put_u64(o, "evicted_raw_bytes", s->evicted_raw_bytes);
+	}
 	json_put(o, "events", events_json(s, false));
 	if (s->n_skipped)
 		json_put(o, "skipped_events", events_json(s, true));

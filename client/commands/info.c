@@ -119,6 +119,26 @@ static void put_origin(const struct v7_reader *r, json_t *json)
 		printf("taken for:   %s\n", cause);
 }
 
+/*
+ * record -m: the raw bytes of older data @cpu dropped, in its statistics at
+ * the end of the file ("CPU: N" alone). Return: 0 if it says none.
+ */
+static uint64_t evicted_bytes(const struct v7_reader *r, uint32_t cpu)
+{
+	char head[32];
+
+	snprintf(head, sizeof(head), "CPU: %u\n", cpu);
+	for (size_t i = 0; i < v7_reader_n_cpustat(r); i++) {
+		const char *t = v7_reader_cpustat(r, i), *p;
+
+		if (!t || strncmp(t, head, strlen(head)) != 0)
+			continue;
+		p = strstr(t, "\nftraced-evicted-bytes: ");
+		return p ? strtoull(p + strlen("\nftraced-evicted-bytes: "), NULL, 10) : 0;
+	}
+	return 0;
+}
+
 static int open_file(const char *command, const char *path, int *ret_fd, struct v7_reader **ret,
 		     char *problem, size_t n_problem)
 {
@@ -244,25 +264,35 @@ static json_t *cpu_json(struct v7_reader *r, const struct v7_reader_cpu *cpu,
 	if (complete_from(r, cpu->cpu, &from_ts, &dropped)) {
 		json_put_u64(c, "complete_from_ts", from_ts);
 		json_put_bool(c, "older_data_dropped", dropped);
+		json_put_u64(c, "evicted_raw_bytes", evicted_bytes(r, cpu->cpu));
 	}
 	return c;
 }
 
-/* A flight recorder snapshot: from when each CPU's data is complete. */
+/*
+ * A flight recorder snapshot, or a record -m: from when each CPU's data is
+ * complete, and (record -m) how much older data it dropped.
+ */
 static void print_complete_from(struct v7_reader *r, size_t n_cpus)
 {
 	for (size_t i = 0; i < n_cpus; i++) {
 		const struct v7_reader_cpu *cpu = v7_reader_cpu(r, i);
-		uint64_t from_ts = 0;
+		uint64_t from_ts = 0, evicted = evicted_bytes(r, cpu->cpu);
 		bool dropped = false;
+		char size[32], what[64] = " (older data was dropped)";
 
 		if (!complete_from(r, cpu->cpu, &from_ts, &dropped))
 			continue;
 		if (i == 0)
-			printf("\nFlight recorder snapshot: each CPU's data is complete from\n");
+			printf("\nFlight recorder snapshot or record -m: each CPU's data is complete "
+			       "from\n");
+		if (evicted) {
+			print_size(size, sizeof(size), evicted);
+			snprintf(what, sizeof(what), " (older data was dropped: %s)", size);
+		}
 		if (from_ts)
 			printf("  CPU %u: %.6f%s\n", cpu->cpu, (double)from_ts / 1e9,
-			       dropped ? " (older data was dropped)" : "");
+			       dropped ? what : "");
 		else
 			printf("  CPU %u: the start of capture\n", cpu->cpu);
 	}

@@ -62,6 +62,17 @@ static void print_continuous(const struct session_info *s)
 	print_limit("keep free:", s->keep_free || s->keep_free_percent, b);
 }
 
+/* record -m: what its rings hold, and the older data they dropped. */
+static void print_keep(const struct session_info *s)
+{
+	char a[32], b[32];
+
+	print_size(a, sizeof(a), s->history_raw_bytes);
+	print_size(b, sizeof(b), s->evicted_raw_bytes);
+	printf("  kept (-m):    at most %llu KiB per CPU, the most recent: %s of trace kept, "
+	       "%s older dropped\n", (unsigned long long)s->keep_kb, a, b);
+}
+
 static void print_flight(const struct session_info *s)
 {
 	char a[32], b[32], c[32], path[2 * sizeof(s->directory)];
@@ -277,6 +288,8 @@ int cmd_status(const struct client_options *o, int argc, char *argv[])
 			print_continuous(s);
 		if (s->mode == FTRACED_MODE_FLIGHT)
 			print_flight(s);
+		if (s->keep_kb)
+			print_keep(s);
 		if (s->error < 0)
 			printf("  error:        %s\n", s->message);
 		if (s->warning[0])

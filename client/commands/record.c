@@ -53,6 +53,13 @@ static void record_help(void)
 	       "Record kernel events into a trace-cmd v7 file; with CMD, run it (as you, once\n"
 	       "tracing is on), record until it exits, and exit with its status.\n\n"
 	       CAPTURE_OPTIONS_HELP
+	       "  -m SIZE                keep at most SIZE KiB of trace data per CPU (compressed\n"
+	       "                         bytes with zstd), the most recent: older data is\n"
+	       "                         dropped while recording, in whole chunks (up to a\n"
+	       "                         sixteenth of SIZE each), and the summary and the\n"
+	       "                         file's CPU statistics say how much; held in the\n"
+	       "                         daemon's memory, none on disk until the stop (at\n"
+	       "                         least one sub-buffer)\n"
 	       "  -F, --only-command     only events of CMD's process (with -c, and its children)\n"
 	       "      --proc-map         the memory maps of the processes traced (-P, and\n"
 	       "                         CMD with -F) in the file, as trace-cmd's PROCMAPS\n"
@@ -112,6 +119,13 @@ static void print_summary(FILE *out, const struct session_info *s, const char *o
 				(unsigned long long)(c->overrun + c->dropped));
 		}
 	}
+	if (s->keep_kb && !quiet) {
+		print_size(raw, sizeof(raw), s->evicted_raw_bytes);
+		print_size(file, sizeof(file), s->history_raw_bytes);
+		fprintf(out, "Kept the most recent %s of ring-buffer data, at most %llu KiB per CPU "
+			"(-m); %s older was dropped.\n", file, (unsigned long long)s->keep_kb,
+			raw);
+	}
 	if (s->discarded > 0)
 		fprintf(stderr, "ftracectl record: %llu events were read but could not be stored "
 			"(see the error below)\n", (unsigned long long)s->discarded);
@@ -119,7 +133,8 @@ static void print_summary(FILE *out, const struct session_info *s, const char *o
 		fprintf(stderr, "ftracectl record: warning: the kernel lost %llu events; use a larger "
 			"buffer (-b) or fewer events\n", (unsigned long long)(lost - s->discarded));
 	else if (!quiet && !s->warning[0] && s->discarded == 0)
-		fprintf(out, "No events lost.\n");
+		fprintf(out, s->evicted_raw_bytes ? "No events lost but those -m dropped.\n" :
+			"No events lost.\n");
 }
 
 struct record_args {

@@ -434,7 +434,45 @@ uint64_t session_config_memory(const struct session_config *c, unsigned n_cpus)
 	if (c->mode == FTRACED_MODE_FLIGHT && c->backend == FTRACED_FLIGHT_KERNEL)
 		ring_kb += c->buffer_kb;
 
-	return ring_kb * 1024 * n_cpus + (c->backend == FTRACED_FLIGHT_MEMORY ? c->flight_size : 0);
+	return ring_kb * 1024 * n_cpus + (c->backend == FTRACED_FLIGHT_MEMORY ? c->flight_size : 0) +
+	       c->keep_size * n_cpus;
+}
+
+/*
+ * record -m: what each CPU keeps, the most recent, lives in the daemon's
+ * memory until the stop (a chunk ring, as a flight recorder's history), so
+ * all CPUs together are held to what a flight recorder may take. That one
+ * sub-buffer fits is checked once the kernel says its size
+ * (session_setup_files()).
+ */
+static int keep_option(const struct ctl_request *req, unsigned n_cpus, uint64_t avail_kb,
+		       struct session_config *c, char *error, size_t n_error)
+{
+	uint64_t avail = avail_kb * 1024;
+
+	if (!ctl_request_has(req, FTRACED_ATTR_KEEP_KB))
+		return 0;
+	if (c->mode != FTRACED_MODE_RECORD) {
+		snprintf(error, n_error, "-m keeps the most recent data of a record; a session "
+			 "keeps it with --mode flight --flight-size SIZE");
+		return -EINVAL;
+	}
+	if (req->keep_kb == 0 || req->keep_kb > FTRACED_KEEP_KB_MAX) {
+		snprintf(error, n_error, "-m %" PRIu64 " is no size: KiB per CPU, from one "
+			 "sub-buffer up to %" PRIu64 " (FTRACED_KEEP_KB_MAX)", req->keep_kb,
+			 FTRACED_KEEP_KB_MAX);
+		return -EINVAL;
+	}
+	/* At most FTRACED_KEEP_KB_MAX: no overflow below. */
+	c->keep_size = req->keep_kb * 1024;
+	if (avail > 0 && c->keep_size * n_cpus > avail / 100 * FLIGHT_MEM_PERCENT_MAX) {
+		snprintf(error, n_error, "-m %" PRIu64 " keeps up to %" PRIu64 " KiB on %u CPUs in "
+			 "the daemon's memory, over %u%% of available memory (%" PRIu64 " KiB)",
+			 req->keep_kb, req->keep_kb * n_cpus, n_cpus, FLIGHT_MEM_PERCENT_MAX,
+			 avail_kb);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /*
@@ -568,6 +606,9 @@ int session_config_from_request(const struct ctl_request *req, uid_t owner, unsi
 		c.buffer_kb = req->buffer_kb ?: default_buffer_kb(n_cpus, mem->available_kb);
 	c.subbuf_kb = req->subbuf_kb;
 	c.n_triggers = req->n_triggers;
+	r = keep_option(req, n_cpus, mem->available_kb, &c, error, n_error);
+	if (r < 0)
+		return r;
 	r = check_memory_limit(&c, n_cpus, mem, error, n_error);
 	if (r < 0)
 		return r;

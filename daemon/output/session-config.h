@@ -49,6 +49,8 @@ struct session_config {
 	char *cpumask;         /* -M: tracing_cpumask; NULL: every CPU */
 	bool no_filter;        /* --no-filter: the daemon's own threads are traced too */
 	bool top_level;        /* --top-level: captures in the top-level buffer, leased */
+	uint64_t keep_size;    /* record -m: bytes of trace data kept per CPU, the most
+				* recent, in a chunk ring instead of a spool; 0: all of it */
 
 	/* continuous */
 	uint64_t segment_size; /* 0: by time only */

@@ -104,6 +104,10 @@ struct session {
 	bool gap_in_next_file;          /* ... not yet said in a file */
 
 	struct flight *flight;          /* flight recorders only */
+	/* record -m, once its rings are collected at the stop */
+	uint64_t kept_raw;              /* raw sub-buffer bytes the file keeps */
+	uint64_t kept_bytes;            /* memory they took (chunk headers and data) */
+	uint64_t evicted_raw;           /* raw sub-buffer bytes dropped, older than those */
 };
 
 /* Messages of the scope are about @s (journal fields SESSION= and INSTANCE=). */

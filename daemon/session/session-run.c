@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/capture/capture.h"
+#include "daemon/capture/chunk-ring.h"
 #include "daemon/flight/flight.h"
 #include "daemon/session/session-internal.h"
 #include "lib/time-util.h"
@@ -119,8 +121,75 @@ int session_begin_running(struct session *s)
 static int start_failed(struct session *s, int r)
 {
 	stream_set_release(&s->cpus, true);
+	stream_set_rings_free(&s->cpus);
 	s->current = segment_free(s->current);
 	return r;
+}
+
+/*
+ * record -m: each CPU's chunks go into a ring that keeps the newest
+ * keep_size bytes (chunk headers counted, so the data is less), evicting
+ * the oldest whole chunks, as a memory flight recorder's history does. No
+ * spool: disk and memory stay bounded however long the record runs. The
+ * file is a snapshot of the rings at the stop (session_all_drained()).
+ * A crash loses what the rings held, as it does a flight recorder's.
+ */
+static int open_keep_segment(struct session *s)
+{
+	char stamp[32], target[PUBLISH_NAME_MAX + FTRACED_NAME_MAX + 16];
+	char origin[FTRACED_NAME_MAX + 128];
+	int r;
+
+	r = stream_set_rings_new(&s->cpus, s->config.keep_size);
+	if (r < 0)
+		return r;
+	publish_utc_stamp(stamp, sizeof(stamp));
+	snprintf(target, sizeof(target), "%s-%s.dat", s->name, stamp);
+	r = segment_new_snapshot(&s->segment_env, s->next_seq++, target,
+				 &(struct snapshot_window){}, &s->current);
+	if (r < 0) {
+		stream_set_rings_free(&s->cpus);
+		return r;
+	}
+	snprintf(origin, sizeof(origin), "ftraced-origin: session '%s' (record, the most recent "
+		 "%" PRIu64 " KiB per CPU)\nftraced-cause: ftracectl record by uid %u\n", s->name,
+		 s->config.keep_size / 1024, (unsigned)s->owner);
+	if (segment_set_origin(s->current, origin) < 0)
+		log_warning("Session '%s': out of memory saying the file's origin in it", s->name);
+	return 0;
+}
+
+/*
+ * record -m at the end of the drain: what each CPU's ring holds becomes
+ * the file's data, the CPU statistics saying how much older data was
+ * dropped (ftraced-evicted-bytes, raw sub-buffer bytes); the rings go, the
+ * chunks now the segment's, and their totals stay for status.
+ */
+static int collect_kept(struct session *s)
+{
+	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
+		struct cpu_stream *cs = &s->cpus.cpus[cpu];
+		struct chunk_ring_stats st;
+		struct chunk_list l = {};
+		char *text = NULL;
+		int r;
+
+		chunk_ring_stats(cs->ring, &st);
+		r = chunk_ring_collect(cs->ring, &l);
+		if (r < 0)
+			return r;
+		s->kept_raw += l.raw_bytes;
+		s->kept_bytes += l.bytes;
+		s->evicted_raw += st.evicted_raw_bytes;
+		segment_set_chunks(s->current, cpu, &l, st.evicted_chunks > 0);
+		if (st.evicted_chunks > 0 &&
+		    asprintf(&text, "%sftraced-evicted-bytes: %" PRIu64 "\n",
+			     cs->cut_text ?: "", st.evicted_raw_bytes) >= 0) {
+			free(cs->cut_text);
+			cs->cut_text = text;
+		}
+	}
+	return 0;
 }
 
 /**
@@ -153,21 +222,25 @@ int session_start(struct session *s)
 			log_warning_errno(r, "Session '%s': cannot empty the ring of the last run, "
 					  "its rest goes into this one: %m", s->name);
 	}
-	r = session_open_segment(s, &s->current);
+	r = s->config.keep_size ? open_keep_segment(s) : session_open_segment(s, &s->current);
 	if (r < 0) {
-		session_set_error(s, r, "cannot create spool files in the state directory: %s",
+		session_set_error(s, r, s->config.keep_size ? "cannot keep -m's data: %s" :
+				  "cannot create spool files in the state directory: %s",
 				  strerror(-r));
 		return r;
 	}
 	/* A file on disk is written as the capture goes, so that the stop only finishes it. */
-	if (s->config.mode == FTRACED_MODE_RECORD && s->config.zstd && s->out_fd >= 0) {
+	if (s->config.mode == FTRACED_MODE_RECORD && s->config.zstd && s->out_fd >= 0 &&
+	    !s->config.keep_size) {
 		r = segment_mirror_into(s->current, s->out_fd);
 		if (r < 0)
 			log_debug_errno(r, "Session '%s': the output is written at the stop, from "
 					"the spool: %m", s->name);
 	}
 	session_stream_params(s, &params);
-	r = stream_set_open(&s->cpus, s->instance, &params, s->current, error, sizeof(error));
+	/* Without a segment's spools, the streams push into the CPUs' rings. */
+	r = stream_set_open(&s->cpus, s->instance, &params,
+			    s->config.keep_size ? NULL : s->current, error, sizeof(error));
 	if (r < 0) {
 		session_set_error(s, r, "%s", error);
 		return start_failed(s, r);
@@ -283,6 +356,9 @@ void session_all_drained(struct session *s)
 		flight_drained(s->flight);
 		return;
 	}
+	r = s->config.keep_size ? collect_kept(s) : 0;
+	if (r < 0)
+		session_set_error(s, r, "cannot collect -m's data: %s", strerror(-r));
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
 		struct cpu_stream *cs = &s->cpus.cpus[cpu];
 		struct capture_counters c;
@@ -300,6 +376,7 @@ void session_all_drained(struct session *s)
 	s->gap_in_next_file = false;
 	/* The trace_pipe_raw fds must close before the instance can go. */
 	stream_set_release(&s->cpus, true);
+	stream_set_rings_free(&s->cpus); /* record -m: its chunks are the segment's now */
 	if (s->config.mode == FTRACED_MODE_RECORD) {
 		/*
 		 * The instance goes once the file is written (segment_published()):

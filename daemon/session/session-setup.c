@@ -704,6 +704,17 @@ int session_setup_files(struct session *s, char *error, size_t n_error)
 		.zstd = s->config.zstd,
 		.level = s->config.level,
 	};
+	/*
+	 * record -m: a CPU's ring evicts whole chunks, and its chunks are
+	 * whole sub-buffers (at least one), so the least it can keep is one.
+	 */
+	if (s->config.keep_size && s->config.keep_size < s->imeta.subbuf_size) {
+		snprintf(error, n_error, "-m %" PRIu64 " is less than one sub-buffer: the least a "
+			 "CPU can keep is one sub-buffer, %" PRIu32 " KiB here (--subbuf-kb); use "
+			 "-m %" PRIu32 " or more", s->config.keep_size / 1024,
+			 s->imeta.subbuf_size / 1024, s->imeta.subbuf_size / 1024);
+		return -EINVAL;
+	}
 	if (s->config.mode != FTRACED_MODE_RECORD) {
 		r = session_open_dir(s, error, n_error);
 		if (r < 0)

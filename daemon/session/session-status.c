@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdio.h>
 
+#include "daemon/capture/chunk-ring.h"
 #include "daemon/flight/flight.h"
 #include "daemon/session/session-internal.h"
 #include "lib/ctl/ctl-proto.h"
@@ -92,6 +93,32 @@ static void describe_cpu(struct session *s, unsigned cpu, struct ctl_builder *b)
 	ctl_put_cpu_stats(b, FTRACED_ATTR_CPU_SEGMENT, &seg);
 }
 
+/*
+ * record -m: what its rings hold and have dropped (the flight recorder's
+ * attributes); once they are collected at the stop, what the file keeps.
+ */
+static void describe_keep(const struct session *s, struct ctl_builder *b)
+{
+	uint64_t raw = s->kept_raw, bytes = s->kept_bytes, evicted = s->evicted_raw;
+
+	if (!s->config.keep_size)
+		return;
+	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
+		struct chunk_ring_stats st;
+
+		if (!s->cpus.cpus[cpu].ring)
+			continue;
+		chunk_ring_stats(s->cpus.cpus[cpu].ring, &st);
+		raw += st.raw_bytes;
+		bytes += st.bytes;
+		evicted += st.evicted_raw_bytes;
+	}
+	ctl_put_u64(b, FTRACED_ATTR_KEEP_KB, s->config.keep_size / 1024);
+	ctl_put_u64(b, FTRACED_ATTR_HISTORY_RAW_BYTES, raw);
+	ctl_put_u64(b, FTRACED_ATTR_HISTORY_BYTES, bytes);
+	ctl_put_u64(b, FTRACED_ATTR_EVICTED_RAW_BYTES, evicted);
+}
+
 /* What the session did with files and triggers since it was created. */
 static void describe_counters(const struct session *s, struct ctl_builder *b)
 {
@@ -154,6 +181,7 @@ void session_describe(struct session *s, struct ctl_builder *b)
 		describe_cpu(s, cpu, b);
 	if (s->flight)
 		flight_describe(s->flight, s->start_usec, b);
+	describe_keep(s, b);
 	describe_counters(s, b);
 	for (unsigned cpu = 0; cpu < s->cpus.n_cpus; cpu++) {
 		const struct cpu_stream *cs = &s->cpus.cpus[cpu];

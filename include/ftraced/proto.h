@@ -75,6 +75,12 @@
 #define FTRACED_PROC_MAPS_MAX          32768u
 #define FTRACED_READ_INTERVAL_MIN_US   1000u
 #define FTRACED_READ_INTERVAL_MAX_US   3600000000u
+/*
+ * record -m: KiB of trace data kept per CPU. The daemon refuses less than
+ * one sub-buffer (known only once the instance is made) and more than its
+ * memory allows; this only keeps the number a size (1 TiB per CPU).
+ */
+#define FTRACED_KEEP_KB_MAX            (UINT64_C(1) << 30)
 #define FTRACED_OPTION_MAX             64u   /* one -O option name, "no" included */
 #define FTRACED_OPTIONS_PER_REQUEST_MAX 64u
 /* -M: hex digits and commas for 8192 CPUs (the kernel's NR_CPUS at most), with room. */
@@ -237,6 +243,9 @@ enum ftraced_attr {
 	 * record are in the memfd passed with the message (its last fd).
 	 */
 	FTRACED_ATTR_EVENT_LIST = 90,
+	/* capture option of RECORD (trace-cmd record -m) */
+	FTRACED_ATTR_KEEP_KB = 91,      /* u64, 1..FTRACED_KEEP_KB_MAX: KiB of trace data kept per
+					   CPU, the most recent; older data is dropped */
 	_FTRACED_ATTR_MAX,
 };
 /* Requests' attribute sets are two u64 bitmaps (lib/ctl/ctl-proto.h). */

@@ -296,7 +296,7 @@ int ctl_attr_string(const struct ctl_attr *a, size_t max, char *ret)
 #define FLIGHT_ATTRS(M) (M(FTRACED_ATTR_FLIGHT_BACKEND) | M(FTRACED_ATTR_FLIGHT_SIZE) | \
 			 M(FTRACED_ATTR_TRIGGER) | M(FTRACED_ATTR_INSTANCE))
 #define RECORD_ATTRS(M) (CAPTURE_ATTRS(M) | M(FTRACED_ATTR_DURATION_MS) | \
-			 M(FTRACED_ATTR_PROC_MAP))
+			 M(FTRACED_ATTR_PROC_MAP) | M(FTRACED_ATTR_KEEP_KB))
 #define CREATE_ATTRS(M) (CAPTURE_ATTRS(M) | SEGMENT_ATTRS(M) | FLIGHT_ATTRS(M) | \
 			 M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_MODE))
 #define CREATE_REQUIRED(M) (M(FTRACED_ATTR_SESSION) | M(FTRACED_ATTR_MODE))
@@ -626,6 +626,9 @@ static int request_parse(const struct ctl_msg *m, struct ctl_request *req, uint1
 			r = ctl_attr_u32(&a, &req->proc_map);
 			if (r >= 0 && req->proc_map > 1)
 				r = -EBADMSG;
+			break;
+		case FTRACED_ATTR_KEEP_KB: /* its bounds: session_config_from_request() */
+			r = ctl_attr_u64(&a, &req->keep_kb);
 			break;
 		case FTRACED_ATTR_READ_INTERVAL_US:
 			r = ctl_attr_u32(&a, &req->read_interval_us);

@@ -100,6 +100,7 @@ struct ctl_request {
 	uint32_t rt_priority; /* 0: normal scheduling */
 	uint32_t read_interval_us; /* -s; 0: the watermark only */
 	uint32_t proc_map;         /* --proc-map */
+	uint64_t keep_kb;          /* record -m: KiB kept per CPU, the most recent; 0: all */
 	unsigned n_proc_maps;      /* STOP: PROCMAPS texts, offsets into text */
 	uint32_t proc_maps[FTRACED_PIDS_PER_REQUEST_MAX];
 	uint32_t ignore_missing;

@@ -230,6 +230,9 @@ static int decode_session(struct ctl_attr_iter *it, struct session_info *s, stru
 		case FTRACED_ATTR_EVICTED_RAW_BYTES:
 			r = ctl_attr_u64(&a, &s->evicted_raw_bytes);
 			break;
+		case FTRACED_ATTR_KEEP_KB:
+			r = ctl_attr_u64(&a, &s->keep_kb);
+			break;
 		case FTRACED_ATTR_SNAPSHOTS:
 			r = ctl_attr_u32(&a, &s->snapshots);
 			break;

@@ -56,7 +56,8 @@ struct session_info {
 	char history_from[WALL_TEXT_MAX]; /* UTC, "" if not said */
 	uint64_t history_raw_bytes;
 	uint64_t history_bytes;
-	uint64_t evicted_raw_bytes;
+	uint64_t evicted_raw_bytes;      /* flight, and record -m: older data dropped */
+	uint64_t keep_kb;                /* record -m: KiB kept per CPU; 0: all */
 	uint32_t snapshots;
 	char directory[FTRACED_PATH_MAX + 1];
 	char recovered[FTRACED_PATH_MAX + 1]; /* newest file recovered after a crash, in directory */

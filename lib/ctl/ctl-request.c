@@ -13,6 +13,7 @@
  * reply that refuses it. No I/O, no logging.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,10 @@ void ctl_attr_rule(uint16_t type, char *buf, size_t n)
 		break;
 	case FTRACED_ATTR_PROC_MAP:
 		snprintf(buf, n, "proc-map (0 or 1, record only)");
+		break;
+	case FTRACED_ATTR_KEEP_KB:
+		snprintf(buf, n, "kept size (-m: 1 to %" PRIu64 " KiB per CPU, record only)",
+			 FTRACED_KEEP_KB_MAX);
 		break;
 	case FTRACED_ATTR_READ_INTERVAL_US:
 		snprintf(buf, n, "read interval (-s: %u to %u microseconds)",

@@ -8,6 +8,7 @@ unless --no-filter. Every file is read back with trace-cmd and its events
 counted."""
 
 import grp
+import json
 import os
 import re
 import subprocess
@@ -18,7 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (CPUS, FTRACECTL, TRACING, Daemon, assert_complete_sequences, daemon,  # noqa: E402
-                     event_lines, loadgen, loadgen_result, markers, parse_markers, report,
+                     check_events, event_lines, loadgen, loadgen_result, markers, parse_markers, report,
                      run, wait_until)
 
 
@@ -226,7 +227,7 @@ FOREIGN = [["-d"], ["-D"], ["-S"], ["-G"], ["-H", "hook"], ["--profile"], ["--by
            ["--name", "agent"], ["--tsync-interval", "10"], ["--ts-offset", "5"],
            ["--tsc2nsec"], ["-B", "buf"], ["-k"], ["--temp", "/tmp"],
            ["--cmdlines-size", "4096"], ["--poll"], ["--file-version", "6"], ["--stderr"],
-           ["--verbose"], ["-m", "1024"]]
+           ["--verbose"]]
 
 
 def test_trace_cmd_options_named():
@@ -486,6 +487,79 @@ def test_proc_map_saves_the_maps_of_the_processes_traced():
                   check=False)
         assert r.returncode == 2 and "give them with -P PID, or a command with -F" in r.stderr
         assert d.ctl_json("list") == []
+
+
+KEEP_KB = 64
+
+
+def kept_record(d, out, compression, count):
+    """record -m KEEP_KB while COUNT numbered markers go to every CPU, many more than it
+    keeps; the live status says what was dropped before the stop. Returns what was
+    written per CPU and the record's summary."""
+    rec = d.record_background("-m", str(KEEP_KB), "--compression", compression,
+                              "-b", "16384", "-e", "ftrace:print", "-o", out)
+    s = d.wait_running()
+    written = markers(s["instance"], CPUS, count)
+    wait_until("status says older data was dropped",
+               lambda: d.ctl_json("status", s["name"]).get("evicted_raw_bytes", 0) > 0)
+    st = d.ctl_json("status", s["name"])
+    assert st["keep_kb"] == KEEP_KB and st["lost_events"] == 0, st
+    d.ctl("stop", s["name"])
+    stdout, stderr = rec.communicate(timeout=120)
+    assert rec.returncode == 0, stderr
+    return written, stdout
+
+
+def test_m_keeps_the_most_recent_size_per_cpu():
+    """-m SIZE, as trace-cmd's: the file holds at most SIZE KiB of trace data per CPU
+    (compressed with zstd, raw with --compression none), the most recent: on every CPU an
+    unbroken run of markers ending at the last one written, fewer than were written. The
+    summary, the live status and the file's CPU statistics say how much older data was
+    dropped."""
+    with daemon() as d:
+        for compression in ("zstd", "none"):
+            out = os.path.join(d.dir, "kept-%s.dat" % compression)
+            written, summary = kept_record(d, out, compression, 100000)
+            check_events(out)
+            seen = parse_markers(report(out))
+            for cpu, n in written.items():
+                got = seen.get(cpu, [])
+                assert 0 < len(got) < n, (compression, cpu, len(got), n)
+                assert got == list(range(n - len(got), n)), \
+                    (compression, cpu, got[:3], got[-3:], n)
+            info = json.loads(d.ctl("--json", "info", out).stdout)
+            for c in info["cpus"]:
+                assert 0 < c["bytes"] <= KEEP_KB * 1024, (compression, c)
+                assert c["older_data_dropped"] and c["evicted_raw_bytes"] > 0, (compression, c)
+            m = re.search(r"at most %d KiB per CPU \(-m\); (\S+ \S+) older was dropped"
+                          % KEEP_KB, summary)
+            assert m and m.group(1) != "0 B", summary
+            assert "No events lost.\n" not in summary, summary
+            stat = "\n".join(report(out, "--stat"))
+            evicted = re.findall(r"ftraced-evicted-bytes: (\d+)", stat)
+            assert len(evicted) == len(CPUS) and all(int(n) > 0 for n in evicted), stat
+
+
+def test_m_refuses_a_bad_size():
+    """-m SIZE that is no size, or less than one sub-buffer, is refused with the least it
+    takes, and nothing is recorded; create has no -m (a flight recorder keeps the most
+    recent)."""
+    with daemon() as d:
+        out = os.path.join(d.dir, "bad.dat")
+        for size in ("0", "junk", "-5", "64k", "99999999999999"):
+            r = d.ctl("record", "-m", size, "-e", "sched", "-o", out, check=False)
+            assert r.returncode == 2 and "invalid -m SIZE '%s'" % size in r.stderr, \
+                (size, r.returncode, r.stderr)
+        # A sub-buffer is a page at least: 1 KiB is less on every kernel. Only the daemon
+        # knows its size, and refuses as it refuses other requests (status 1).
+        r = d.ctl("record", "-m", "1", "-e", "sched", "-o", out, check=False)
+        m = re.search(r"-m 1 is less than one sub-buffer.*use -m (\d+) or more", r.stderr)
+        assert r.returncode == 1 and m, (r.returncode, r.stderr)
+        least = int(m.group(1))
+        assert least >= 4 and least & (least - 1) == 0, r.stderr
+        r = d.ctl("create", "kept", "-m", "64", "-e", "sched", check=False)
+        assert r.returncode == 2 and "--mode flight --flight-size" in r.stderr, r.stderr
+        assert not os.path.exists(out) and d.ctl_json("list") == []
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ static void test_record_roundtrip(void)
 	ctl_put_u32(&b, FTRACED_ATTR_LEVEL, (uint32_t)-3);
 	ctl_put_u64(&b, FTRACED_ATTR_DURATION_MS, 10000);
 	ctl_put_u32(&b, FTRACED_ATTR_RT_PRIORITY, 50);
+	ctl_put_u64(&b, FTRACED_ATTR_KEEP_KB, FTRACED_KEEP_KB_MAX);
 	n = finish();
 
 	assert(ctl_request_parse(b.buf, n, &req, NULL) == 0);
@@ -57,6 +58,7 @@ static void test_record_roundtrip(void)
 	assert(req.level == -3);
 	assert(req.duration_ms == 10000);
 	assert(req.rt_priority == 50);
+	assert(req.keep_kb == FTRACED_KEEP_KB_MAX);
 	assert(ctl_request_has(&req, FTRACED_ATTR_CLOCK));
 	assert(!ctl_request_has(&req, FTRACED_ATTR_SESSION));
 }
@@ -220,6 +222,12 @@ static void test_malformed_attrs(void)
 	ctl_builder_init(&b, FTRACED_MSG_RECORD);
 	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
 	ctl_put_u32(&b, FTRACED_ATTR_COMPRESSION, _FTRACED_COMPRESSION_MAX);
+	expect_reject(b.buf, finish(), -EBADMSG);
+	/* -m is a record's only (its bounds are the daemon's: test-session-config) */
+	ctl_builder_init(&b, FTRACED_MSG_CREATE);
+	ctl_put_string(&b, FTRACED_ATTR_SESSION, "kept");
+	ctl_put_string(&b, FTRACED_ATTR_EVENT, "sched");
+	ctl_put_u64(&b, FTRACED_ATTR_KEEP_KB, 64);
 	expect_reject(b.buf, finish(), -EBADMSG);
 	for (size_t i = 0; i < 2; i++) {
 		static const uint32_t bad_priorities[] = { 0, FTRACED_RT_PRIORITY_MAX + 1 };

@@ -260,6 +260,45 @@ static void test_memory_limit(void)
 	       -ENOMEM);
 }
 
+/*
+ * record -m: kept in memory per CPU, so counted by memory-limit and held,
+ * over all CPUs, to what a flight recorder may take of available memory.
+ */
+static void test_keep(void)
+{
+	struct ctl_request req = request(FTRACED_MSG_RECORD, FTRACED_MODE_RECORD);
+	uint64_t ring = (uint64_t)BUFFER_KB_DEFAULT * 1024 * CPUS;
+	struct memory_budget mem = { .available_kb = PLENTY_KB };
+	struct session_config c = {};
+
+	req.keep_kb = 64;
+	set(&req, FTRACED_ATTR_KEEP_KB);
+	assert(session_config_from_request(&req, 0, CPUS, &mem, &c, error, sizeof(error)) == 0);
+	assert(c.keep_size == 64 * 1024);
+	assert(session_config_memory(&c, CPUS) == ring + 64 * 1024 * CPUS);
+	session_config_done(&c);
+	mem.limit = ring + 64 * 1024 * CPUS - 1;
+	assert(session_config_from_request(&req, 0, CPUS, &mem, &c, error, sizeof(error)) ==
+	       -ENOMEM);
+	assert(strstr(error, "memory-limit in ftraced.conf"));
+
+	/* A large SIZE is refused by the memory there is, not by a number. */
+	req.keep_kb = FTRACED_KEEP_KB_MAX;
+	req.buffer_kb = 1024;
+	assert(build(&req, 0, 0, &c) == 0 && c.keep_size == FTRACED_KEEP_KB_MAX * 1024);
+	session_config_done(&c);
+	req.keep_kb = PLENTY_KB / CPUS / 8;
+	assert(build(&req, 0, PLENTY_KB, &c) == 0);
+	session_config_done(&c);
+	req.keep_kb = PLENTY_KB / CPUS / 2;
+	expect_refused(&req, 0, PLENTY_KB, -ENOMEM, "of available memory");
+	/* What no client of ours sends: the bounds are named. */
+	req.keep_kb = 0;
+	expect_refused(&req, 0, PLENTY_KB, -EINVAL, "FTRACED_KEEP_KB_MAX");
+	req.keep_kb = FTRACED_KEEP_KB_MAX + 1;
+	expect_refused(&req, 0, 0, -EINVAL, "FTRACED_KEEP_KB_MAX");
+}
+
 /* A request as the wire brings it: built, then parsed. */
 static struct ctl_request *wire(struct ctl_builder *b)
 {
@@ -367,6 +406,7 @@ int main(void)
 	test_continuous();
 	test_flight();
 	test_memory_limit();
+	test_keep();
 	test_tracer_and_probes();
 	return 0;
 }
