@@ -328,6 +328,22 @@ static int walk_slab(struct ring_keep *k, struct ring_slab *s, ring_keep_found_f
 	return n;
 }
 
+/* A directory stream on @fd (taken over: closed on failure too), from its start. */
+static DIR *dir_stream(int fd)
+{
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return NULL;
+	}
+	rewinddir(d);
+	return d;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -342,17 +358,10 @@ static int list_slabs(struct ring_keep *k, uint64_t **ret, size_t *ret_n)
 	struct dirent *de;
 	size_t n = 0, cap = 0;
 	DIR *d;
-	int fd;
 
-	fd = fcntl(k->dir_fd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0)
-		return negative_errno();
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -ENOMEM;
-	}
-	rewinddir(d);
+	d = dir_stream(fcntl(k->dir_fd, F_DUPFD_CLOEXEC, 3));
+	if (!d)
+		return errno > 0 ? -errno : -EIO;
 	while ((de = readdir(d))) {
 		uint64_t *more;
 
@@ -496,14 +505,11 @@ static void remove_dir(int hold_dir_fd, const char *dir_name)
 	DIR *d;
 	int fd;
 
-	fd = openat(hold_dir_fd, dir_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	d = dir_stream(openat(hold_dir_fd, dir_name,
+			      O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+	if (!d)
 		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
+	fd = dirfd(d);
 	while ((de = readdir(d)))
 		if (de->d_name[0] != '.')
 			(void)unlinkat(fd, de->d_name, 0);
@@ -538,17 +544,10 @@ void ring_keep_prune(int hold_dir_fd, bool (*wanted)(const char *session, void *
 	const size_t n = strlen(RING_KEEP_DIR_PREFIX);
 	struct dirent *de;
 	DIR *d;
-	int fd;
 
-	fd = fcntl(hold_dir_fd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0)
+	d = dir_stream(fcntl(hold_dir_fd, F_DUPFD_CLOEXEC, 3));
+	if (!d)
 		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
-	rewinddir(d);
 	while ((de = readdir(d)))
 		if (strncmp(de->d_name, RING_KEEP_DIR_PREFIX, n) == 0 &&
 		    !wanted(de->d_name + n, userdata))

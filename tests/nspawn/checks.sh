@@ -39,6 +39,18 @@ wait_session_running() {
     return 1
 }
 wait_keep_running() { wait_session_running keep; }
+# kill -9 of the daemon, and the unit's automatic restart waited for.
+kill9_and_wait_restart() {
+    local restarts
+    restarts=$(service NRestarts)
+    kill -9 "$(service MainPID)"
+    for _ in $(seq 150); do
+        [ "$(service NRestarts)" -gt "$restarts" ] && [ "$(service SubState)" = running ] &&
+            return 0
+        sleep 0.1
+    done
+    return 1
+}
 wait_session_gone() {
     for _ in $(seq 300); do
         ftracectl status "$1" >/dev/null 2>&1 || return 0
@@ -208,12 +220,7 @@ keep_markers k1
 systemctl restart ftraced.service
 check "after systemctl restart, the created session runs again" wait_keep_running
 keep_markers k2
-restarts=$(service NRestarts)
-kill -9 "$(service MainPID)"
-for _ in $(seq 150); do
-    [ "$(service NRestarts)" -gt "$restarts" ] && [ "$(service SubState)" = running ] && break
-    sleep 0.1
-done
+kill9_and_wait_restart
 check "after a kill -9 and the unit's restart, it runs again" wait_keep_running
 keep_markers k3
 check "the journal's SESSION= field names it" \
@@ -260,12 +267,7 @@ systemctl restart ftraced.service
 check "after systemctl restart, the flight recorder runs again" 'wait_session_running fl'
 check "... and took up its history" \
     'journalctl -b -u ftraced.service | grep -q "Session .fl.: took up the history"'
-restarts=$(service NRestarts)
-kill -9 "$(service MainPID)"
-for _ in $(seq 150); do
-    [ "$(service NRestarts)" -gt "$restarts" ] && [ "$(service SubState)" = running ] && break
-    sleep 0.1
-done
+kill9_and_wait_restart
 check "after a kill -9 and the unit's restart, the flight recorder runs again" \
     'wait_session_running fl'
 fl_markers f2
