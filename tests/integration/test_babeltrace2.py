@@ -62,7 +62,8 @@ def bt_events(path, plugin=True, *extra):
     for line in babeltrace2("--clock-seconds", *extra, path, plugin=plugin).stdout.splitlines():
         m = BT_LINE.match(line)
         assert m, "babeltrace2 printed: " + line
-        fields = dict(re.findall(r"(\w+) = (\"(?:[^\"\\\\]|\\\\.)*\"|[^,{}]+)", m.group(8) or ""))
+        # A string is quoted, its quotes and backslashes escaped, and may hold ", ".
+        fields = dict(re.findall(r'(\w+) = ("(?:[^"\\]|\\.)*"|[^,{}]+)', m.group(8) or ""))
         # Strings as their text: a marker's trailing newline (shown "\n") is not part of it.
         fields = {k: re.sub(r"\\n$", "", v.strip().strip('"')) for k, v in fields.items()}
         out.append((int(m.group(1)) * 10**9 + int(m.group(2)), int(m.group(5)), m.group(4),
