@@ -64,6 +64,7 @@ struct chunk *chunk_new(size_t size)
 	c->first_ts = c->last_ts = 0;
 	c->data = c->bytes;
 	c->slab = NULL;
+	c->resumed = false;
 	return c;
 }
 
