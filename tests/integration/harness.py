@@ -112,6 +112,15 @@ def our_instances():
                   if n.startswith(prefixes))
 
 
+def remove_holds(state):
+    """What a daemon keeps beyond its life (holds, flight histories) is in memory outside
+    its state directory, which names it (the "hold" link): removed with the state
+    directory, once no daemon of it runs."""
+    holds = os.path.join(state, "hold")
+    if os.path.islink(holds) and os.path.basename(os.readlink(holds)).startswith("ftraced-hold-"):
+        shutil.rmtree(os.readlink(holds), ignore_errors=True)
+
+
 def remove_instances_since(before):
     """Removes our instances that were not there in @before (after a failure)."""
     for name in set(our_instances()) - set(before):
@@ -265,12 +274,8 @@ class Daemon:
         stop_loadgens()
         note_raised_cmdlines(self.log_path)
         remove_instances_since(getattr(self, "instances_before", set()))
-        # What the daemon keeps beyond its life (holds, flight histories) is in memory
-        # outside the state directory: removed with a state directory of its own.
-        holds = os.path.join(self.state, "hold")
-        if self.state.startswith(self.dir + "/") and os.path.islink(holds) and \
-                os.path.basename(os.readlink(holds)).startswith("ftraced-hold-"):
-            shutil.rmtree(os.readlink(holds), ignore_errors=True)
+        if self.state.startswith(self.dir + "/"):
+            remove_holds(self.state)
         subprocess.run(["umount", "-q", self.state], capture_output=True)
         self.tmp.cleanup()
 

@@ -21,7 +21,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (FTRACED, FTRACECTL, assert_complete_sequences,  # noqa: E402
                      check_events, event_lines, fifo_reader, markers, our_instances,
-                     note_raised_cmdlines, own_state_dir, parse_markers, remove_instances_since,
+                     note_raised_cmdlines, own_state_dir, parse_markers, remove_holds,
+                     remove_instances_since,
                      report, run)
 
 WATCHDOG_USEC = 1000000
@@ -114,6 +115,7 @@ class Activated:
             self.proc.wait()
         note_raised_cmdlines(self.log_path)
         remove_instances_since(self.before)
+        remove_holds(os.path.join(self.dir, "state"))
         self.notify.close()
         self.tmp.cleanup()
 
