@@ -51,12 +51,12 @@ void flight_keep_rings(struct flight *f, bool resume)
 		}
 		resumed += (uint64_t)r;
 	}
-	if (resumed > 0)
-		snprintf(f->kept_gap, sizeof(f->kept_gap), "%s",
-			 f->host.ops->gap(f->host.session) ?: "the daemon restarted");
-	if (resumed > 0)
-		log_notice("Session '%s': took up the history the daemon kept before it stopped "
-			   "(%" PRIu64 " chunks); a gap follows it", f->host.name, resumed);
+	if (resumed == 0)
+		return;
+	snprintf(f->kept_gap, sizeof(f->kept_gap), "%s",
+		 f->host.ops->gap(f->host.session) ?: "the daemon restarted");
+	log_notice("Session '%s': took up the history the daemon kept before it stopped (%" PRIu64
+		   " chunks); a gap follows it", f->host.name, resumed);
 }
 
 /* The session's first start in this run takes up what the run before kept. */

@@ -351,7 +351,6 @@ bool flight_stop(struct flight *f)
 	return true;
 }
 
-/* Queues a snapshot; @out_fd is taken over. */
 /*
  * Why a snapshot is taken, said in the history itself at that moment: a
  * line in the session's own ring (ftrace:print), which trace-cmd report
@@ -371,6 +370,7 @@ static void mark_cause(struct flight *f, const char *cause)
 				f->host.name);
 }
 
+/* Queues a snapshot; @out_fd is taken over. */
 static int queue_snapshot(struct flight *f, void *waiter, int out_fd,
 			  const struct snapshot_window *window, struct trigger_slot *trigger,
 			  const char *cause)
