@@ -94,10 +94,13 @@ def note_raised_cmdlines(log_path):
         pass
 
 
-def ftraced_instances():
-    """Every ftraced-* instance in tracefs, ours or another daemon's."""
+def instances_of_tags(tags):
+    """The instances in tracefs of the daemons whose tags are @tags (hex), none else."""
+    prefixes = tuple("ftraced-%s-" % t for t in tags if t)
+    if not prefixes:
+        return []
     return sorted(n for n in os.listdir(os.path.join(TRACING, "instances"))
-                  if n.startswith("ftraced-"))
+                  if n.startswith(prefixes))
 
 
 def our_instances():
@@ -105,11 +108,7 @@ def our_instances():
     for path, tag in STATE_DIR_TAGS.items():
         if tag is None:
             STATE_DIR_TAGS[path] = instance_tag(path)
-    prefixes = tuple("ftraced-%s-" % t for t in STATE_DIR_TAGS.values() if t)
-    if not prefixes:
-        return []
-    return sorted(n for n in os.listdir(os.path.join(TRACING, "instances"))
-                  if n.startswith(prefixes))
+    return instances_of_tags(STATE_DIR_TAGS.values())
 
 
 def remove_holds(state):

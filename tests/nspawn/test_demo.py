@@ -21,7 +21,7 @@ from test_nspawn import CACHE, copy_tree, skip_unless_possible
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from harness import (check_events, event_lines, ftraced_instances, instance_tag,  # noqa: E402
+from harness import (check_events, event_lines, instance_tag, instances_of_tags,  # noqa: E402
                      report, TRACING)
 
 DEMO_TIMEOUT = 1500
@@ -52,7 +52,7 @@ def remove_demo_instances(root):
     tag = instance_tag(os.path.join(root, DEMO_STATE))
     if not tag:
         return []
-    left = [n for n in ftraced_instances() if n.startswith("ftraced-%s-" % tag)]
+    left = instances_of_tags([tag])
     for name in left:
         try:
             os.rmdir(os.path.join(TRACING, "instances", name))

@@ -169,6 +169,18 @@ def written_counts(results, prefix):
     return written
 
 
+def assert_every_marker(results, prefix, tags, count, files):
+    """Each tag's markers (@count a CPU, as the loadgen reports PREFIX-TAG-CPU.txt say)
+    are in @files once each, in order."""
+    for tag in tags:
+        written = written_counts(results, prefix + "-" + tag)
+        assert written and all(n == count for n in written.values()), (tag, written)
+        got = count_markers(files, tag=tag)["generators"]
+        for cpu, n in written.items():
+            g = got[str(cpu)]
+            assert (g["distinct"], g["duplicates"], g["in_order"]) == (n, 0, True), (tag, cpu, g)
+
+
 def verify(results):
     """The host's view of the files checks.sh left."""
     written = written_counts(results, "written")
@@ -218,13 +230,7 @@ def verify(results):
     keep_dir = os.path.join(results, "keep")
     keep = sorted(os.path.join(keep_dir, n) for n in os.listdir(keep_dir))
     gaps = []
-    for tag in ("k1", "k2", "k3", "k4"):
-        written = written_counts(results, "keep-" + tag)
-        assert written and all(n == 5000 for n in written.values()), (tag, written)
-        got = count_markers(keep, tag=tag)["generators"]
-        for cpu, n in written.items():
-            g = got[str(cpu)]
-            assert (g["distinct"], g["duplicates"], g["in_order"]) == (n, 0, True), (tag, cpu, g)
+    assert_every_marker(results, "keep", ("k1", "k2", "k3", "k4"), 5000, keep)
     for path in keep:
         dump = subprocess.run(["trace-cmd", "dump", "--options", path], capture_output=True,
                               text=True).stdout
@@ -239,13 +245,7 @@ def verify(results):
 
     fl = os.path.join(results, "fl.dat")
     check_events(fl)
-    for tag in ("f1", "f2"):
-        written = written_counts(results, "fl-" + tag)
-        assert written and all(n == 20000 for n in written.values()), (tag, written)
-        got = count_markers(fl, tag=tag)["generators"]
-        for cpu, n in written.items():
-            g = got[str(cpu)]
-            assert (g["distinct"], g["duplicates"], g["in_order"]) == (n, 0, True), (tag, cpu, g)
+    assert_every_marker(results, "fl", ("f1", "f2"), 20000, [fl])
     dump = subprocess.run(["trace-cmd", "dump", "--options", fl], capture_output=True,
                           text=True).stdout
     assert re.search(r"ftraced-gap: .*after a crash", dump), dump[-2000:]
