@@ -35,7 +35,6 @@ struct chunk_ring {
 	uint64_t evicted_chunks, evicted_raw_bytes;
 	struct ring_keep *keep; /* NULL: chunks on the heap */
 	bool leave_files;       /* the daemon exits: the next start resumes the slabs */
-	uint64_t resumed_chunks, resumed_last_ts;
 };
 
 static uint64_t charge(const struct chunk *c)
@@ -152,7 +151,6 @@ void chunk_ring_clear(struct chunk_ring *r)
 	if (r->keep && r->keep->current)
 		ring_keep_drop(r->keep, r->keep->current);
 	r->evicted_chunks = r->evicted_raw_bytes = 0;
-	r->resumed_chunks = r->resumed_last_ts = 0;
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -270,8 +268,6 @@ static int resume_chunk(struct ring_slab *slab, const struct ring_record *rec, u
 		if (u->r->n == 0 && slab->seq > 0)
 			u->r->evicted_chunks = 1;
 	}
-	u->r->resumed_chunks++;
-	u->r->resumed_last_ts = rec->last_ts;
 	return append_slot(u->r, c);
 }
 
@@ -422,8 +418,6 @@ void chunk_ring_stats(struct chunk_ring *r, struct chunk_ring_stats *ret)
 		.last_ts = r->n ? r->slots[(r->head + r->n - 1) % r->cap]->last_ts : 0,
 		.evicted_chunks = r->evicted_chunks,
 		.evicted_raw_bytes = r->evicted_raw_bytes,
-		.resumed_chunks = r->resumed_chunks,
-		.resumed_last_ts = r->resumed_last_ts,
 	};
 	pthread_mutex_unlock(&r->lock);
 }

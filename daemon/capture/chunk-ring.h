@@ -55,8 +55,6 @@ struct chunk_ring_stats {
 	uint64_t last_ts;   /* of the newest chunk's last sub-buffer */
 	uint64_t evicted_chunks;
 	uint64_t evicted_raw_bytes;
-	uint64_t resumed_chunks; /* of them held, kept by the daemon's run before */
-	uint64_t resumed_last_ts; /* the last of those (0: none) */
 };
 
 struct chunk_ring;

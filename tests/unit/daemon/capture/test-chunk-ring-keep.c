@@ -104,7 +104,7 @@ int main(void)
 	r = kept_ring("s", budget, true, &n);
 	assert(n == 10);
 	chunk_ring_stats(r, &st);
-	assert(st.resumed_chunks == 10 && st.resumed_last_ts == 1009 && st.evicted_chunks == 0);
+	assert(st.chunks == 10 && st.last_ts == 1009 && st.evicted_chunks == 0);
 	append(r, 10, 3000);
 	assert(chunk_ring_collect(r, &l) == 0);
 	assert(l.n == 11 && l.gap_from_ts == 1009 && l.gap_to_ts == 1010 && !l.evicted);
